@@ -1,0 +1,166 @@
+//! Labelling many models at once: every tensor of every file is one job on
+//! a shared thread pool, so the cores stay busy across file boundaries,
+//! while results come back in the order the paths were given.
+//!
+//! Jobs are queued file by file, largest tensor first within a file; the
+//! pool takes them first in, first out. A file's result is reported as soon
+//! as it and every file before it are done, and at most a few files are open
+//! at a time, so a long argument list needs neither many descriptors nor
+//! much memory.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+
+use crate::error::Result;
+use crate::hash::Digest;
+use crate::model::{Model, OpenOptions};
+use crate::value::Sha256Digest;
+
+/// How to label a batch of paths.
+#[derive(Debug, Clone, Default)]
+pub struct BatchOptions {
+    /// How each model is opened.
+    pub open: OpenOptions,
+    /// Counts tensor bytes hashed so far, for a progress display.
+    pub progress: Option<Arc<AtomicU64>>,
+}
+
+/// One file in flight: its model and the digests its jobs fill in.
+struct FileWork {
+    index: usize,
+    model: Model,
+    digests: Mutex<Vec<Option<Result<Sha256Digest>>>>,
+    remaining: AtomicUsize,
+    failed: AtomicBool,
+}
+
+impl FileWork {
+    fn run(&self, t: usize, progress: Option<&AtomicU64>) {
+        // After one failure the file's label is lost anyway: skip the rest.
+        let result = if self.failed.load(Ordering::Relaxed) {
+            None
+        } else {
+            self.model.tensors().get(t).map(|tensor| {
+                let counter = |n| {
+                    if let Some(p) = progress {
+                        p.fetch_add(n, Ordering::Relaxed);
+                    }
+                };
+                let r = self.model.hash_tensor(tensor, &counter);
+                if r.is_err() {
+                    self.failed.store(true, Ordering::Relaxed);
+                }
+                r
+            })
+        };
+        if let Ok(mut d) = self.digests.lock() {
+            if let Some(slot) = d.get_mut(t) {
+                *slot = result;
+            }
+        }
+    }
+
+    /// The finished digest, or the first error in tensor order.
+    fn finish(self) -> Result<(Model, Digest)> {
+        let slots = self.digests.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut digests = Vec::with_capacity(slots.len());
+        let mut skipped = false;
+        for slot in slots {
+            match slot {
+                Some(r) => digests.push(r?),
+                None => skipped = true,
+            }
+        }
+        if skipped {
+            // Only reached if a job was skipped without any job failing.
+            return Err(crate::error::Error::new(crate::error::ErrorKind::Io(std::io::Error::other(
+                "tensor hashing was interrupted",
+            ))));
+        }
+        let digest = self.model.finish(digests)?;
+        Ok((self.model, digest))
+    }
+}
+
+/// Labels every path on `pool`, calling `emit(i, result)` for the i-th path
+/// in order, as soon as it and all before it are finished.
+pub fn digest_paths(
+    paths: &[PathBuf],
+    opts: &BatchOptions,
+    pool: &rayon::ThreadPool,
+    mut emit: impl FnMut(usize, Result<(Model, Digest)>),
+) {
+    let (done_tx, done_rx) = mpsc::channel::<usize>();
+    let window = pool.current_num_threads().max(1) * 2;
+    let mut in_flight: BTreeMap<usize, Arc<FileWork>> = BTreeMap::new();
+    let mut ready: BTreeMap<usize, Result<(Model, Digest)>> = BTreeMap::new();
+    let mut next_open = 0;
+    let mut next_emit = 0;
+    while next_emit < paths.len() {
+        while next_open < paths.len() && in_flight.len() + ready.len() < window {
+            let index = next_open;
+            next_open += 1;
+            let Some(path) = paths.get(index) else { break };
+            match Model::open_with(path, opts.open) {
+                Err(e) => {
+                    ready.insert(index, Err(e));
+                }
+                Ok(model) if model.tensors().is_empty() => {
+                    let r = model.finish(Vec::new()).map(|d| (model, d));
+                    ready.insert(index, r);
+                }
+                Ok(model) => {
+                    let order = model.hash_order();
+                    let n = order.len();
+                    let work = Arc::new(FileWork {
+                        index,
+                        model,
+                        digests: Mutex::new((0..n).map(|_| None).collect()),
+                        remaining: AtomicUsize::new(n),
+                        failed: AtomicBool::new(false),
+                    });
+                    for t in order {
+                        let work = Arc::clone(&work);
+                        let tx = done_tx.clone();
+                        let progress = opts.progress.clone();
+                        pool.spawn_fifo(move || {
+                            work.run(t, progress.as_deref());
+                            if work.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+                                // The receiver outlives every job; a send error cannot happen.
+                                let _ = tx.send(work.index);
+                            }
+                        });
+                    }
+                    in_flight.insert(index, work);
+                }
+            }
+        }
+        while let Some(r) = ready.remove(&next_emit) {
+            emit(next_emit, r);
+            next_emit += 1;
+        }
+        if next_emit >= paths.len() {
+            break;
+        }
+        let Ok(index) = done_rx.recv() else { break };
+        if let Some(work) = in_flight.remove(&index) {
+            ready.insert(index, finish_when_released(work));
+        }
+    }
+}
+
+/// Takes the file's work back from the job that announced it (which may
+/// still hold its reference for an instant) and finishes it.
+fn finish_when_released(mut work: Arc<FileWork>) -> Result<(Model, Digest)> {
+    loop {
+        match Arc::try_unwrap(work) {
+            Ok(w) => return w.finish(),
+            Err(shared) => {
+                work = shared;
+                std::thread::yield_now();
+            }
+        }
+    }
+}

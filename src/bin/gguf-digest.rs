@@ -1,0 +1,239 @@
+//! The `gguf-digest` command: parses flags, calls the library, prints.
+
+use std::io::{self, IsTerminal, Read, Write};
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use gguf_digest::check::{self, CheckOptions};
+use gguf_digest::output::{document_json, error_json, model_json, sums_line};
+use gguf_digest::{BatchOptions, OpenOptions, ReadMode, digest_paths};
+
+const EXAMPLES: &str = "\
+Examples:
+  gguf-digest model.gguf                     print the label of a model
+  gguf-digest model-00001-of-00003.gguf      one label for a whole split model
+  gguf-digest *.gguf > models.sums           labels of many models, sha256sum style
+  gguf-digest -c models.sums                 verify them later (OK / FAILED per file)
+  gguf-digest --json model.gguf              every KV and tensor leaf, as JSON
+  gguf-digest --skeleton model.gguf | sha256sum
+                                             the label is the SHA-256 of the skeleton
+
+Exit status:
+  0  every file labelled (with --check: every label matched)
+  1  --check: a label did not match, a listed file could not be read,
+     or the list held no (or, with --strict, a misformatted) line
+  2  a file could not be labelled, a list could not be read, or bad usage";
+
+/// One content-addressed label for every layout of a GGUF model.
+///
+/// The label is the SHA-256 of the model's canonical skeleton: every KV and
+/// every tensor, sorted, with strings, arrays and tensor data replaced by
+/// their SHA-256. Tensor and KV order, padding, byte order, GGUF v2/v3 and the
+/// split into shards do not change it; any metadata value or weight byte does.
+#[derive(Parser, Debug)]
+#[command(name = "gguf-digest", version, about, long_about, after_help = EXAMPLES)]
+struct Args {
+    /// GGUF files (for a split model, its first shard); with --check, label
+    /// lists to verify ('-' or none: standard input).
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
+
+    /// Read labels from the FILEs and check them.
+    #[arg(short = 'c', long)]
+    check: bool,
+
+    /// With --check: don't fail or report status for missing files.
+    #[arg(long, requires = "check")]
+    ignore_missing: bool,
+
+    /// With --check: don't print OK for each successfully verified file.
+    #[arg(long, requires = "check")]
+    quiet: bool,
+
+    /// With --check: print nothing; the exit status tells.
+    #[arg(long, requires = "check")]
+    status: bool,
+
+    /// With --check: exit non-zero for improperly formatted lines.
+    #[arg(long, requires = "check")]
+    strict: bool,
+
+    /// With --check: warn about improperly formatted lines.
+    #[arg(short = 'w', long, requires = "check")]
+    warn: bool,
+
+    /// Print one JSON document with every file's label, KVs and tensors.
+    #[arg(long, conflicts_with_all = ["check", "skeleton"])]
+    json: bool,
+
+    /// Write the raw skeleton bytes of one FILE to standard output.
+    #[arg(long, conflicts_with = "check")]
+    skeleton: bool,
+
+    /// Label a shard of a split model alone, as a model of its own.
+    #[arg(long)]
+    no_join: bool,
+
+    /// Read metadata with pread instead of mapping the file.
+    #[arg(long)]
+    no_mmap: bool,
+
+    /// Hash with at most N threads (default: RAYON_NUM_THREADS, else all cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    threads: Option<NonZeroUsize>,
+}
+
+/// Exit statuses (also in --help and README.md).
+const EXIT_OK: u8 = 0;
+const EXIT_MISMATCH: u8 = 1;
+const EXIT_ERROR: u8 = 2;
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(code) => ExitCode::from(code),
+        // A closed pipe (e.g. `| head`) is the reader's choice, not an error to report.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::from(EXIT_ERROR),
+        Err(e) => {
+            eprintln!("gguf-digest: {e}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn run(args: &Args) -> io::Result<u8> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads.map_or(0, NonZeroUsize::get))
+        .thread_name(|i| format!("gguf-digest-{i}"))
+        .build()
+        .map_err(io::Error::other)?;
+    let opts = BatchOptions {
+        open: OpenOptions {
+            join_shards: !args.no_join,
+            read_mode: if args.no_mmap { ReadMode::Pread } else { ReadMode::Mmap },
+        },
+        progress: None,
+    };
+    if args.check {
+        return run_check(args, &opts, &pool);
+    }
+    if args.files.is_empty() {
+        eprintln!("gguf-digest: no FILE given (see --help)");
+        return Ok(EXIT_ERROR);
+    }
+    if args.skeleton {
+        return run_skeleton(args, &opts, &pool);
+    }
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let mut failed = false;
+    let mut json_files = Vec::new();
+    let mut io_result = Ok(());
+    digest_paths(&args.files, &opts, &pool, |i, r| {
+        let Some(path) = args.files.get(i) else { return };
+        match r {
+            Ok((model, digest)) if args.json => json_files.push(model_json(path, &model, &digest)),
+            Ok((_, digest)) => {
+                if io_result.is_ok() {
+                    io_result = out.write_all(&sums_line(&digest.label(), path));
+                }
+            }
+            Err(e) => {
+                failed = true;
+                eprintln!("gguf-digest: {}", check::without_os_code(&e));
+                if args.json {
+                    json_files.push(error_json(path, &e));
+                }
+            }
+        }
+    });
+    io_result?;
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &document_json(json_files))?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(if failed { EXIT_ERROR } else { EXIT_OK })
+}
+
+fn run_skeleton(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
+    if args.files.len() != 1 {
+        eprintln!("gguf-digest: --skeleton takes exactly one FILE");
+        return Ok(EXIT_ERROR);
+    }
+    let stdout = io::stdout();
+    if stdout.is_terminal() {
+        eprintln!("gguf-digest: refusing to write the binary skeleton to a terminal; redirect or pipe it");
+        return Ok(EXIT_ERROR);
+    }
+    let mut result = None;
+    digest_paths(&args.files, opts, pool, |_, r| result = Some(r));
+    match result {
+        Some(Ok((_, digest))) => {
+            let mut out = stdout.lock();
+            out.write_all(digest.skeleton())?;
+            out.flush()?;
+            Ok(EXIT_OK)
+        }
+        Some(Err(e)) => {
+            eprintln!("gguf-digest: {}", check::without_os_code(&e));
+            Ok(EXIT_ERROR)
+        }
+        None => Ok(EXIT_ERROR),
+    }
+}
+
+fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
+    let check_opts = CheckOptions {
+        ignore_missing: args.ignore_missing,
+        quiet: args.quiet,
+        status: args.status,
+        strict: args.strict,
+        warn: args.warn,
+    };
+    let lists = if args.files.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        args.files.clone()
+    };
+    let stdout = io::stdout();
+    let stderr = io::stderr();
+    let mut code = EXIT_OK;
+    for list in &lists {
+        let (name, bytes) = if list.as_os_str() == "-" {
+            let mut buf = Vec::new();
+            let r = io::stdin().lock().read_to_end(&mut buf);
+            ("standard input".to_string(), r.map(|_| buf))
+        } else {
+            (list.display().to_string(), std::fs::read(list))
+        };
+        let bytes = match bytes {
+            Ok(b) => b,
+            Err(e) => {
+                let e = gguf_digest::Error::from(e);
+                eprintln!("gguf-digest: {name}: {}", check::without_os_code(&e));
+                code = EXIT_ERROR;
+                continue;
+            }
+        };
+        let lines = check::parse_list(&bytes);
+        let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
+            digest_paths(paths, opts, pool, |i, r| emit(i, r.map(|(_, d)| d.label())));
+        };
+        let summary = check::verify(
+            &lines,
+            &name,
+            &check_opts,
+            label,
+            &mut stdout.lock(),
+            &mut stderr.lock(),
+        )?;
+        if !summary.passed(&check_opts) && code == EXIT_OK {
+            code = EXIT_MISMATCH;
+        }
+    }
+    stdout.lock().flush()?;
+    Ok(code)
+}

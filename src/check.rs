@@ -1,0 +1,375 @@
+//! `--check`: reading a list of labels and verifying it, with GNU
+//! `sha256sum -c` semantics and output.
+//!
+//! Line parsing follows coreutils' rules to the letter: leading blanks are
+//! skipped, a leading `\` marks an escaped name (`\\`, `\n`, `\r`), comment
+//! lines start with `#`, empty lines are skipped, the digest is exactly 64
+//! hex digits (either case) followed by a blank, then `' '` or `'*'`, then
+//! the name — or, once a list has used a single blank ("BSD reversed"
+//! style), every later line must too, as GNU does to stop names with leading
+//! blanks from being misread. BSD `--tag` lines (`SHA256 (f) = …`) name the
+//! SHA-256 of the file, not a label, and are treated as misformatted.
+
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::output::check_name;
+
+/// Hex digits in a label.
+pub const LABEL_HEX_LEN: usize = 64;
+
+/// One line of a check list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// A label and the path it is claimed for.
+    Entry {
+        /// 1-based line number.
+        line_no: usize,
+        /// The expected label, lowercased.
+        label: String,
+        /// The path, unescaped.
+        path: Vec<u8>,
+    },
+    /// A line that is neither an entry, a comment nor empty.
+    Misformatted {
+        /// 1-based line number.
+        line_no: usize,
+    },
+}
+
+/// Parses a whole check list.
+pub fn parse_list(list: &[u8]) -> Vec<Line> {
+    let mut bsd_reversed = None;
+    let mut lines = Vec::new();
+    let mut rest = list;
+    let mut line_no = 0;
+    while !rest.is_empty() {
+        line_no += 1;
+        let (line, next) = match rest.iter().position(|&b| b == b'\n') {
+            Some(i) => (rest.get(..i).unwrap_or(&[]), rest.get(i + 1..).unwrap_or(&[])),
+            None => (rest, &[][..]),
+        };
+        rest = next;
+        if line.first() == Some(&b'#') {
+            continue;
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        lines.push(match split_line(line, &mut bsd_reversed) {
+            Some((label, path)) => Line::Entry { line_no, label, path },
+            None => Line::Misformatted { line_no },
+        });
+    }
+    lines
+}
+
+fn is_blank(b: Option<&u8>) -> bool {
+    matches!(b, Some(b' ' | b'\t'))
+}
+
+/// coreutils' `split_3`: the label and the (unescaped) name of one line.
+fn split_line(s: &[u8], bsd_reversed: &mut Option<bool>) -> Option<(String, Vec<u8>)> {
+    let mut i = 0;
+    while is_blank(s.get(i)) {
+        i += 1;
+    }
+    let escaped = s.get(i) == Some(&b'\\');
+    if escaped {
+        i += 1;
+    }
+    let rest = s.get(i..)?;
+    // The digest, one blank, and at least one more byte.
+    if rest.len() < LABEL_HEX_LEN + 2 {
+        return None;
+    }
+    let (hex, after) = rest.split_at(LABEL_HEX_LEN);
+    if !is_blank(after.first()) || !hex.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let after = after.get(1..)?;
+    let name = if after.len() == 1 || !matches!(after.first(), Some(b' ' | b'*')) {
+        if *bsd_reversed == Some(false) {
+            return None;
+        }
+        *bsd_reversed = Some(true);
+        after
+    } else if *bsd_reversed != Some(true) {
+        *bsd_reversed = Some(false);
+        after.get(1..)?
+    } else {
+        after
+    };
+    let name = if escaped { unescape(name)? } else { name.to_vec() };
+    Some((String::from_utf8_lossy(hex).to_ascii_lowercase(), name))
+}
+
+/// coreutils' `filename_unescape`: `\\`, `\n` and `\r` only; anything else,
+/// a trailing `\`, or a NUL makes the line misformatted.
+fn unescape(name: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(name.len());
+    let mut it = name.iter();
+    while let Some(&b) = it.next() {
+        match b {
+            b'\\' => out.push(match it.next()? {
+                b'\\' => b'\\',
+                b'n' => b'\n',
+                b'r' => b'\r',
+                _ => return None,
+            }),
+            0 => return None,
+            b => out.push(b),
+        }
+    }
+    Some(out)
+}
+
+/// The `--check` flags.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CheckOptions {
+    /// Don't fail or report for files that do not exist.
+    pub ignore_missing: bool,
+    /// Don't print OK for each verified file.
+    pub quiet: bool,
+    /// Print nothing; the exit code tells.
+    pub status: bool,
+    /// Misformatted lines make the check fail.
+    pub strict: bool,
+    /// Warn about each misformatted line.
+    pub warn: bool,
+}
+
+/// The counts of one check list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckSummary {
+    /// Entries whose label matched.
+    pub matched: usize,
+    /// Entries whose label did not match.
+    pub mismatched: usize,
+    /// Entries whose file could not be opened, read or parsed.
+    pub unreadable: usize,
+    /// Misformatted lines.
+    pub misformatted: usize,
+    /// Entries (well-formed lines).
+    pub entries: usize,
+}
+
+impl CheckSummary {
+    /// True when the list verified by GNU's rules.
+    pub fn passed(&self, opts: &CheckOptions) -> bool {
+        self.entries > 0
+            && self.matched > 0
+            && self.mismatched == 0
+            && self.unreadable == 0
+            && !(opts.strict && self.misformatted > 0)
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Verifies one check list: `label` is called with every listed path in
+/// order and answers with `(path, result)` pairs in the same order; the
+/// report goes to `out` and `err` as sha256sum writes it. `list_name` is
+/// the list's name in messages (`standard input` for `-`).
+pub fn verify(
+    lines: &[Line],
+    list_name: &str,
+    opts: &CheckOptions,
+    label: impl FnOnce(&[PathBuf], &mut dyn FnMut(usize, Result<String>)),
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<CheckSummary> {
+    let mut sum = CheckSummary::default();
+    let entries: Vec<(usize, &str, &[u8])> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| match l {
+            Line::Entry { label, path, .. } => Some((i, label.as_str(), path.as_slice())),
+            Line::Misformatted { .. } => None,
+        })
+        .collect();
+    let paths: Vec<PathBuf> = entries
+        .iter()
+        .map(|(_, _, p)| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+        .collect();
+    sum.entries = entries.len();
+    let mut next_line = 0;
+    let mut io_result = Ok(());
+    let mut warn_misformatted = |upto: usize, sum: &mut CheckSummary, err: &mut dyn Write| -> std::io::Result<()> {
+        while next_line < upto {
+            if let Some(Line::Misformatted { line_no }) = lines.get(next_line) {
+                sum.misformatted += 1;
+                if opts.warn && !opts.status {
+                    writeln!(err, "gguf-digest: {list_name}: {line_no}: improperly formatted GGUF label line")?;
+                }
+            }
+            next_line += 1;
+        }
+        Ok(())
+    };
+    let mut on_result = |k: usize, r: Result<String>| {
+        let Some(&(line_index, expected, name)) = entries.get(k) else {
+            return;
+        };
+        let step = warn_misformatted(line_index + 1, &mut sum, err)
+            .and_then(|()| report(&mut sum, opts, expected, name, r, out, err));
+        if io_result.is_ok() {
+            io_result = step;
+        }
+    };
+    label(&paths, &mut on_result);
+    io_result?;
+    warn_misformatted(lines.len(), &mut sum, err)?;
+
+    if sum.misformatted > 0 && !opts.status {
+        let what = plural(sum.misformatted, "line is", "lines are");
+        writeln!(err, "gguf-digest: WARNING: {what} improperly formatted")?;
+    }
+    if sum.entries == 0 {
+        writeln!(err, "gguf-digest: {list_name}: no properly formatted GGUF label lines found")?;
+        return Ok(sum);
+    }
+    if !opts.status {
+        if sum.unreadable > 0 {
+            let what = plural(sum.unreadable, "listed file", "listed files");
+            writeln!(err, "gguf-digest: WARNING: {what} could not be read")?;
+        }
+        if sum.mismatched > 0 {
+            let what = plural(sum.mismatched, "computed label", "computed labels");
+            writeln!(err, "gguf-digest: WARNING: {what} did NOT match")?;
+        }
+    }
+    if opts.ignore_missing && sum.matched == 0 && sum.mismatched == 0 && sum.unreadable == 0 {
+        writeln!(err, "gguf-digest: {list_name}: no file was verified")?;
+    }
+    Ok(sum)
+}
+
+fn report(
+    sum: &mut CheckSummary,
+    opts: &CheckOptions,
+    expected: &str,
+    name: &[u8],
+    r: Result<String>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<()> {
+    let verdict: &[u8] = match r {
+        Err(e) if opts.ignore_missing && e.is_not_found() => return Ok(()),
+        Err(e) => {
+            sum.unreadable += 1;
+            if !opts.status {
+                writeln!(err, "gguf-digest: {}", without_os_code(&e))?;
+            }
+            b"FAILED open or read"
+        }
+        Ok(label) if label == expected => {
+            sum.matched += 1;
+            if opts.quiet || opts.status {
+                return Ok(());
+            }
+            b"OK"
+        }
+        Ok(_) => {
+            sum.mismatched += 1;
+            b"FAILED"
+        }
+    };
+    if !opts.status {
+        out.write_all(&check_name(name))?;
+        out.write_all(b": ")?;
+        out.write_all(verdict)?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// An error's message without Rust's ` (os error N)` suffix, as coreutils words it.
+pub fn without_os_code(e: &Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) if s.ends_with(')') => s.get(..i).unwrap_or(&s).to_string(),
+        _ => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H: &str = "29c4cfb0a1382984c7b014137762148477071455cea7b047cddf205df62f9af1";
+
+    fn entry(path: &[u8]) -> (String, Vec<u8>) {
+        (H.to_string(), path.to_vec())
+    }
+
+    #[test]
+    fn standard_lines() {
+        let mut m = None;
+        assert_eq!(split_line(format!("{H}  a b").as_bytes(), &mut m), Some(entry(b"a b")));
+        assert_eq!(split_line(format!("{H} *bin").as_bytes(), &mut m), Some(entry(b"bin")));
+        assert_eq!(split_line(format!("  {H}  lead").as_bytes(), &mut m), Some(entry(b"lead")));
+        assert_eq!(m, Some(false));
+        // Once standard, a single-blank line is misformatted.
+        assert_eq!(split_line(format!("{H} x").as_bytes(), &mut m), None);
+    }
+
+    #[test]
+    fn bsd_reversed_lines_keep_leading_blanks() {
+        let mut m = None;
+        assert_eq!(split_line(format!("{H} a").as_bytes(), &mut m), Some(entry(b"a")));
+        assert_eq!(split_line(format!("{H}  a").as_bytes(), &mut m), Some(entry(b" a")));
+    }
+
+    #[test]
+    fn uppercase_hex_is_accepted() {
+        let mut m = None;
+        let line = format!("{}  f", H.to_uppercase());
+        assert_eq!(split_line(line.as_bytes(), &mut m), Some(entry(b"f")));
+    }
+
+    #[test]
+    fn escapes() {
+        let mut m = None;
+        let line = format!("\\{H}  a\\nb\\\\c\\r");
+        assert_eq!(split_line(line.as_bytes(), &mut m), Some(entry(b"a\nb\\c\r")));
+        for bad in ["a\\", "a\\t"] {
+            let line = format!("\\{H}  {bad}");
+            assert_eq!(split_line(line.as_bytes(), &mut None), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn misformatted() {
+        for bad in [
+            "deadbeef  x".to_string(),
+            format!("{H}x  f"),
+            format!("g{}  f", &H[1..]),
+            format!("SHA256 (f) = {H}"),
+        ] {
+            assert_eq!(split_line(bad.as_bytes(), &mut None), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn list_skips_comments_and_empty_lines() {
+        let list = format!("# c\n\n{H}  a\r\nbad\n");
+        let lines = parse_list(list.as_bytes());
+        assert_eq!(
+            lines,
+            vec![
+                Line::Entry {
+                    line_no: 3,
+                    label: H.to_string(),
+                    path: b"a".to_vec()
+                },
+                Line::Misformatted { line_no: 4 }
+            ]
+        );
+    }
+}

@@ -1,0 +1,344 @@
+//! The one error type of the crate.
+//!
+//! Every rejection carries what was wrong ([`ErrorKind`]) and, where known,
+//! the file, the byte offset and the key or tensor it concerns, so that the
+//! message printed by the binary points at the exact place in the file.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::bytes::escape_bytes;
+
+/// Shorthand used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What an error is about: a key, a tensor, or an entry not yet named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// The n-th KV (0-based), before its key could be read.
+    KvNumber(u64),
+    /// The KV with this key.
+    Key(Vec<u8>),
+    /// The n-th tensor info (0-based), before its name could be read.
+    TensorNumber(u64),
+    /// The tensor with this name.
+    Tensor(Vec<u8>),
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Subject::KvNumber(n) => write!(f, "KV #{n}"),
+            Subject::Key(k) => write!(f, "key '{}'", escape_bytes(k)),
+            Subject::TensorNumber(n) => write!(f, "tensor info #{n}"),
+            Subject::Tensor(t) => write!(f, "tensor '{}'", escape_bytes(t)),
+        }
+    }
+}
+
+/// Why a file (or set of shard files) was rejected.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The operating system refused to open, stat or read the file.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A directory, FIFO, device or socket was given instead of a file.
+    #[error("not a regular file ({0})")]
+    NotRegularFile(&'static str),
+    /// The file has no bytes at all.
+    #[error("file is empty (0 bytes)")]
+    Empty,
+    /// The file ends before a field that must be there.
+    #[error("file ends inside the {what}: {needed} bytes needed, {available} left")]
+    Truncated {
+        /// The field being read.
+        what: &'static str,
+        /// Bytes the field needs.
+        needed: u64,
+        /// Bytes left in the file at that point.
+        available: u64,
+    },
+    /// A declared count cannot possibly fit in the bytes left in the file.
+    #[error("{what} {count} cannot fit in the {available} bytes left in the file")]
+    CountTooLarge {
+        /// Which count.
+        what: &'static str,
+        /// The declared value.
+        count: u64,
+        /// Bytes left in the file at that point.
+        available: u64,
+    },
+    /// The first four bytes are not `GGUF`.
+    #[error("not a GGUF file: magic is {}, expected 47475546 (\"GGUF\")", hex::encode(.0))]
+    BadMagic([u8; 4]),
+    /// GGUF version 1 used 32-bit counts and is not supported.
+    #[error("GGUF version 1 (32-bit counts) is not supported; only versions 2 and 3 are")]
+    Version1,
+    /// A version field that reads as neither 2 nor 3 in either byte order.
+    #[error("unsupported GGUF version {0} (0x{0:08x}); only versions 2 and 3 are supported")]
+    UnsupportedVersion(u32),
+    /// A KV whose key is the empty string.
+    #[error("empty key")]
+    EmptyKey,
+    /// A key that appears twice in one file.
+    #[error("duplicate key")]
+    DuplicateKey,
+    /// A tensor name that appears twice in one file.
+    #[error("duplicate tensor name")]
+    DuplicateTensor,
+    /// A value type (or array element type) outside 0–12.
+    #[error("unknown value type {0}")]
+    UnknownValueType(u32),
+    /// Arrays nested more than eight deep.
+    #[error("arrays nested deeper than {max} levels")]
+    NestingTooDeep {
+        /// The deepest level allowed.
+        max: u32,
+    },
+    /// A BOOL byte other than 0 or 1.
+    #[error("BOOL value is byte {0}; only 0 and 1 are allowed")]
+    InvalidBool(u8),
+    /// A tensor with more than four dimensions.
+    #[error("n_dims is {0}; at most 4 are allowed")]
+    TooManyDims(u32),
+    /// A dimension, element count or byte size that does not fit in i64.
+    #[error("{0} overflows a signed 64-bit integer")]
+    SizeOverflow(&'static str),
+    /// A first dimension that is not a whole number of blocks.
+    #[error("dim 0 is {dim}, not a multiple of the {type_name} block size {block_size}")]
+    NotBlockMultiple {
+        /// The stored first dimension.
+        dim: u64,
+        /// The type's block size.
+        block_size: u64,
+        /// The type's name.
+        type_name: &'static str,
+    },
+    /// A ggml type id with no known size.
+    #[error("unknown ggml type {0}")]
+    UnknownGgmlType(u32),
+    /// `general.alignment` stored with a type other than UINT32.
+    #[error("general.alignment must be UINT32, found {0}")]
+    AlignmentType(&'static str),
+    /// `general.alignment` zero or not a power of two.
+    #[error("general.alignment must be a non-zero power of two, found {0}")]
+    AlignmentValue(u32),
+    /// A `split.` count key that does not hold an integer.
+    #[error("must hold an integer (UINT8..INT32, UINT64, INT64), found {0}")]
+    SplitKeyType(&'static str),
+    /// A tensor whose data range is not inside its file.
+    #[error("data range {start}..{end} lies outside the file ({file_len} bytes)")]
+    TensorOutOfFile {
+        /// First byte of the range (file position), if computable.
+        start: u64,
+        /// One past the last byte (file position), or u64::MAX on overflow.
+        end: u64,
+        /// The file's length.
+        file_len: u64,
+    },
+    /// Two tensors whose data ranges share a byte.
+    #[error("data range overlaps tensor '{}'", escape_bytes(.other))]
+    TensorsOverlap {
+        /// The other tensor's name.
+        other: Vec<u8>,
+    },
+    /// The recomputed offsets or the data start do not fit in u64.
+    #[error("{0} overflows u64")]
+    OffsetOverflow(&'static str),
+    /// A big-endian tensor of a type that has no byte-swap rule.
+    #[error("big-endian tensor of type {0} cannot be converted to little-endian")]
+    BigEndianType(&'static str),
+    /// A shard file name that does not follow `-NNNNN-of-MMMMM.gguf`.
+    #[error(
+        "split.count is {count} but the file name does not end in -{:05}-of-{:05}.gguf",
+        .no.saturating_add(1), .count
+    )]
+    ShardName {
+        /// split.no read from the file.
+        no: u64,
+        /// split.count read from the file.
+        count: u64,
+    },
+    /// A later shard was given instead of the first.
+    #[error("this is shard {no} of {count}; pass the first shard instead: {}", .first.display())]
+    NotFirstShard {
+        /// 1-based shard number.
+        no: u64,
+        /// Shard count.
+        count: u64,
+        /// Path of the first shard.
+        first: PathBuf,
+    },
+    /// A shard of the set could not be found.
+    #[error("shard {no} of {count} is missing: {}", .path.display())]
+    MissingShard {
+        /// 1-based shard number.
+        no: u64,
+        /// Shard count.
+        count: u64,
+        /// The path looked for.
+        path: PathBuf,
+    },
+    /// A shard lacks a split key that a shard must have.
+    #[error("shard has no {0} key")]
+    MissingSplitKey(&'static str),
+    /// A shard disagrees with its name or with the first shard.
+    #[error("{key} is {found}, expected {expected}")]
+    ShardMismatch {
+        /// The split key that disagrees.
+        key: &'static str,
+        /// The value in the file.
+        found: i128,
+        /// The value the name or first shard implies.
+        expected: i128,
+    },
+    /// The same key with different values in two shards.
+    #[error("key has a different type or value in {}", .other.display())]
+    ConflictingKey {
+        /// The other shard that holds the key.
+        other: PathBuf,
+    },
+    /// The same tensor name in two shards.
+    #[error("tensor is also in {}", .other.display())]
+    TensorInTwoShards {
+        /// The other shard that holds the tensor.
+        other: PathBuf,
+    },
+    /// The file changed (size, time or content) while it was being read.
+    #[error("file changed while hashing ({0})")]
+    FileChanged(String),
+}
+
+/// A rejection: what went wrong, and where.
+#[derive(Debug)]
+pub struct Error {
+    path: Option<PathBuf>,
+    offset: Option<u64>,
+    subject: Option<Subject>,
+    kind: ErrorKind,
+}
+
+impl Error {
+    /// An error of this kind with no location yet.
+    pub fn new(kind: ErrorKind) -> Self {
+        Error {
+            path: None,
+            offset: None,
+            subject: None,
+            kind,
+        }
+    }
+
+    /// Sets the byte offset in the file, unless one is already set.
+    pub(crate) fn at(mut self, offset: u64) -> Self {
+        self.offset.get_or_insert(offset);
+        self
+    }
+
+    /// Sets the key or tensor this is about, unless one is already set.
+    pub(crate) fn about(mut self, subject: Subject) -> Self {
+        if self.subject.is_none() {
+            self.subject = Some(subject);
+        }
+        self
+    }
+
+    /// Sets the file this is about, unless one is already set.
+    pub(crate) fn in_file(mut self, path: &Path) -> Self {
+        if self.path.is_none() {
+            self.path = Some(path.to_path_buf());
+        }
+        self
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// The file, when the error concerns one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The byte offset in the file, when known.
+    pub fn offset(&self) -> Option<u64> {
+        self.offset
+    }
+
+    /// The key or tensor concerned, when known.
+    pub fn subject(&self) -> Option<&Subject> {
+        self.subject.as_ref()
+    }
+
+    /// True when the error came from the operating system not finding the file.
+    pub fn is_not_found(&self) -> bool {
+        matches!(&self.kind, ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Self {
+        Error::new(kind)
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::new(ErrorKind::Io(e))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(path) = &self.path {
+            write!(f, "{}: ", path.display())?;
+        }
+        match (&self.offset, &self.subject) {
+            (Some(o), Some(s)) => write!(f, "byte {o}, {s}: ")?,
+            (Some(o), None) => write!(f, "byte {o}: ")?,
+            (None, Some(s)) => write!(f, "{s}: ")?,
+            (None, None) => {}
+        }
+        write!(f, "{}", self.kind)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ErrorKind::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_names_file_offset_and_subject() {
+        let e = Error::new(ErrorKind::DuplicateKey)
+            .at(40)
+            .about(Subject::Key(b"general.name".to_vec()))
+            .in_file(Path::new("m.gguf"));
+        assert_eq!(
+            e.to_string(),
+            "m.gguf: byte 40, key 'general.name': duplicate key"
+        );
+    }
+
+    #[test]
+    fn first_location_wins() {
+        let e = Error::new(ErrorKind::EmptyKey).at(1).at(2);
+        assert_eq!(e.offset(), Some(1));
+    }
+
+    #[test]
+    fn subject_escapes_unprintable_bytes() {
+        let s = Subject::Tensor(b"a\n\xff".to_vec());
+        assert_eq!(s.to_string(), "tensor 'a\\n\\xff'");
+    }
+}

@@ -1,0 +1,346 @@
+//! The logical model: one GGUF file, or the shards of a split model joined
+//! (spec §5). `split.` keys are dropped here, KVs and tensors are sorted,
+//! and tensor offsets are recomputed.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, ErrorKind, Result, Subject};
+use crate::hash::{Digest, hash_tensor};
+use crate::parse::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, SPLIT_PREFIX, TensorInfo, align_up};
+use crate::shards::ShardName;
+use crate::source::{ReadMode, Source};
+use crate::value::{Sha256Digest, Value};
+
+/// How to open a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Join the shards of a split model (the default); when false, a shard
+    /// is labelled alone as a model of its own.
+    pub join_shards: bool,
+    /// How the metadata is read.
+    pub read_mode: ReadMode,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            join_shards: true,
+            read_mode: ReadMode::Mmap,
+        }
+    }
+}
+
+/// One file of a model, opened and parsed.
+#[derive(Debug)]
+pub struct Shard {
+    /// The open file.
+    pub source: Source,
+    /// What its metadata says.
+    pub file: GgufFile,
+}
+
+impl Shard {
+    fn open(path: &Path, mode: ReadMode) -> Result<Shard> {
+        let source = Source::open(path, mode)?;
+        let file = source.parse()?;
+        Ok(Shard { source, file })
+    }
+
+    /// The path the shard was opened by.
+    pub fn path(&self) -> &Path {
+        self.source.path()
+    }
+}
+
+/// A KV of the logical model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelKv {
+    /// The KV as parsed.
+    pub kv: Kv,
+    /// Index of the shard it was read from (the first one holding it).
+    pub shard: usize,
+}
+
+/// A tensor of the logical model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelTensor {
+    /// The tensor info as parsed.
+    pub info: TensorInfo,
+    /// Index of the shard that holds its data.
+    pub shard: usize,
+    /// Its offset in the canonical layout (spec §2, recomputed_offset).
+    pub offset: u64,
+}
+
+/// A logical model: its shards, its KVs and tensors in canonical order, and
+/// its effective alignment. Tensor data is read only by [`Model::digest`].
+#[derive(Debug)]
+pub struct Model {
+    shards: Vec<Shard>,
+    kvs: Vec<ModelKv>,
+    tensors: Vec<ModelTensor>,
+    alignment: u64,
+}
+
+impl Model {
+    /// Opens a model with the default options: a first shard brings its siblings.
+    pub fn open(path: impl AsRef<Path>) -> Result<Model> {
+        Model::open_with(path.as_ref(), OpenOptions::default())
+    }
+
+    /// Opens a model.
+    pub fn open_with(path: &Path, opts: OpenOptions) -> Result<Model> {
+        let first = Shard::open(path, opts.read_mode)?;
+        let count = first.file.split_value(b"split.count").unwrap_or(0);
+        let shards = if opts.join_shards && count > 1 {
+            open_shard_set(first, opts.read_mode)?
+        } else {
+            vec![first]
+        };
+        Model::join(shards)
+    }
+
+    /// Joins parsed shards into one logical model (spec §5).
+    pub fn join(shards: Vec<Shard>) -> Result<Model> {
+        let mut kvs: Vec<ModelKv> = Vec::new();
+        let mut key_index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut tensors: Vec<ModelTensor> = Vec::new();
+        let mut tensor_index: HashMap<Vec<u8>, usize> = HashMap::new();
+        for (s, shard) in shards.iter().enumerate() {
+            let located = |e: Error| e.in_file(shard.path());
+            for kv in shard.file.kvs.iter().filter(|kv| !kv.key.starts_with(SPLIT_PREFIX)) {
+                match key_index.get(&kv.key) {
+                    None => {
+                        key_index.insert(kv.key.clone(), kvs.len());
+                        kvs.push(ModelKv {
+                            kv: kv.clone(),
+                            shard: s,
+                        });
+                    }
+                    Some(&i) => {
+                        let seen = kvs.get(i).map(|m| (&m.kv.value, m.shard));
+                        if let Some((value, other)) = seen {
+                            if !same_content(value, &kv.value) {
+                                let other = shards.get(other).map(|o| o.path().to_path_buf()).unwrap_or_default();
+                                let e = Error::new(ErrorKind::ConflictingKey { other });
+                                return Err(located(e.at(kv.file_offset).about(Subject::Key(kv.key.clone()))));
+                            }
+                        }
+                    }
+                }
+            }
+            for t in &shard.file.tensors {
+                if let Some(&i) = tensor_index.get(&t.name) {
+                    let other = tensors.get(i).and_then(|o| shards.get(o.shard));
+                    let other = other.map(|o| o.path().to_path_buf()).unwrap_or_default();
+                    let e = Error::new(ErrorKind::TensorInTwoShards { other });
+                    return Err(located(e.at(t.file_offset).about(Subject::Tensor(t.name.clone()))));
+                }
+                tensor_index.insert(t.name.clone(), tensors.len());
+                tensors.push(ModelTensor {
+                    info: t.clone(),
+                    shard: s,
+                    offset: 0,
+                });
+            }
+        }
+        let alignment = match kvs.iter().find(|m| m.kv.key == ALIGNMENT_KEY) {
+            // Validated when its file was parsed.
+            Some(ModelKv {
+                kv: Kv {
+                    value: Value::Uint32(a),
+                    ..
+                },
+                ..
+            }) => u64::from(*a),
+            _ => DEFAULT_ALIGNMENT,
+        };
+        kvs.sort_by(|a, b| a.kv.key.cmp(&b.kv.key));
+        tensors.sort_by(|a, b| a.info.name.cmp(&b.info.name));
+        let mut running = 0u64;
+        for t in &mut tensors {
+            t.offset = running;
+            running = running
+                .checked_add(t.info.nbytes)
+                .and_then(|end| align_up(end, alignment))
+                .ok_or_else(|| {
+                    let path = shards.get(t.shard).map_or(Path::new(""), |s| s.path());
+                    Error::new(ErrorKind::OffsetOverflow("recomputed offset"))
+                        .about(Subject::Tensor(t.info.name.clone()))
+                        .in_file(path)
+                })?;
+        }
+        Ok(Model {
+            shards,
+            kvs,
+            tensors,
+            alignment,
+        })
+    }
+
+    /// The files the model was read from; the first is the path given.
+    pub fn shards(&self) -> &[Shard] {
+        &self.shards
+    }
+
+    /// The KVs that enter the skeleton (no `split.` keys), sorted by key bytes.
+    pub fn kvs(&self) -> &[ModelKv] {
+        &self.kvs
+    }
+
+    /// The tensors, sorted by name bytes, with recomputed offsets.
+    pub fn tensors(&self) -> &[ModelTensor] {
+        &self.tensors
+    }
+
+    /// The effective alignment A (spec §4).
+    pub fn alignment(&self) -> u64 {
+        self.alignment
+    }
+
+    /// Total bytes of tensor data.
+    pub fn tensor_bytes(&self) -> u64 {
+        self.tensors.iter().fold(0u64, |acc, t| acc.saturating_add(t.info.nbytes))
+    }
+
+    /// Tensor indices, largest first: the order that keeps every core busy
+    /// until the end when one tensor dominates.
+    pub fn hash_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.tensors.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(self.tensors.get(i).map_or(0, |t| t.info.nbytes)));
+        order
+    }
+
+    /// Hashes one tensor's data (spec §2, `H(tensor data bytes)`);
+    /// `progress` is told of every chunk's bytes as they are hashed.
+    pub fn hash_tensor(&self, t: &ModelTensor, progress: &dyn Fn(u64)) -> Result<Sha256Digest> {
+        // `t.shard` was set by `join` from this model's own shard list.
+        let shard = &self.shards[t.shard];
+        hash_tensor(&shard.source, &shard.file, &t.info, progress)
+    }
+
+    /// Hashes every tensor (in parallel, on the current rayon pool), checks
+    /// that no file changed meanwhile, and builds the skeleton.
+    pub fn digest(&self) -> Result<Digest> {
+        let order = self.hash_order();
+        let hashed: Vec<(usize, Result<Sha256Digest>)> = order
+            .par_iter()
+            .with_max_len(1)
+            .filter_map(|&i| Some((i, self.hash_tensor(self.tensors.get(i)?, &|_| {}))))
+            .collect();
+        let mut digests = vec![[0u8; 32]; self.tensors.len()];
+        for (i, r) in hashed {
+            if let Some(d) = digests.get_mut(i) {
+                *d = r?;
+            }
+        }
+        self.finish(digests)
+    }
+
+    /// Builds the digest from the tensor data digests (in [`Model::tensors`]
+    /// order), after checking that no file changed while it was read.
+    pub fn finish(&self, tensor_sha256: Vec<Sha256Digest>) -> Result<Digest> {
+        for s in &self.shards {
+            s.source.check_unchanged()?;
+        }
+        Ok(Digest::new(self, tensor_sha256))
+    }
+
+    /// The skeleton bytes (hashes every tensor).
+    pub fn skeleton(&self) -> Result<Vec<u8>> {
+        Ok(self.digest()?.skeleton().to_vec())
+    }
+
+    /// The label: 64 lowercase hex digits (hashes every tensor).
+    pub fn label(&self) -> Result<String> {
+        Ok(self.digest()?.label())
+    }
+}
+
+/// Two values are the same content when type and canonical bytes agree.
+fn same_content(a: &Value, b: &Value) -> bool {
+    a.value_type() == b.value_type() && a.canonical_bytes() == b.canonical_bytes()
+}
+
+/// Opens the siblings of a first shard whose split.count is above 1.
+fn open_shard_set(first: Shard, mode: ReadMode) -> Result<Vec<Shard>> {
+    let path = first.path().to_path_buf();
+    let located = |e: Error| e.in_file(&path);
+    let count = first.file.split_value(b"split.count").unwrap_or(0);
+    let no = first.file.split_value(b"split.no");
+    let name = ShardName::parse(&path).filter(|n| i128::from(n.count) == count);
+    let Some(name) = name else {
+        let kind = ErrorKind::ShardName {
+            no: no.and_then(|n| u64::try_from(n).ok()).unwrap_or(0),
+            count: u64::try_from(count).unwrap_or(0),
+        };
+        return Err(located(kind.into()));
+    };
+    check_split_no(&first, &path, name.no)?;
+    if name.no != 1 {
+        return Err(located(
+            ErrorKind::NotFirstShard {
+                no: name.no,
+                count: name.count,
+                first: name.sibling(1),
+            }
+            .into(),
+        ));
+    }
+    let mut shards = vec![first];
+    for no in 2..=name.count {
+        let sibling = name.sibling(no);
+        let shard = match Shard::open(&sibling, mode) {
+            Ok(s) => s,
+            Err(e) if e.is_not_found() => {
+                let kind = ErrorKind::MissingShard {
+                    no,
+                    count: name.count,
+                    path: sibling,
+                };
+                return Err(located(kind.into()));
+            }
+            Err(e) => return Err(e),
+        };
+        let found = shard.file.split_value(b"split.count");
+        if found != Some(count) {
+            return Err(mismatch(&shard, "split.count", found, count));
+        }
+        check_split_no(&shard, &sibling, no)?;
+        shards.push(shard);
+    }
+    let total: u64 = shards.iter().map(|s| s.file.tensors.len() as u64).sum();
+    for s in &shards {
+        if let Some(n) = s.file.split_value(b"split.tensors.count") {
+            if n != i128::from(total) {
+                return Err(mismatch(s, "split.tensors.count", Some(n), total.into()));
+            }
+        }
+    }
+    Ok(shards)
+}
+
+fn check_split_no(shard: &Shard, path: &Path, name_no: u64) -> Result<()> {
+    let found = shard.file.split_value(b"split.no");
+    let expected = i128::from(name_no) - 1;
+    if found == Some(expected) {
+        Ok(())
+    } else {
+        Err(mismatch(shard, "split.no", found, expected).in_file(path))
+    }
+}
+
+fn mismatch(shard: &Shard, key: &'static str, found: Option<i128>, expected: i128) -> Error {
+    let kind = match found {
+        Some(found) => ErrorKind::ShardMismatch { key, found, expected },
+        None => ErrorKind::MissingSplitKey(key),
+    };
+    let mut e = Error::new(kind);
+    if let Some(kv) = shard.file.get(key.as_bytes()) {
+        e = e.at(kv.file_offset).about(Subject::Key(kv.key.clone()));
+    }
+    e.in_file(shard.path())
+}

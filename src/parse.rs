@@ -1,0 +1,426 @@
+//! The GGUF parser: a pure function from the bytes of one file to a
+//! [`GgufFile`], with every check of spec §3 and §4.
+//!
+//! It does no I/O and allocates nothing in proportion to a declared count:
+//! counts are checked against the bytes left in the file first, and lists
+//! grow one parsed entry at a time.
+
+use std::collections::HashSet;
+
+use crate::bytes::{ByteOrder, Cursor, Step};
+use crate::error::{Error, ErrorKind, Result, Subject};
+use crate::ggml_type::{GgmlType, Swap};
+use crate::value::{Value, ValueType};
+
+/// The alignment when `general.alignment` is absent.
+pub const DEFAULT_ALIGNMENT: u64 = 32;
+
+/// The key that sets the alignment.
+pub const ALIGNMENT_KEY: &[u8] = b"general.alignment";
+
+/// Keys with this prefix describe the split into files, not the model.
+pub const SPLIT_PREFIX: &[u8] = b"split.";
+
+/// The split keys whose values must be integers (spec §5).
+pub const SPLIT_COUNT_KEYS: [&[u8]; 3] = [b"split.no", b"split.count", b"split.tensors.count"];
+
+/// The fewest bytes a KV can take: key length, one key byte, type, one value byte.
+const MIN_KV_SIZE: u64 = 8 + 1 + 4 + 1;
+/// The fewest bytes a tensor info can take: name length, n_dims, type, offset.
+const MIN_TENSOR_INFO_SIZE: u64 = 8 + 4 + 4 + 8;
+/// Tensors have at most this many dims.
+pub const MAX_DIMS: u32 = 4;
+
+/// One metadata key-value pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kv {
+    /// The key's bytes (usually ASCII; not required to be UTF-8).
+    pub key: Vec<u8>,
+    /// The value.
+    pub value: Value,
+    /// File position where this KV starts.
+    pub file_offset: u64,
+}
+
+/// A tensor's shape with trailing 1s dropped (spec §2): at least one dim, at most four.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shape {
+    dims: [u64; 4],
+    n: usize,
+}
+
+impl Shape {
+    /// The canonical shape of stored dims: padded with 1s to four, then
+    /// trailing 1s dropped, keeping at least one.
+    pub fn canonical(stored: &[u64]) -> Shape {
+        let mut dims = [1u64; 4];
+        for (d, s) in dims.iter_mut().zip(stored) {
+            *d = *s;
+        }
+        let n = dims.iter().rposition(|&d| d != 1).map_or(1, |i| i + 1);
+        Shape { dims, n }
+    }
+
+    /// The dims.
+    pub fn dims(&self) -> &[u64] {
+        self.dims.get(..self.n).unwrap_or(&self.dims)
+    }
+}
+
+/// One tensor info.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorInfo {
+    /// The name's bytes (may be empty).
+    pub name: Vec<u8>,
+    /// The dims as stored (0 to 4 of them).
+    pub stored_dims: Vec<u64>,
+    /// The ggml type.
+    pub ggml_type: &'static GgmlType,
+    /// The stored offset, relative to the file's data_start.
+    pub stored_offset: u64,
+    /// Size of the data in bytes.
+    pub nbytes: u64,
+    /// File position where this tensor info starts.
+    pub file_offset: u64,
+}
+
+impl TensorInfo {
+    /// The canonical shape (spec §2).
+    pub fn shape(&self) -> Shape {
+        Shape::canonical(&self.stored_dims)
+    }
+}
+
+/// Everything one GGUF file says, parsed and checked; tensor data not yet read.
+#[derive(Debug, Clone)]
+pub struct GgufFile {
+    /// 2 or 3.
+    pub version: u32,
+    /// The byte order of the header, KV and tensor-info numbers.
+    pub byte_order: ByteOrder,
+    /// The KVs in file order, `split.` keys included.
+    pub kvs: Vec<Kv>,
+    /// The tensor infos in file order.
+    pub tensors: Vec<TensorInfo>,
+    /// This file's effective alignment (spec §4).
+    pub alignment: u64,
+    /// File position where the tensor infos end.
+    pub tensor_info_end: u64,
+    /// `tensor_info_end` rounded up to the alignment.
+    pub data_start: u64,
+    /// The file's length in bytes.
+    pub file_len: u64,
+}
+
+impl GgufFile {
+    /// The KV with this key, if any.
+    pub fn get(&self, key: &[u8]) -> Option<&Kv> {
+        self.kvs.iter().find(|kv| kv.key == key)
+    }
+
+    /// An integer split key's value, if present (types were checked at parse time).
+    pub fn split_value(&self, key: &[u8]) -> Option<i128> {
+        self.get(key).and_then(|kv| kv.value.as_integer())
+    }
+
+    /// The file position of a tensor's first data byte.
+    pub fn data_position(&self, t: &TensorInfo) -> u64 {
+        // Range checked at parse time: data_start + offset + nbytes <= file_len.
+        self.data_start.saturating_add(t.stored_offset)
+    }
+}
+
+/// `x` rounded up to a multiple of the power of two `a`, or `None` on overflow.
+pub fn align_up(x: u64, a: u64) -> Option<u64> {
+    let rem = x % a.max(1);
+    if rem == 0 {
+        Some(x)
+    } else {
+        x.checked_add(a - rem)
+    }
+}
+
+/// Parses a complete file.
+pub fn parse(bytes: &[u8]) -> Result<GgufFile> {
+    match parse_prefix(bytes, bytes.len() as u64) {
+        Ok(f) => Ok(f),
+        Err(Step::Fail(e)) => Err(e),
+        // Unreachable with the whole file in hand; reported as a truncation.
+        Err(Step::NeedMore(at)) => Err(Error::new(ErrorKind::Truncated {
+            what: "file",
+            needed: at,
+            available: bytes.len() as u64,
+        })),
+    }
+}
+
+/// Parses a file of `file_len` bytes of which `bytes` holds a prefix;
+/// [`Step::NeedMore`] says how far the prefix must reach to go on.
+pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<GgufFile, Step> {
+    if file_len == 0 {
+        return Err(ErrorKind::Empty.into());
+    }
+    let mut c = Cursor::new(bytes, file_len, ByteOrder::Little);
+    let magic = c.take(4, "magic")?;
+    if magic != b"GGUF" {
+        let mut m = [0u8; 4];
+        m.copy_from_slice(magic);
+        return Err(Error::new(ErrorKind::BadMagic(m)).at(0).into());
+    }
+    let version_bytes = c.take(4, "version")?;
+    let mut v = [0u8; 4];
+    v.copy_from_slice(version_bytes);
+    let (le, be) = (u32::from_le_bytes(v), u32::from_be_bytes(v));
+    let (version, byte_order) = match (le, be) {
+        (2 | 3, _) => (le, ByteOrder::Little),
+        (_, 2 | 3) => (be, ByteOrder::Big),
+        (1, _) | (_, 1) => return Err(Error::new(ErrorKind::Version1).at(4).into()),
+        _ => return Err(Error::new(ErrorKind::UnsupportedVersion(le)).at(4).into()),
+    };
+    c.set_order(byte_order);
+
+    let tensor_count = c.u64("tensor count")?;
+    let kv_count = c.u64("KV count")?;
+    c.check_count(kv_count, MIN_KV_SIZE, "KV count")?;
+    c.check_count(tensor_count, MIN_TENSOR_INFO_SIZE, "tensor count")?;
+    let both = kv_count
+        .checked_mul(MIN_KV_SIZE)
+        .and_then(|k| tensor_count.checked_mul(MIN_TENSOR_INFO_SIZE)?.checked_add(k));
+    if both.is_none_or(|n| n > c.remaining()) {
+        return Err(Error::new(ErrorKind::CountTooLarge {
+            what: "KV count plus tensor count",
+            count: kv_count.saturating_add(tensor_count),
+            available: c.remaining(),
+        })
+        .at(16)
+        .into());
+    }
+
+    let mut kvs = Vec::new();
+    for i in 0..kv_count {
+        kvs.push(read_kv(&mut c, i)?);
+    }
+    check_unique(kvs.iter().map(|kv| (kv.key.as_slice(), kv.file_offset)), |k| {
+        Error::new(ErrorKind::DuplicateKey).about(Subject::Key(k.to_vec()))
+    })?;
+    let alignment = effective_alignment(&kvs)?;
+    check_split_keys(&kvs)?;
+
+    let mut tensors = Vec::new();
+    for i in 0..tensor_count {
+        tensors.push(read_tensor_info(&mut c, i)?);
+    }
+    check_unique(tensors.iter().map(|t| (t.name.as_slice(), t.file_offset)), |n| {
+        Error::new(ErrorKind::DuplicateTensor).about(Subject::Tensor(n.to_vec()))
+    })?;
+    if byte_order == ByteOrder::Big {
+        if let Some(t) = tensors.iter().find(|t| t.ggml_type.swap == Swap::Unsupported) {
+            return Err(tensor_error(t, ErrorKind::BigEndianType(t.ggml_type.name)).into());
+        }
+    }
+
+    let tensor_info_end = c.pos();
+    let data_start = align_up(tensor_info_end, alignment)
+        .ok_or_else(|| Error::new(ErrorKind::OffsetOverflow("data_start")).at(tensor_info_end))?;
+    let file = GgufFile {
+        version,
+        byte_order,
+        kvs,
+        tensors,
+        alignment,
+        tensor_info_end,
+        data_start,
+        file_len,
+    };
+    check_data_ranges(&file)?;
+    Ok(file)
+}
+
+fn read_kv(c: &mut Cursor<'_>, index: u64) -> Result<Kv, Step> {
+    let file_offset = c.pos();
+    let key_len = c.u64("key length").map_err(|e| e.map_err(|e| e.about(Subject::KvNumber(index))))?;
+    let key = c
+        .take(key_len, "key")
+        .map_err(|e| e.map_err(|e| e.about(Subject::KvNumber(index))))?
+        .to_vec();
+    let about = |e: Error| e.about(Subject::Key(key.clone()));
+    if key.is_empty() {
+        return Err(Error::new(ErrorKind::EmptyKey).at(file_offset).about(Subject::KvNumber(index)).into());
+    }
+    let type_at = c.pos();
+    let id = c.u32("value type").map_err(|e| e.map_err(about))?;
+    let ty = ValueType::from_id(id)
+        .ok_or_else(|| about(Error::new(ErrorKind::UnknownValueType(id)).at(type_at)))?;
+    let value = Value::read(c, ty).map_err(|e| e.map_err(about))?;
+    Ok(Kv {
+        key,
+        value,
+        file_offset,
+    })
+}
+
+fn read_tensor_info(c: &mut Cursor<'_>, index: u64) -> Result<TensorInfo, Step> {
+    let file_offset = c.pos();
+    let numbered = |e: Step| e.map_err(|e| e.about(Subject::TensorNumber(index)));
+    let name_len = c.u64("tensor name length").map_err(numbered)?;
+    let name = c.take(name_len, "tensor name").map_err(numbered)?.to_vec();
+    let about = |e: Error| e.about(Subject::Tensor(name.clone()));
+
+    let dims_at = c.pos();
+    let n_dims = c.u32("n_dims").map_err(|e| e.map_err(about))?;
+    if n_dims > MAX_DIMS {
+        return Err(about(Error::new(ErrorKind::TooManyDims(n_dims)).at(dims_at)).into());
+    }
+    let mut stored_dims = Vec::with_capacity(MAX_DIMS as usize);
+    for _ in 0..n_dims {
+        let at = c.pos();
+        let d = c.u64("dim").map_err(|e| e.map_err(about))?;
+        if d > i64::MAX as u64 {
+            return Err(about(Error::new(ErrorKind::SizeOverflow("dim")).at(at)).into());
+        }
+        stored_dims.push(d);
+    }
+    let type_at = c.pos();
+    let type_id = c.u32("ggml type").map_err(|e| e.map_err(about))?;
+    let ggml_type = GgmlType::from_id(type_id)
+        .ok_or_else(|| about(Error::new(ErrorKind::UnknownGgmlType(type_id)).at(type_at)))?;
+    let stored_offset = c.u64("tensor offset").map_err(|e| e.map_err(about))?;
+    let nbytes = tensor_nbytes(&stored_dims, ggml_type).map_err(|k| about(Error::new(k).at(dims_at)))?;
+    Ok(TensorInfo {
+        name,
+        stored_dims,
+        ggml_type,
+        stored_offset,
+        nbytes,
+        file_offset,
+    })
+}
+
+/// nbytes = (dim_0 / block_size) * type_size * dim_1 * dim_2 * dim_3, with
+/// the element count and every partial product checked against i64 (spec §3).
+pub fn tensor_nbytes(dims: &[u64], t: &GgmlType) -> std::result::Result<u64, ErrorKind> {
+    let limit = i64::MAX as u64;
+    let mul = |acc: u64, d: u64, what| acc.checked_mul(d).filter(|&p| p <= limit).ok_or(ErrorKind::SizeOverflow(what));
+    dims.iter().try_fold(1u64, |acc, &d| mul(acc, d, "element count"))?;
+    let dim0 = dims.first().copied().unwrap_or(1);
+    if dim0 % t.block_size != 0 {
+        return Err(ErrorKind::NotBlockMultiple {
+            dim: dim0,
+            block_size: t.block_size,
+            type_name: t.name,
+        });
+    }
+    let first = mul(dim0 / t.block_size, t.type_size, "nbytes")?;
+    dims.iter().skip(1).try_fold(first, |acc, &d| mul(acc, d, "nbytes"))
+}
+
+fn tensor_error(t: &TensorInfo, kind: ErrorKind) -> Error {
+    Error::new(kind).at(t.file_offset).about(Subject::Tensor(t.name.clone()))
+}
+
+/// Rejects the second occurrence of any name, in file order.
+fn check_unique<'a>(
+    names: impl Iterator<Item = (&'a [u8], u64)>,
+    error: impl Fn(&[u8]) -> Error,
+) -> Result<()> {
+    let mut seen = HashSet::new();
+    for (name, at) in names {
+        if !seen.insert(name) {
+            return Err(error(name).at(at));
+        }
+    }
+    Ok(())
+}
+
+fn effective_alignment(kvs: &[Kv]) -> Result<u64> {
+    let Some(kv) = kvs.iter().find(|kv| kv.key == ALIGNMENT_KEY) else {
+        return Ok(DEFAULT_ALIGNMENT);
+    };
+    let about = |k| Error::new(k).at(kv.file_offset).about(Subject::Key(kv.key.clone()));
+    match kv.value {
+        Value::Uint32(a) if a != 0 && a.is_power_of_two() => Ok(u64::from(a)),
+        Value::Uint32(a) => Err(about(ErrorKind::AlignmentValue(a))),
+        ref v => Err(about(ErrorKind::AlignmentType(v.value_type().name()))),
+    }
+}
+
+fn check_split_keys(kvs: &[Kv]) -> Result<()> {
+    for kv in kvs {
+        if SPLIT_COUNT_KEYS.contains(&kv.key.as_slice()) && kv.value.as_integer().is_none() {
+            let kind = ErrorKind::SplitKeyType(kv.value.value_type().name());
+            return Err(Error::new(kind).at(kv.file_offset).about(Subject::Key(kv.key.clone())));
+        }
+    }
+    Ok(())
+}
+
+/// Every tensor inside the file, and no two sharing a byte (spec §3).
+fn check_data_ranges(f: &GgufFile) -> Result<()> {
+    let mut ranges = Vec::with_capacity(f.tensors.len());
+    for t in &f.tensors {
+        let start = f.data_start.checked_add(t.stored_offset);
+        let end = start.and_then(|s| s.checked_add(t.nbytes));
+        match end {
+            Some(e) if e <= f.file_len => {
+                if t.nbytes > 0 {
+                    ranges.push((start.unwrap_or(e), e, t));
+                }
+            }
+            _ => {
+                let kind = ErrorKind::TensorOutOfFile {
+                    start: start.unwrap_or(u64::MAX),
+                    end: end.unwrap_or(u64::MAX),
+                    file_len: f.file_len,
+                };
+                return Err(tensor_error(t, kind));
+            }
+        }
+    }
+    ranges.sort_unstable_by_key(|&(start, end, _)| (start, end));
+    for pair in ranges.windows(2) {
+        if let [(_, end_a, a), (start_b, _, b)] = pair {
+            if start_b < end_a {
+                return Err(tensor_error(b, ErrorKind::TensorsOverlap { other: a.name.clone() }));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_shapes() {
+        assert_eq!(Shape::canonical(&[4096, 1]).dims(), &[4096]);
+        assert_eq!(Shape::canonical(&[4096, 1, 1]).dims(), &[4096]);
+        assert_eq!(Shape::canonical(&[]).dims(), &[1]);
+        assert_eq!(Shape::canonical(&[1, 1, 1, 1]).dims(), &[1]);
+        assert_eq!(Shape::canonical(&[1, 5]).dims(), &[1, 5]);
+        assert_eq!(Shape::canonical(&[3, 0, 1]).dims(), &[3, 0]);
+    }
+
+    #[test]
+    fn nbytes_rules() {
+        let q8 = GgmlType::from_id(8).unwrap();
+        assert_eq!(tensor_nbytes(&[32, 2], q8).ok(), Some(68));
+        assert!(matches!(tensor_nbytes(&[33], q8), Err(ErrorKind::NotBlockMultiple { .. })));
+        let i8t = GgmlType::from_id(24).unwrap();
+        // A later zero does not excuse an earlier overflow.
+        let big = i64::MAX as u64;
+        assert!(tensor_nbytes(&[big, 2, 0], i8t).is_err());
+        assert_eq!(tensor_nbytes(&[big], i8t).ok(), Some(big));
+        let f32t = GgmlType::from_id(0).unwrap();
+        assert!(tensor_nbytes(&[big / 2], f32t).is_err());
+        assert_eq!(tensor_nbytes(&[], f32t).ok(), Some(4));
+    }
+
+    #[test]
+    fn align() {
+        assert_eq!(align_up(0, 32), Some(0));
+        assert_eq!(align_up(1, 32), Some(32));
+        assert_eq!(align_up(64, 32), Some(64));
+        assert_eq!(align_up(u64::MAX, 32), None);
+    }
+}

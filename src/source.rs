@@ -1,0 +1,202 @@
+//! One opened input file: its length, its identity, the bytes of its
+//! metadata, and reads of its tensor data. The crate's only `unsafe` (the
+//! memory map) lives here.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use memmap2::Mmap;
+
+use crate::bytes::Step;
+use crate::error::{Error, ErrorKind, Result};
+use crate::parse::{GgufFile, parse_prefix};
+
+/// How the metadata of a file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadMode {
+    /// Map the file and parse the metadata in place (the default).
+    #[default]
+    Mmap,
+    /// Read the metadata into a buffer with `pread`, growing it as the parser
+    /// asks; the file is never mapped.
+    Pread,
+}
+
+/// What identifies one version of a file: if any of this differs between
+/// the start and the end of hashing, the file changed underneath.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Identity {
+    len: u64,
+    modified: Option<SystemTime>,
+    dev: u64,
+    ino: u64,
+    ctime: (i64, i64),
+}
+
+impl Identity {
+    fn of(m: &std::fs::Metadata) -> Identity {
+        Identity {
+            len: m.len(),
+            modified: m.modified().ok(),
+            dev: m.dev(),
+            ino: m.ino(),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+}
+
+/// The first metadata read in `Pread` mode; doubled while the parser asks for more.
+const FIRST_READ: u64 = 1 << 20;
+
+/// An open, regular input file.
+#[derive(Debug)]
+pub struct Source {
+    path: PathBuf,
+    file: File,
+    identity: Identity,
+    mode: ReadMode,
+}
+
+impl Source {
+    /// Opens a regular file; anything else (a directory, FIFO, device) is an error.
+    pub fn open(path: &Path, mode: ReadMode) -> Result<Source> {
+        let located = |e: Error| e.in_file(path);
+        let file = File::open(path).map_err(|e| located(e.into()))?;
+        let meta = file.metadata().map_err(|e| located(e.into()))?;
+        let ft = meta.file_type();
+        if !ft.is_file() {
+            let what = if ft.is_dir() {
+                "a directory"
+            } else if ft.is_fifo() {
+                "a FIFO"
+            } else if ft.is_char_device() {
+                "a character device"
+            } else if ft.is_block_device() {
+                "a block device"
+            } else if ft.is_socket() {
+                "a socket"
+            } else {
+                "not a file"
+            };
+            return Err(located(ErrorKind::NotRegularFile(what).into()));
+        }
+        Ok(Source {
+            path: path.to_path_buf(),
+            file,
+            identity: Identity::of(&meta),
+            mode,
+        })
+    }
+
+    /// The path the file was opened by.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's length when it was opened.
+    pub fn len(&self) -> u64 {
+        self.identity.len
+    }
+
+    /// True for a 0-byte file.
+    pub fn is_empty(&self) -> bool {
+        self.identity.len == 0
+    }
+
+    /// Parses the file's metadata (header, KVs, tensor infos).
+    pub fn parse(&self) -> Result<GgufFile> {
+        let r = match self.mode {
+            ReadMode::Mmap if self.len() > 0 => self.parse_mapped(),
+            _ => self.parse_read(),
+        };
+        r.map_err(|e| e.in_file(&self.path))
+    }
+
+    fn parse_mapped(&self) -> Result<GgufFile> {
+        // SAFETY: the map is read-only and private to this call, and nothing
+        // in this process writes the file. Another process may still change
+        // it: changed bytes give a parse error or a label of the changed
+        // content, and a change of size or time is caught by `check_unchanged`
+        // after hashing. A truncation while parsing would turn the read of a
+        // vanished page into SIGBUS; the map lives only for the parse (not
+        // for tensor hashing, which reads with `pread` and sees a short read
+        // instead), which keeps that window to the metadata's parse time.
+        // `--no-mmap` (ReadMode::Pread) closes it entirely. See
+        // docs/adr/0001-parser-over-a-map.md.
+        let map = unsafe { Mmap::map(&self.file) }?;
+        // The length may have changed between stat and map; parse only what
+        // both agree on, so that no read reaches past the mapped length.
+        let len = (map.len() as u64).min(self.len());
+        match parse_prefix(&map, len) {
+            Ok(f) => Ok(f),
+            Err(Step::Fail(e)) => Err(e),
+            Err(Step::NeedMore(_)) => Err(changed("shorter than when opened")),
+        }
+    }
+
+    fn parse_read(&self) -> Result<GgufFile> {
+        let len = self.len();
+        let mut buf = Vec::new();
+        let mut want = len.min(FIRST_READ);
+        loop {
+            self.fill_to(&mut buf, want)?;
+            match parse_prefix(&buf, len) {
+                Ok(f) => return Ok(f),
+                Err(Step::Fail(e)) => return Err(e),
+                Err(Step::NeedMore(upto)) => {
+                    if upto <= buf.len() as u64 || upto > len {
+                        return Err(changed("metadata read came up short"));
+                    }
+                    want = upto.max(want.saturating_mul(2)).min(len);
+                }
+            }
+        }
+    }
+
+    /// Extends `buf` with file bytes until it holds the first `want` bytes.
+    fn fill_to(&self, buf: &mut Vec<u8>, want: u64) -> Result<()> {
+        let have = buf.len() as u64;
+        let extra = usize::try_from(want.saturating_sub(have))
+            .map_err(|_| Error::new(ErrorKind::Io(io::Error::from(io::ErrorKind::OutOfMemory))))?;
+        let start = buf.len();
+        buf.resize(start + extra, 0);
+        let tail = buf.get_mut(start..).unwrap_or(&mut []);
+        self.read_exact_at(tail, have)
+    }
+
+    /// Reads exactly `buf.len()` bytes at file position `offset`; a file that
+    /// ends early changed underneath (its length was checked when parsed).
+    pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        match self.file.read_exact_at(buf, offset) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                Err(changed("it ended early").at(offset).in_file(&self.path))
+            }
+            Err(e) => Err(Error::from(e).at(offset).in_file(&self.path)),
+        }
+    }
+
+    /// Fails if the file's size or times differ from when it was opened.
+    pub fn check_unchanged(&self) -> Result<()> {
+        // fstat of the open file: the bytes we read are this inode's, whatever
+        // the path names now.
+        let now = self.file.metadata().map_err(|e| Error::from(e).in_file(&self.path))?;
+        let now = Identity::of(&now);
+        if now == self.identity {
+            return Ok(());
+        }
+        let what = if now.len != self.identity.len {
+            format!("size was {} bytes, now {}", self.identity.len, now.len)
+        } else {
+            "its modification time changed".to_string()
+        };
+        Err(changed(&what).in_file(&self.path))
+    }
+}
+
+fn changed(what: &str) -> Error {
+    Error::new(ErrorKind::FileChanged(what.to_string()))
+}
