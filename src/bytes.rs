@@ -71,12 +71,7 @@ pub(crate) struct Cursor<'a> {
 impl<'a> Cursor<'a> {
     /// A cursor at position 0. `bytes` is the file or a prefix of it.
     pub(crate) fn new(bytes: &'a [u8], file_len: u64, order: ByteOrder) -> Self {
-        Cursor {
-            bytes,
-            file_len,
-            pos: 0,
-            order,
-        }
+        Cursor { bytes, file_len, pos: 0, order }
     }
 
     pub(crate) fn set_order(&mut self, order: ByteOrder) {
@@ -109,13 +104,7 @@ impl<'a> Cursor<'a> {
     pub(crate) fn take(&mut self, n: u64, what: &'static str) -> Result<&'a [u8], Step> {
         let available = self.remaining();
         if n > available {
-            return Err(Error::new(ErrorKind::Truncated {
-                what,
-                needed: n,
-                available,
-            })
-            .at(self.pos())
-            .into());
+            return Err(Error::new(ErrorKind::Truncated { what, needed: n, available }).at(self.pos()).into());
         }
         // n <= remaining <= file_len - pos, so pos + n cannot overflow u64.
         let end = self.pos() + n;
@@ -168,22 +157,11 @@ impl<'a> Cursor<'a> {
 
     /// Fails early, before any work, when `count` items of at least
     /// `min_size` bytes each cannot fit in what is left of the file.
-    pub(crate) fn check_count(
-        &self,
-        count: u64,
-        min_size: u64,
-        what: &'static str,
-    ) -> Result<(), Step> {
+    pub(crate) fn check_count(&self, count: u64, min_size: u64, what: &'static str) -> Result<(), Step> {
         let available = self.remaining();
         match count.checked_mul(min_size) {
             Some(need) if need <= available => Ok(()),
-            _ => Err(Error::new(ErrorKind::CountTooLarge {
-                what,
-                count,
-                available,
-            })
-            .at(self.pos())
-            .into()),
+            _ => Err(Error::new(ErrorKind::CountTooLarge { what, count, available }).at(self.pos()).into()),
         }
     }
 }
@@ -236,14 +214,7 @@ mod tests {
     fn read_past_file_end_is_truncation() {
         let b = [0u8; 3];
         let mut c = Cursor::new(&b, 3, ByteOrder::Little);
-        assert!(matches!(
-            fail(c.u32("version")).kind(),
-            ErrorKind::Truncated {
-                needed: 4,
-                available: 3,
-                ..
-            }
-        ));
+        assert!(matches!(fail(c.u32("version")).kind(), ErrorKind::Truncated { needed: 4, available: 3, .. }));
     }
 
     #[test]
@@ -257,10 +228,7 @@ mod tests {
     fn huge_take_fails_without_overflow() {
         let b = [0u8; 3];
         let mut c = Cursor::new(&b, 3, ByteOrder::Little);
-        assert!(matches!(
-            fail(c.take(u64::MAX, "string")).kind(),
-            ErrorKind::Truncated { .. }
-        ));
+        assert!(matches!(fail(c.take(u64::MAX, "string")).kind(), ErrorKind::Truncated { .. }));
     }
 
     #[test]

@@ -193,10 +193,7 @@ pub fn verify(
             Line::Misformatted { .. } => None,
         })
         .collect();
-    let paths: Vec<PathBuf> = entries
-        .iter()
-        .map(|(_, _, p)| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
-        .collect();
+    let paths: Vec<PathBuf> = entries.iter().map(|(_, _, p)| PathBuf::from(std::ffi::OsStr::from_bytes(p))).collect();
     sum.entries = entries.len();
     let mut next_line = 0;
     let mut io_result = Ok(());
@@ -346,12 +343,9 @@ mod tests {
 
     #[test]
     fn misformatted() {
-        for bad in [
-            "deadbeef  x".to_string(),
-            format!("{H}x  f"),
-            format!("g{}  f", &H[1..]),
-            format!("SHA256 (f) = {H}"),
-        ] {
+        for bad in
+            ["deadbeef  x".to_string(), format!("{H}x  f"), format!("g{}  f", &H[1..]), format!("SHA256 (f) = {H}")]
+        {
             assert_eq!(split_line(bad.as_bytes(), &mut None), None, "{bad}");
         }
     }
@@ -363,11 +357,7 @@ mod tests {
         assert_eq!(
             lines,
             vec![
-                Line::Entry {
-                    line_no: 3,
-                    label: H.to_string(),
-                    path: b"a".to_vec()
-                },
+                Line::Entry { line_no: 3, label: H.to_string(), path: b"a".to_vec() },
                 Line::Misformatted { line_no: 4 }
             ]
         );

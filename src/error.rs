@@ -211,8 +211,13 @@ pub enum ErrorKind {
 }
 
 /// A rejection: what went wrong, and where.
+///
+/// Boxed so that the `Result`s of the parser's hot paths stay one word wide.
 #[derive(Debug)]
-pub struct Error {
+pub struct Error(Box<Inner>);
+
+#[derive(Debug)]
+struct Inner {
     path: Option<PathBuf>,
     offset: Option<u64>,
     subject: Option<Subject>,
@@ -222,59 +227,54 @@ pub struct Error {
 impl Error {
     /// An error of this kind with no location yet.
     pub fn new(kind: ErrorKind) -> Self {
-        Error {
-            path: None,
-            offset: None,
-            subject: None,
-            kind,
-        }
+        Error(Box::new(Inner { path: None, offset: None, subject: None, kind }))
     }
 
     /// Sets the byte offset in the file, unless one is already set.
     pub(crate) fn at(mut self, offset: u64) -> Self {
-        self.offset.get_or_insert(offset);
+        self.0.offset.get_or_insert(offset);
         self
     }
 
     /// Sets the key or tensor this is about, unless one is already set.
     pub(crate) fn about(mut self, subject: Subject) -> Self {
-        if self.subject.is_none() {
-            self.subject = Some(subject);
+        if self.0.subject.is_none() {
+            self.0.subject = Some(subject);
         }
         self
     }
 
     /// Sets the file this is about, unless one is already set.
     pub(crate) fn in_file(mut self, path: &Path) -> Self {
-        if self.path.is_none() {
-            self.path = Some(path.to_path_buf());
+        if self.0.path.is_none() {
+            self.0.path = Some(path.to_path_buf());
         }
         self
     }
 
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.0.kind
     }
 
     /// The file, when the error concerns one.
     pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+        self.0.path.as_deref()
     }
 
     /// The byte offset in the file, when known.
     pub fn offset(&self) -> Option<u64> {
-        self.offset
+        self.0.offset
     }
 
     /// The key or tensor concerned, when known.
     pub fn subject(&self) -> Option<&Subject> {
-        self.subject.as_ref()
+        self.0.subject.as_ref()
     }
 
     /// True when the error came from the operating system not finding the file.
     pub fn is_not_found(&self) -> bool {
-        matches!(&self.kind, ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
+        matches!(&self.0.kind, ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
     }
 }
 
@@ -292,22 +292,23 @@ impl From<std::io::Error> for Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(path) = &self.path {
+        let inner = &self.0;
+        if let Some(path) = &inner.path {
             write!(f, "{}: ", path.display())?;
         }
-        match (&self.offset, &self.subject) {
+        match (&inner.offset, &inner.subject) {
             (Some(o), Some(s)) => write!(f, "byte {o}, {s}: ")?,
             (Some(o), None) => write!(f, "byte {o}: ")?,
             (None, Some(s)) => write!(f, "{s}: ")?,
             (None, None) => {}
         }
-        write!(f, "{}", self.kind)
+        write!(f, "{}", inner.kind)
     }
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
+        match &self.0.kind {
             ErrorKind::Io(e) => Some(e),
             _ => None,
         }
@@ -324,10 +325,7 @@ mod tests {
             .at(40)
             .about(Subject::Key(b"general.name".to_vec()))
             .in_file(Path::new("m.gguf"));
-        assert_eq!(
-            e.to_string(),
-            "m.gguf: byte 40, key 'general.name': duplicate key"
-        );
+        assert_eq!(e.to_string(), "m.gguf: byte 40, key 'general.name': duplicate key");
     }
 
     #[test]

@@ -33,13 +33,7 @@ pub struct GgmlType {
 }
 
 const fn row(id: u32, name: &'static str, block_size: u64, type_size: u64, swap: Swap) -> GgmlType {
-    GgmlType {
-        id,
-        name,
-        block_size,
-        type_size,
-        swap,
-    }
+    GgmlType { id, name, block_size, type_size, swap }
 }
 
 use Swap::{Halves, None as Bytes, Unsupported as No, Words};

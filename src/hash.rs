@@ -23,12 +23,7 @@ pub const CHUNK: u64 = 256 * 1024;
 /// Hashes the `nbytes` data bytes of `t` in `file`, converted to
 /// little-endian when the file is big-endian. `progress` is called with
 /// each chunk's size after it is hashed.
-pub fn hash_tensor(
-    source: &Source,
-    file: &GgufFile,
-    t: &TensorInfo,
-    progress: &dyn Fn(u64),
-) -> Result<Sha256Digest> {
+pub fn hash_tensor(source: &Source, file: &GgufFile, t: &TensorInfo, progress: &dyn Fn(u64)) -> Result<Sha256Digest> {
     let located = |e: Error| e.about(Subject::Tensor(t.name.clone()));
     // Whole blocks per chunk, so big-endian conversion never splits a block.
     let block = t.ggml_type.type_size.max(1);
@@ -65,11 +60,7 @@ impl Digest {
     pub fn new(model: &Model, tensor_sha256: Vec<Sha256Digest>) -> Digest {
         let skeleton = skeleton_bytes(model, &tensor_sha256);
         let label = Sha256::digest(&skeleton).into();
-        Digest {
-            skeleton,
-            label,
-            tensor_sha256,
-        }
+        Digest { skeleton, label, tensor_sha256 }
     }
 
     /// The canonical skeleton bytes (spec §2).

@@ -26,10 +26,7 @@ pub struct OpenOptions {
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions {
-            join_shards: true,
-            read_mode: ReadMode::Mmap,
-        }
+        OpenOptions { join_shards: true, read_mode: ReadMode::Mmap }
     }
 }
 
@@ -95,11 +92,7 @@ impl Model {
     pub fn open_with(path: &Path, opts: OpenOptions) -> Result<Model> {
         let first = Shard::open(path, opts.read_mode)?;
         let count = first.file.split_value(b"split.count").unwrap_or(0);
-        let shards = if opts.join_shards && count > 1 {
-            open_shard_set(first, opts.read_mode)?
-        } else {
-            vec![first]
-        };
+        let shards = if opts.join_shards && count > 1 { open_shard_set(first, opts.read_mode)? } else { vec![first] };
         Model::join(shards)
     }
 
@@ -115,10 +108,7 @@ impl Model {
                 match key_index.get(&kv.key) {
                     None => {
                         key_index.insert(kv.key.clone(), kvs.len());
-                        kvs.push(ModelKv {
-                            kv: kv.clone(),
-                            shard: s,
-                        });
+                        kvs.push(ModelKv { kv: kv.clone(), shard: s });
                     }
                     Some(&i) => {
                         let seen = kvs.get(i).map(|m| (&m.kv.value, m.shard));
@@ -140,22 +130,12 @@ impl Model {
                     return Err(located(e.at(t.file_offset).about(Subject::Tensor(t.name.clone()))));
                 }
                 tensor_index.insert(t.name.clone(), tensors.len());
-                tensors.push(ModelTensor {
-                    info: t.clone(),
-                    shard: s,
-                    offset: 0,
-                });
+                tensors.push(ModelTensor { info: t.clone(), shard: s, offset: 0 });
             }
         }
         let alignment = match kvs.iter().find(|m| m.kv.key == ALIGNMENT_KEY) {
             // Validated when its file was parsed.
-            Some(ModelKv {
-                kv: Kv {
-                    value: Value::Uint32(a),
-                    ..
-                },
-                ..
-            }) => u64::from(*a),
+            Some(ModelKv { kv: Kv { value: Value::Uint32(a), .. }, .. }) => u64::from(*a),
             _ => DEFAULT_ALIGNMENT,
         };
         kvs.sort_by(|a, b| a.kv.key.cmp(&b.kv.key));
@@ -163,22 +143,14 @@ impl Model {
         let mut running = 0u64;
         for t in &mut tensors {
             t.offset = running;
-            running = running
-                .checked_add(t.info.nbytes)
-                .and_then(|end| align_up(end, alignment))
-                .ok_or_else(|| {
-                    let path = shards.get(t.shard).map_or(Path::new(""), |s| s.path());
-                    Error::new(ErrorKind::OffsetOverflow("recomputed offset"))
-                        .about(Subject::Tensor(t.info.name.clone()))
-                        .in_file(path)
-                })?;
+            running = running.checked_add(t.info.nbytes).and_then(|end| align_up(end, alignment)).ok_or_else(|| {
+                let path = shards.get(t.shard).map_or(Path::new(""), |s| s.path());
+                Error::new(ErrorKind::OffsetOverflow("recomputed offset"))
+                    .about(Subject::Tensor(t.info.name.clone()))
+                    .in_file(path)
+            })?;
         }
-        Ok(Model {
-            shards,
-            kvs,
-            tensors,
-            alignment,
-        })
+        Ok(Model { shards, kvs, tensors, alignment })
     }
 
     /// The files the model was read from; the first is the path given.
@@ -282,12 +254,7 @@ fn open_shard_set(first: Shard, mode: ReadMode) -> Result<Vec<Shard>> {
     check_split_no(&first, &path, name.no)?;
     if name.no != 1 {
         return Err(located(
-            ErrorKind::NotFirstShard {
-                no: name.no,
-                count: name.count,
-                first: name.sibling(1),
-            }
-            .into(),
+            ErrorKind::NotFirstShard { no: name.no, count: name.count, first: name.sibling(1) }.into(),
         ));
     }
     let mut shards = vec![first];
@@ -296,11 +263,7 @@ fn open_shard_set(first: Shard, mode: ReadMode) -> Result<Vec<Shard>> {
         let shard = match Shard::open(&sibling, mode) {
             Ok(s) => s,
             Err(e) if e.is_not_found() => {
-                let kind = ErrorKind::MissingShard {
-                    no,
-                    count: name.count,
-                    path: sibling,
-                };
+                let kind = ErrorKind::MissingShard { no, count: name.count, path: sibling };
                 return Err(located(kind.into()));
             }
             Err(e) => return Err(e),
@@ -326,11 +289,7 @@ fn open_shard_set(first: Shard, mode: ReadMode) -> Result<Vec<Shard>> {
 fn check_split_no(shard: &Shard, path: &Path, name_no: u64) -> Result<()> {
     let found = shard.file.split_value(b"split.no");
     let expected = i128::from(name_no) - 1;
-    if found == Some(expected) {
-        Ok(())
-    } else {
-        Err(mismatch(shard, "split.no", found, expected).in_file(path))
-    }
+    if found == Some(expected) { Ok(()) } else { Err(mismatch(shard, "split.no", found, expected).in_file(path)) }
 }
 
 fn mismatch(shard: &Shard, key: &'static str, found: Option<i128>, expected: i128) -> Error {

@@ -133,11 +133,7 @@ impl GgufFile {
 /// `x` rounded up to a multiple of the power of two `a`, or `None` on overflow.
 pub fn align_up(x: u64, a: u64) -> Option<u64> {
     let rem = x % a.max(1);
-    if rem == 0 {
-        Some(x)
-    } else {
-        x.checked_add(a - rem)
-    }
+    if rem == 0 { Some(x) } else { x.checked_add(a - rem) }
 }
 
 /// Parses a complete file.
@@ -146,11 +142,9 @@ pub fn parse(bytes: &[u8]) -> Result<GgufFile> {
         Ok(f) => Ok(f),
         Err(Step::Fail(e)) => Err(e),
         // Unreachable with the whole file in hand; reported as a truncation.
-        Err(Step::NeedMore(at)) => Err(Error::new(ErrorKind::Truncated {
-            what: "file",
-            needed: at,
-            available: bytes.len() as u64,
-        })),
+        Err(Step::NeedMore(at)) => {
+            Err(Error::new(ErrorKind::Truncated { what: "file", needed: at, available: bytes.len() as u64 }))
+        }
     }
 }
 
@@ -183,9 +177,8 @@ pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<GgufFile, Step
     let kv_count = c.u64("KV count")?;
     c.check_count(kv_count, MIN_KV_SIZE, "KV count")?;
     c.check_count(tensor_count, MIN_TENSOR_INFO_SIZE, "tensor count")?;
-    let both = kv_count
-        .checked_mul(MIN_KV_SIZE)
-        .and_then(|k| tensor_count.checked_mul(MIN_TENSOR_INFO_SIZE)?.checked_add(k));
+    let both =
+        kv_count.checked_mul(MIN_KV_SIZE).and_then(|k| tensor_count.checked_mul(MIN_TENSOR_INFO_SIZE)?.checked_add(k));
     if both.is_none_or(|n| n > c.remaining()) {
         return Err(Error::new(ErrorKind::CountTooLarge {
             what: "KV count plus tensor count",
@@ -222,16 +215,7 @@ pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<GgufFile, Step
     let tensor_info_end = c.pos();
     let data_start = align_up(tensor_info_end, alignment)
         .ok_or_else(|| Error::new(ErrorKind::OffsetOverflow("data_start")).at(tensor_info_end))?;
-    let file = GgufFile {
-        version,
-        byte_order,
-        kvs,
-        tensors,
-        alignment,
-        tensor_info_end,
-        data_start,
-        file_len,
-    };
+    let file = GgufFile { version, byte_order, kvs, tensors, alignment, tensor_info_end, data_start, file_len };
     check_data_ranges(&file)?;
     Ok(file)
 }
@@ -239,24 +223,16 @@ pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<GgufFile, Step
 fn read_kv(c: &mut Cursor<'_>, index: u64) -> Result<Kv, Step> {
     let file_offset = c.pos();
     let key_len = c.u64("key length").map_err(|e| e.map_err(|e| e.about(Subject::KvNumber(index))))?;
-    let key = c
-        .take(key_len, "key")
-        .map_err(|e| e.map_err(|e| e.about(Subject::KvNumber(index))))?
-        .to_vec();
+    let key = c.take(key_len, "key").map_err(|e| e.map_err(|e| e.about(Subject::KvNumber(index))))?.to_vec();
     let about = |e: Error| e.about(Subject::Key(key.clone()));
     if key.is_empty() {
         return Err(Error::new(ErrorKind::EmptyKey).at(file_offset).about(Subject::KvNumber(index)).into());
     }
     let type_at = c.pos();
     let id = c.u32("value type").map_err(|e| e.map_err(about))?;
-    let ty = ValueType::from_id(id)
-        .ok_or_else(|| about(Error::new(ErrorKind::UnknownValueType(id)).at(type_at)))?;
+    let ty = ValueType::from_id(id).ok_or_else(|| about(Error::new(ErrorKind::UnknownValueType(id)).at(type_at)))?;
     let value = Value::read(c, ty).map_err(|e| e.map_err(about))?;
-    Ok(Kv {
-        key,
-        value,
-        file_offset,
-    })
+    Ok(Kv { key, value, file_offset })
 }
 
 fn read_tensor_info(c: &mut Cursor<'_>, index: u64) -> Result<TensorInfo, Step> {
@@ -282,18 +258,11 @@ fn read_tensor_info(c: &mut Cursor<'_>, index: u64) -> Result<TensorInfo, Step> 
     }
     let type_at = c.pos();
     let type_id = c.u32("ggml type").map_err(|e| e.map_err(about))?;
-    let ggml_type = GgmlType::from_id(type_id)
-        .ok_or_else(|| about(Error::new(ErrorKind::UnknownGgmlType(type_id)).at(type_at)))?;
+    let ggml_type =
+        GgmlType::from_id(type_id).ok_or_else(|| about(Error::new(ErrorKind::UnknownGgmlType(type_id)).at(type_at)))?;
     let stored_offset = c.u64("tensor offset").map_err(|e| e.map_err(about))?;
     let nbytes = tensor_nbytes(&stored_dims, ggml_type).map_err(|k| about(Error::new(k).at(dims_at)))?;
-    Ok(TensorInfo {
-        name,
-        stored_dims,
-        ggml_type,
-        stored_offset,
-        nbytes,
-        file_offset,
-    })
+    Ok(TensorInfo { name, stored_dims, ggml_type, stored_offset, nbytes, file_offset })
 }
 
 /// nbytes = (dim_0 / block_size) * type_size * dim_1 * dim_2 * dim_3, with
@@ -304,11 +273,7 @@ pub fn tensor_nbytes(dims: &[u64], t: &GgmlType) -> std::result::Result<u64, Err
     dims.iter().try_fold(1u64, |acc, &d| mul(acc, d, "element count"))?;
     let dim0 = dims.first().copied().unwrap_or(1);
     if dim0 % t.block_size != 0 {
-        return Err(ErrorKind::NotBlockMultiple {
-            dim: dim0,
-            block_size: t.block_size,
-            type_name: t.name,
-        });
+        return Err(ErrorKind::NotBlockMultiple { dim: dim0, block_size: t.block_size, type_name: t.name });
     }
     let first = mul(dim0 / t.block_size, t.type_size, "nbytes")?;
     dims.iter().skip(1).try_fold(first, |acc, &d| mul(acc, d, "nbytes"))
@@ -319,10 +284,7 @@ fn tensor_error(t: &TensorInfo, kind: ErrorKind) -> Error {
 }
 
 /// Rejects the second occurrence of any name, in file order.
-fn check_unique<'a>(
-    names: impl Iterator<Item = (&'a [u8], u64)>,
-    error: impl Fn(&[u8]) -> Error,
-) -> Result<()> {
+fn check_unique<'a>(names: impl Iterator<Item = (&'a [u8], u64)>, error: impl Fn(&[u8]) -> Error) -> Result<()> {
     let mut seen = HashSet::new();
     for (name, at) in names {
         if !seen.insert(name) {

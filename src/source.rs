@@ -83,12 +83,7 @@ impl Source {
             };
             return Err(located(ErrorKind::NotRegularFile(what).into()));
         }
-        Ok(Source {
-            path: path.to_path_buf(),
-            file,
-            identity: Identity::of(&meta),
-            mode,
-        })
+        Ok(Source { path: path.to_path_buf(), file, identity: Identity::of(&meta), mode })
     }
 
     /// The path the file was opened by.
@@ -109,7 +104,7 @@ impl Source {
     /// Parses the file's metadata (header, KVs, tensor infos).
     pub fn parse(&self) -> Result<GgufFile> {
         let r = match self.mode {
-            ReadMode::Mmap if self.len() > 0 => self.parse_mapped(),
+            ReadMode::Mmap if !self.is_empty() => self.parse_mapped(),
             _ => self.parse_read(),
         };
         r.map_err(|e| e.in_file(&self.path))

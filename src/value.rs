@@ -273,11 +273,7 @@ impl Value {
                 let len = c.u64("string length")?;
                 let file_offset = c.pos();
                 let bytes = c.take(len, "string")?;
-                Value::String(StringValue {
-                    len,
-                    sha256: Sha256::digest(bytes).into(),
-                    file_offset,
-                })
+                Value::String(StringValue { len, sha256: Sha256::digest(bytes).into(), file_offset })
             }
             ValueType::Array => Value::Array(read_array(c)?),
         })
@@ -302,13 +298,7 @@ fn read_array(c: &mut Cursor<'_>) -> Result<ArrayValue, Step> {
             sink.flush();
         }
     }
-    Ok(ArrayValue {
-        elem_type,
-        count,
-        sha256: hasher.finalize().into(),
-        file_offset,
-        file_len: c.pos() - file_offset,
-    })
+    Ok(ArrayValue { elem_type, count, sha256: hasher.finalize().into(), file_offset, file_len: c.pos() - file_offset })
 }
 
 /// Collects canonical bytes for a big-endian array in a small buffer, so the
@@ -321,11 +311,7 @@ struct Reencoder<'h> {
 
 impl<'h> Reencoder<'h> {
     fn new(hasher: &'h mut Sha256) -> Self {
-        Reencoder {
-            hasher,
-            buf: [0; 4096],
-            len: 0,
-        }
+        Reencoder { hasher, buf: [0; 4096], len: 0 }
     }
 
     fn push(&mut self, bytes: &[u8]) {
@@ -395,9 +381,7 @@ fn walk_elements(
         ValueType::Array => {
             for _ in 0..count {
                 if depth >= MAX_ARRAY_DEPTH {
-                    let e = Error::new(ErrorKind::NestingTooDeep {
-                        max: MAX_ARRAY_DEPTH,
-                    });
+                    let e = Error::new(ErrorKind::NestingTooDeep { max: MAX_ARRAY_DEPTH });
                     return Err(e.at(c.pos()).into());
                 }
                 let inner_type = ValueType::read(c, "array element type")?;
@@ -436,15 +420,9 @@ mod tests {
     #[test]
     fn nested_array_payload_is_its_wire_bytes() {
         // ARRAY of 2 ARRAYs of UINT8: [1, 2] and [3] (the example from vector b).
-        let payload: Vec<u8> = [
-            &0u32.to_le_bytes()[..],
-            &2u64.to_le_bytes(),
-            &[1, 2],
-            &0u32.to_le_bytes(),
-            &1u64.to_le_bytes(),
-            &[3],
-        ]
-        .concat();
+        let payload: Vec<u8> =
+            [&0u32.to_le_bytes()[..], &2u64.to_le_bytes(), &[1, 2], &0u32.to_le_bytes(), &1u64.to_le_bytes(), &[3]]
+                .concat();
         let mut le = [&9u32.to_le_bytes()[..], &2u64.to_le_bytes()].concat();
         le.extend_from_slice(&payload);
         let Ok(Value::Array(a)) = read_one(&le, ByteOrder::Little, ValueType::Array) else {

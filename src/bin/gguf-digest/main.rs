@@ -1,11 +1,13 @@
 //! The `gguf-digest` command: parses flags, calls the library, prints.
 
+mod inspect_diff;
+
 use std::io::{self, IsTerminal, Read, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use gguf_digest::check::{self, CheckOptions};
 use gguf_digest::output::{document_json, error_json, model_json, sums_line};
 use gguf_digest::{BatchOptions, OpenOptions, ReadMode, digest_paths};
@@ -33,8 +35,18 @@ Exit status:
 /// their SHA-256. Tensor and KV order, padding, byte order, GGUF v2/v3 and the
 /// split into shards do not change it; any metadata value or weight byte does.
 #[derive(Parser, Debug)]
-#[command(name = "gguf-digest", version, about, long_about, after_help = EXAMPLES)]
+#[command(
+    name = "gguf-digest",
+    version,
+    about,
+    long_about,
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true
+)]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+
     /// GGUF files (for a split model, its first shard); with --check, label
     /// lists to verify ('-' or none: standard input).
     #[arg(value_name = "FILE")]
@@ -85,10 +97,18 @@ struct Args {
     threads: Option<NonZeroUsize>,
 }
 
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Show what is in a model: header, type summary, KVs, tensors, warnings.
+    Inspect(inspect_diff::InspectArgs),
+    /// Compare two models leaf by leaf (exit 0 if their labels are equal, 1 if not).
+    Diff(inspect_diff::DiffArgs),
+}
+
 /// Exit statuses (also in --help and README.md).
-const EXIT_OK: u8 = 0;
-const EXIT_MISMATCH: u8 = 1;
-const EXIT_ERROR: u8 = 2;
+pub(crate) const EXIT_OK: u8 = 0;
+pub(crate) const EXIT_MISMATCH: u8 = 1;
+pub(crate) const EXIT_ERROR: u8 = 2;
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -116,6 +136,11 @@ fn run(args: &Args) -> io::Result<u8> {
         },
         progress: None,
     };
+    match &args.command {
+        Some(Command::Inspect(a)) => return inspect_diff::run_inspect(a, &opts, &pool),
+        Some(Command::Diff(a)) => return inspect_diff::run_diff(a, &opts, &pool),
+        None => {}
+    }
     if args.check {
         return run_check(args, &opts, &pool);
     }
@@ -193,11 +218,7 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
         strict: args.strict,
         warn: args.warn,
     };
-    let lists = if args.files.is_empty() {
-        vec![PathBuf::from("-")]
-    } else {
-        args.files.clone()
-    };
+    let lists = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
     let stdout = io::stdout();
     let stderr = io::stderr();
     let mut code = EXIT_OK;
@@ -222,14 +243,7 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
         let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
             digest_paths(paths, opts, pool, |i, r| emit(i, r.map(|(_, d)| d.label())));
         };
-        let summary = check::verify(
-            &lines,
-            &name,
-            &check_opts,
-            label,
-            &mut stdout.lock(),
-            &mut stderr.lock(),
-        )?;
+        let summary = check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
         if !summary.passed(&check_opts) && code == EXIT_OK {
             code = EXIT_MISMATCH;
         }
