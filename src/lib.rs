@@ -27,9 +27,11 @@
 mod batch;
 mod bytes;
 pub mod check;
+pub mod diff;
 mod error;
 mod ggml_type;
 mod hash;
+pub mod inspect;
 mod model;
 pub mod output;
 mod parse;
@@ -51,4 +53,4 @@ pub use parse::{
 pub use shards::ShardName;
 pub use skeleton::skeleton_bytes;
 pub use source::{ReadMode, Source};
-pub use value::{ArrayValue, MAX_ARRAY_DEPTH, Sha256Digest, StringValue, Value, ValueType};
+pub use value::{ArrayValue, MAX_ARRAY_DEPTH, Sha256Digest, StringValue, Value, ValueType, canonical_payload};

@@ -289,7 +289,7 @@ fn read_array(c: &mut Cursor<'_>) -> Result<ArrayValue, Step> {
     match c.order() {
         ByteOrder::Little => {
             // The stored payload is already canonical: validate, then hash it in place.
-            walk_elements(c, elem_type, count, 1, None)?;
+            walk_elements(c, elem_type, count, 1, None::<&mut Reencoder<Sha256>>)?;
             hasher.update(c.slice(file_offset, c.pos()));
         }
         ByteOrder::Big => {
@@ -301,17 +301,34 @@ fn read_array(c: &mut Cursor<'_>) -> Result<ArrayValue, Step> {
     Ok(ArrayValue { elem_type, count, sha256: hasher.finalize().into(), file_offset, file_len: c.pos() - file_offset })
 }
 
+/// Where canonical array bytes go: a hasher, or a buffer.
+trait Sink {
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Sha256 {
+    fn put(&mut self, bytes: &[u8]) {
+        self.update(bytes);
+    }
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
 /// Collects canonical bytes for a big-endian array in a small buffer, so the
-/// hasher sees large updates instead of one per element.
-struct Reencoder<'h> {
-    hasher: &'h mut Sha256,
+/// sink sees large writes instead of one per element.
+struct Reencoder<'h, S: Sink> {
+    sink: &'h mut S,
     buf: [u8; 4096],
     len: usize,
 }
 
-impl<'h> Reencoder<'h> {
-    fn new(hasher: &'h mut Sha256) -> Self {
-        Reencoder { hasher, buf: [0; 4096], len: 0 }
+impl<'h, S: Sink> Reencoder<'h, S> {
+    fn new(sink: &'h mut S) -> Self {
+        Reencoder { sink, buf: [0; 4096], len: 0 }
     }
 
     fn push(&mut self, bytes: &[u8]) {
@@ -323,8 +340,8 @@ impl<'h> Reencoder<'h> {
                 dst.copy_from_slice(bytes);
                 self.len += bytes.len();
             }
-            // Larger than the whole buffer (a long string): hash it directly.
-            None => self.hasher.update(bytes),
+            // Larger than the whole buffer (a long string): pass it on directly.
+            None => self.sink.put(bytes),
         }
     }
 
@@ -341,8 +358,30 @@ impl<'h> Reencoder<'h> {
     }
 
     fn flush(&mut self) {
-        self.hasher.update(self.buf.get(..self.len).unwrap_or(&[]));
+        self.sink.put(self.buf.get(..self.len).unwrap_or(&[]));
         self.len = 0;
+    }
+}
+
+/// The canonical little-endian payload (spec §2) of an array whose stored
+/// payload bytes (everything after its count, as read from the file at
+/// [`ArrayValue::file_offset`], [`ArrayValue::file_len`] bytes) are `stored`.
+///
+/// For a little-endian file this is `stored` itself; for a big-endian one
+/// every number is re-encoded. Used to show or compare array elements; the
+/// label never needs it (digests are streamed while parsing).
+pub fn canonical_payload(stored: &[u8], order: ByteOrder, elem_type: ValueType, count: u64) -> crate::Result<Vec<u8>> {
+    let mut c = Cursor::new(stored, stored.len() as u64, order);
+    let mut out = Vec::new();
+    let mut sink = Reencoder::new(&mut out);
+    let walked = walk_elements(&mut c, elem_type, count, 1, Some(&mut sink));
+    sink.flush();
+    match walked {
+        Ok(()) => Ok(out),
+        Err(Step::Fail(e)) => Err(e),
+        Err(Step::NeedMore(at)) => {
+            Err(Error::new(ErrorKind::Truncated { what: "array payload", needed: at, available: stored.len() as u64 }))
+        }
     }
 }
 
@@ -353,7 +392,7 @@ fn walk_elements(
     elem_type: ValueType,
     count: u64,
     depth: u32,
-    mut sink: Option<&mut Reencoder<'_>>,
+    mut sink: Option<&mut Reencoder<'_, impl Sink>>,
 ) -> Result<(), Step> {
     c.check_count(count, elem_type.min_size(), "array count")?;
     match elem_type {

@@ -1,0 +1,1 @@
+//! Comparing two models leaf by leaf (`gguf-digest diff`).
