@@ -21,7 +21,7 @@
 //! [`GgufFile`]) → [`Model`] (one file or joined shards, sorted) →
 //! [`Digest`] (tensor data hashed, skeleton built, label).
 
-#![forbid(unsafe_op_in_unsafe_fn)]
+#![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
 mod batch;
@@ -32,6 +32,7 @@ mod error;
 mod ggml_type;
 mod hash;
 pub mod inspect;
+mod map_guard;
 mod model;
 pub mod output;
 mod parse;

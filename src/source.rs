@@ -12,6 +12,7 @@ use memmap2::Mmap;
 
 use crate::bytes::Step;
 use crate::error::{Error, ErrorKind, Result};
+use crate::map_guard::Guard;
 use crate::parse::{GgufFile, parse_prefix};
 
 /// How the metadata of a file is read.
@@ -111,21 +112,30 @@ impl Source {
     }
 
     fn parse_mapped(&self) -> Result<GgufFile> {
-        // SAFETY: the map is read-only and private to this call, and nothing
-        // in this process writes the file. Another process may still change
-        // it: changed bytes give a parse error or a label of the changed
-        // content, and a change of size or time is caught by `check_unchanged`
-        // after hashing. A truncation while parsing would turn the read of a
-        // vanished page into SIGBUS; the map lives only for the parse (not
-        // for tensor hashing, which reads with `pread` and sees a short read
-        // instead), which keeps that window to the metadata's parse time.
-        // `--no-mmap` (ReadMode::Pread) closes it entirely. See
+        // SAFETY: the map is read-only, private to this call, and nothing in
+        // this process writes the file. Another process may still change it:
+        // changed bytes give a parse error or the metadata of the changed
+        // content, and any change of size or time is caught by
+        // `check_unchanged` after hashing. A truncation makes reads of the
+        // vanished pages fault with SIGBUS; the guard turns those faults into
+        // zero pages and a flag, checked below, so the process never dies of
+        // it. The map lives only for this parse: tensor data is read with
+        // `pread`, where a truncation is a short read. See
         // docs/adr/0001-parser-over-a-map.md.
         let map = unsafe { Mmap::map(&self.file) }?;
+        let Some(guard) = Guard::new(map.as_ptr(), map.len()) else {
+            // No guard to be had (every slot busy, or no signal handler):
+            // reading is always safe.
+            return self.parse_read();
+        };
         // The length may have changed between stat and map; parse only what
         // both agree on, so that no read reaches past the mapped length.
         let len = (map.len() as u64).min(self.len());
-        match parse_prefix(&map, len) {
+        let parsed = parse_prefix(&map, len);
+        if guard.was_hit() {
+            return Err(changed("it was truncated while its metadata was read"));
+        }
+        match parsed {
             Ok(f) => Ok(f),
             Err(Step::Fail(e)) => Err(e),
             Err(Step::NeedMore(_)) => Err(changed("shorter than when opened")),
