@@ -4,13 +4,17 @@ mod inspect_diff;
 
 use std::io::{self, IsTerminal, Read, Write};
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use gguf_digest::check::{self, CheckOptions};
 use gguf_digest::output::{document_json, error_json, model_json, sums_line};
-use gguf_digest::{BatchOptions, OpenOptions, ReadMode, digest_paths};
+use gguf_digest::{BatchOptions, OpenOptions, ReadMode, ShardName, digest_paths};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -129,7 +133,7 @@ fn run(args: &Args) -> io::Result<u8> {
         .thread_name(|i| format!("gguf-digest-{i}"))
         .build()
         .map_err(io::Error::other)?;
-    let opts = BatchOptions {
+    let mut opts = BatchOptions {
         open: OpenOptions {
             join_shards: !args.no_join,
             read_mode: if args.no_mmap { ReadMode::Pread } else { ReadMode::Mmap },
@@ -151,12 +155,13 @@ fn run(args: &Args) -> io::Result<u8> {
     if args.skeleton {
         return run_skeleton(args, &opts, &pool);
     }
+    let progress = Progress::start(args, &args.files, &mut opts);
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut failed = false;
     let mut json_files = Vec::new();
     let mut io_result = Ok(());
-    digest_paths(&args.files, &opts, &pool, |i, r| {
+    let mut report = |i: usize, r: gguf_digest::Result<_>| {
         let Some(path) = args.files.get(i) else { return };
         match r {
             Ok((model, digest)) if args.json => json_files.push(model_json(path, &model, &digest)),
@@ -173,7 +178,15 @@ fn run(args: &Args) -> io::Result<u8> {
                 }
             }
         }
+    };
+    digest_paths(&args.files, &opts, &pool, |i, r| match &progress {
+        // Lines and the bar share the terminal: hide the bar while printing.
+        Some(p) => p.suspend(|| report(i, r)),
+        None => report(i, r),
     });
+    if let Some(p) = progress {
+        p.finish();
+    }
     io_result?;
     if args.json {
         serde_json::to_writer_pretty(&mut out, &document_json(json_files))?;
@@ -241,7 +254,18 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
         };
         let lines = check::parse_list(&bytes);
         let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
-            digest_paths(paths, opts, pool, |i, r| emit(i, r.map(|(_, d)| d.label())));
+            let mut opts = opts.clone();
+            let progress = Progress::start(args, paths, &mut opts);
+            digest_paths(paths, &opts, pool, |i, r| {
+                if let Some(p) = &progress {
+                    p.suspend(|| emit(i, r.map(|(_, d)| d.label())));
+                } else {
+                    emit(i, r.map(|(_, d)| d.label()));
+                }
+            });
+            if let Some(p) = progress {
+                p.finish();
+            }
         };
         let summary = check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
         if !summary.passed(&check_opts) && code == EXIT_OK {
@@ -250,4 +274,108 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
     }
     stdout.lock().flush()?;
     Ok(code)
+}
+
+/// Work below this size finishes before a bar would be worth drawing.
+const PROGRESS_MIN_BYTES: u64 = 1 << 30;
+
+/// True when a progress bar helps: a person watches stderr, nothing on the
+/// terminal must stay clean (quiet, status, JSON, skeleton), and the work is
+/// long enough.
+fn wants_progress(args: &Args, stderr_is_terminal: bool, total_bytes: u64) -> bool {
+    stderr_is_terminal
+        && !(args.quiet || args.status || args.json || args.skeleton)
+        && total_bytes >= PROGRESS_MIN_BYTES
+}
+
+/// Bytes on disk of these models, shard siblings included (the bar's length).
+fn total_size(paths: &[PathBuf]) -> u64 {
+    let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    let mut total = 0u64;
+    for p in paths {
+        total = total.saturating_add(size(p));
+        if let Some(name) = ShardName::parse(p).filter(|n| n.no == 1) {
+            for no in 2..=name.count {
+                total = total.saturating_add(size(&name.sibling(no)));
+            }
+        }
+    }
+    total
+}
+
+/// A progress bar on stderr fed from the batch's byte counter.
+struct Progress {
+    bar: indicatif::ProgressBar,
+    stop: Arc<AtomicBool>,
+    ticker: JoinHandle<()>,
+}
+
+impl Progress {
+    /// Starts a bar for `paths` if one is wanted, wiring its counter into `opts`.
+    fn start(args: &Args, paths: &[PathBuf], opts: &mut BatchOptions) -> Option<Progress> {
+        let is_terminal = io::stderr().is_terminal();
+        if !is_terminal || args.quiet || args.status || args.json || args.skeleton {
+            return None; // Decided without touching the files.
+        }
+        let total = total_size(paths);
+        if !wants_progress(args, is_terminal, total) {
+            return None;
+        }
+        let counter = Arc::new(AtomicU64::new(0));
+        opts.progress = Some(Arc::clone(&counter));
+        let bar = indicatif::ProgressBar::new(total);
+        let style = indicatif::ProgressStyle::with_template(
+            "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
+        );
+        if let Ok(style) = style {
+            bar.set_style(style);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let ticker = {
+            let (bar, stop) = (bar.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    bar.set_position(counter.load(Ordering::Relaxed));
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+        };
+        Some(Progress { bar, stop, ticker })
+    }
+
+    /// Runs `f` (which prints) with the bar hidden, so lines don't interleave.
+    fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.bar.suspend(f)
+    }
+
+    fn finish(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // The ticker only sleeps and sets a position; it cannot panic.
+        let _ = self.ticker.join();
+        self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(extra: &[&str]) -> Args {
+        let mut v = vec!["gguf-digest"];
+        v.extend_from_slice(extra);
+        Args::parse_from(v)
+    }
+
+    #[test]
+    fn progress_only_for_long_work_on_a_terminal() {
+        let big = PROGRESS_MIN_BYTES;
+        assert!(wants_progress(&args(&["m.gguf"]), true, big));
+        assert!(!wants_progress(&args(&["m.gguf"]), true, big - 1));
+        assert!(!wants_progress(&args(&["m.gguf"]), false, big));
+        assert!(!wants_progress(&args(&["--json", "m.gguf"]), true, big));
+        assert!(!wants_progress(&args(&["--skeleton", "m.gguf"]), true, big));
+        assert!(!wants_progress(&args(&["-c", "--quiet", "s"]), true, big));
+        assert!(!wants_progress(&args(&["-c", "--status", "s"]), true, big));
+        assert!(wants_progress(&args(&["-c", "s"]), true, big));
+    }
 }
