@@ -7,6 +7,8 @@
 //! caller that holds only a prefix of the file (the `--no-mmap` path) read
 //! further and try again.
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 use crate::error::{Error, ErrorKind};
 
 /// The byte order of a GGUF file's header, KV and tensor-info numbers.
@@ -107,7 +109,7 @@ impl<'a> Cursor<'a> {
             return Err(Error::new(ErrorKind::Truncated { what, needed: n, available }).at(self.pos()).into());
         }
         // n <= remaining <= file_len - pos, so pos + n cannot overflow u64.
-        let end = self.pos() + n;
+        let end = self.pos().saturating_add(n);
         let Ok(end_usize) = usize::try_from(end) else {
             return Err(Step::NeedMore(end));
         };

@@ -6,6 +6,8 @@
 //! error) instead of SIGBUS. Big-endian data is converted to little-endian
 //! in that buffer, whole blocks at a time, before it is hashed.
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 use sha2::{Digest as _, Sha256};
 
 use crate::bytes::ByteOrder;
@@ -27,20 +29,20 @@ pub fn hash_tensor(source: &Source, file: &GgufFile, t: &TensorInfo, progress: &
     let located = |e: Error| e.about(Subject::Tensor(t.name.clone()));
     // Whole blocks per chunk, so big-endian conversion never splits a block.
     let block = t.ggml_type.type_size.max(1);
-    let chunk = (CHUNK / block).max(1) * block;
+    let chunk = CHUNK.checked_div(block).unwrap_or(1).max(1).saturating_mul(block);
     let mut buf = vec![0u8; usize::try_from(chunk.min(t.nbytes)).unwrap_or(0)];
     let mut hasher = Sha256::new();
     let start = file.data_position(t);
     let mut done = 0u64;
     while done < t.nbytes {
-        let n = chunk.min(t.nbytes - done);
+        let n = chunk.min(t.nbytes.saturating_sub(done));
         let part = buf.get_mut(..usize::try_from(n).unwrap_or(0)).unwrap_or(&mut []);
         source.read_exact_at(part, start.saturating_add(done)).map_err(located)?;
         if file.byte_order == ByteOrder::Big {
             t.ggml_type.big_to_little(part);
         }
         hasher.update(&*part);
-        done += n;
+        done = done.saturating_add(n);
         progress(n);
     }
     Ok(hasher.finalize().into())

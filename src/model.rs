@@ -2,6 +2,8 @@
 //! (spec §5). `split.` keys are dropped here, KVs and tensors are sorted,
 //! and tensor offsets are recomputed.
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -189,8 +191,10 @@ impl Model {
     /// Hashes one tensor's data (spec §2, `H(tensor data bytes)`);
     /// `progress` is told of every chunk's bytes as they are hashed.
     pub fn hash_tensor(&self, t: &ModelTensor, progress: &dyn Fn(u64)) -> Result<Sha256Digest> {
-        // `t.shard` was set by `join` from this model's own shard list.
-        let shard = &self.shards[t.shard];
+        let Some(shard) = self.shards.get(t.shard) else {
+            let e = std::io::Error::other("the tensor names no shard of this model");
+            return Err(Error::new(ErrorKind::Io(e)).about(Subject::Tensor(t.info.name.clone())));
+        };
         hash_tensor(&shard.source, &shard.file, &t.info, progress)
     }
 
@@ -288,7 +292,7 @@ fn open_shard_set(first: Shard, mode: ReadMode) -> Result<Vec<Shard>> {
 
 fn check_split_no(shard: &Shard, path: &Path, name_no: u64) -> Result<()> {
     let found = shard.file.split_value(b"split.no");
-    let expected = i128::from(name_no) - 1;
+    let expected = i128::from(name_no).saturating_sub(1);
     if found == Some(expected) { Ok(()) } else { Err(mismatch(shard, "split.no", found, expected).in_file(path)) }
 }
 

@@ -5,6 +5,8 @@
 //! counts are checked against the bytes left in the file first, and lists
 //! grow one parsed entry at a time.
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 use std::collections::HashSet;
 
 use crate::bytes::{ByteOrder, Cursor, Step};
@@ -57,7 +59,7 @@ impl Shape {
         for (d, s) in dims.iter_mut().zip(stored) {
             *d = *s;
         }
-        let n = dims.iter().rposition(|&d| d != 1).map_or(1, |i| i + 1);
+        let n = dims.iter().rposition(|&d| d != 1).map_or(1, |i| i.saturating_add(1));
         Shape { dims, n }
     }
 
@@ -132,8 +134,10 @@ impl GgufFile {
 
 /// `x` rounded up to a multiple of the power of two `a`, or `None` on overflow.
 pub fn align_up(x: u64, a: u64) -> Option<u64> {
-    let rem = x % a.max(1);
-    if rem == 0 { Some(x) } else { x.checked_add(a - rem) }
+    match x.checked_rem(a)? {
+        0 => Some(x),
+        rem => x.checked_add(a.checked_sub(rem)?),
+    }
 }
 
 /// Parses a complete file.
@@ -272,10 +276,11 @@ pub fn tensor_nbytes(dims: &[u64], t: &GgmlType) -> std::result::Result<u64, Err
     let mul = |acc: u64, d: u64, what| acc.checked_mul(d).filter(|&p| p <= limit).ok_or(ErrorKind::SizeOverflow(what));
     dims.iter().try_fold(1u64, |acc, &d| mul(acc, d, "element count"))?;
     let dim0 = dims.first().copied().unwrap_or(1);
-    if dim0 % t.block_size != 0 {
-        return Err(ErrorKind::NotBlockMultiple { dim: dim0, block_size: t.block_size, type_name: t.name });
-    }
-    let first = mul(dim0 / t.block_size, t.type_size, "nbytes")?;
+    let blocks = match (dim0.checked_rem(t.block_size), dim0.checked_div(t.block_size)) {
+        (Some(0), Some(blocks)) => blocks,
+        _ => return Err(ErrorKind::NotBlockMultiple { dim: dim0, block_size: t.block_size, type_name: t.name }),
+    };
+    let first = mul(blocks, t.type_size, "nbytes")?;
     dims.iter().skip(1).try_fold(first, |acc, &d| mul(acc, d, "nbytes"))
 }
 

@@ -1,6 +1,8 @@
 //! Shard file names: `<prefix>-NNNNN-of-MMMMM.gguf` (spec §5). Only names
 //! here; opening and checking the files is the model's job.
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 use std::path::{Path, PathBuf};
 
 /// The shard number and count a file name says, with the prefix to build
@@ -18,11 +20,7 @@ pub struct ShardName {
 }
 
 fn five_digits(s: &[u8]) -> Option<u64> {
-    if s.len() == 5 && s.iter().all(u8::is_ascii_digit) {
-        Some(s.iter().fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0')))
-    } else {
-        None
-    }
+    if s.len() == 5 && s.iter().all(u8::is_ascii_digit) { std::str::from_utf8(s).ok()?.parse().ok() } else { None }
 }
 
 impl ShardName {

@@ -2,6 +2,8 @@
 //! metadata, and reads of its tensor data. The crate's only `unsafe` (the
 //! memory map) lives here.
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
@@ -163,13 +165,11 @@ impl Source {
 
     /// Extends `buf` with file bytes until it holds the first `want` bytes.
     fn fill_to(&self, buf: &mut Vec<u8>, want: u64) -> Result<()> {
-        let have = buf.len() as u64;
-        let extra = usize::try_from(want.saturating_sub(have))
-            .map_err(|_| Error::new(ErrorKind::Io(io::Error::from(io::ErrorKind::OutOfMemory))))?;
-        let start = buf.len();
-        buf.resize(start + extra, 0);
-        let tail = buf.get_mut(start..).unwrap_or(&mut []);
-        self.read_exact_at(tail, have)
+        let have = buf.len();
+        let want = usize::try_from(want).map_err(|_| Error::new(ErrorKind::Io(io::ErrorKind::OutOfMemory.into())))?;
+        buf.resize(want.max(have), 0);
+        let tail = buf.get_mut(have..).unwrap_or(&mut []);
+        self.read_exact_at(tail, have as u64)
     }
 
     /// Reads exactly `buf.len()` bytes at file position `offset`; a file that

@@ -6,6 +6,8 @@
 //! little-endian file, or re-encoded element by element into the hasher
 //! (through a small stack buffer) for a big-endian one.
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 use sha2::{Digest, Sha256};
 
 use crate::bytes::{ByteOrder, Cursor, Step};
@@ -298,7 +300,13 @@ fn read_array(c: &mut Cursor<'_>) -> Result<ArrayValue, Step> {
             sink.flush();
         }
     }
-    Ok(ArrayValue { elem_type, count, sha256: hasher.finalize().into(), file_offset, file_len: c.pos() - file_offset })
+    Ok(ArrayValue {
+        elem_type,
+        count,
+        sha256: hasher.finalize().into(),
+        file_offset,
+        file_len: c.pos().saturating_sub(file_offset),
+    })
 }
 
 /// Where canonical array bytes go: a hasher, or a buffer.
@@ -332,13 +340,14 @@ impl<'h, S: Sink> Reencoder<'h, S> {
     }
 
     fn push(&mut self, bytes: &[u8]) {
-        if bytes.len() > self.buf.len() - self.len {
+        if bytes.len() > self.buf.len().saturating_sub(self.len) {
             self.flush();
         }
-        match self.buf.get_mut(self.len..self.len + bytes.len()) {
+        let end = self.len.saturating_add(bytes.len());
+        match self.buf.get_mut(self.len..end) {
             Some(dst) => {
                 dst.copy_from_slice(bytes);
-                self.len += bytes.len();
+                self.len = end;
             }
             // Larger than the whole buffer (a long string): pass it on directly.
             None => self.sink.put(bytes),
@@ -401,7 +410,7 @@ fn walk_elements(
             let bytes = c.take(count, "BOOL array")?;
             if let Some(i) = bytes.iter().position(|&b| b > 1) {
                 let b = bytes.get(i).copied().unwrap_or(0);
-                return Err(Error::new(ErrorKind::InvalidBool(b)).at(at + i as u64).into());
+                return Err(Error::new(ErrorKind::InvalidBool(b)).at(at.saturating_add(i as u64)).into());
             }
             if let Some(s) = sink {
                 s.push(bytes);
@@ -429,7 +438,7 @@ fn walk_elements(
                     s.push(&inner_type.id().to_le_bytes());
                     s.push(&inner_count.to_le_bytes());
                 }
-                walk_elements(c, inner_type, inner_count, depth + 1, sink.as_deref_mut())?;
+                walk_elements(c, inner_type, inner_count, depth.saturating_add(1), sink.as_deref_mut())?;
             }
         }
         fixed => {
