@@ -15,7 +15,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-use crate::output::check_name;
+use crate::output::{check_name, error_line};
 
 /// Hex digits in a label.
 pub const LABEL_HEX_LEN: usize = 64;
@@ -103,7 +103,11 @@ fn split_line(s: &[u8], bsd_reversed: &mut Option<bool>) -> Option<(String, Vec<
     } else {
         after
     };
-    let name = if escaped { unescape(name)? } else { name.to_vec() };
+    let name = match escaped {
+        true => unescape(name)?,
+        // coreutils reads the name as a C string: it ends at a NUL.
+        false => name.split(|&b| b == 0).next().unwrap_or(&[]).to_vec(),
+    };
     Some((String::from_utf8_lossy(hex).to_ascii_lowercase(), name))
 }
 
@@ -127,14 +131,15 @@ fn unescape(name: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The `--check` flags.
+/// The `--check` flags. As in coreutils, at most one of `quiet`, `status`
+/// and `warn` is in force: the command line keeps the last one given.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CheckOptions {
     /// Don't fail or report for files that do not exist.
     pub ignore_missing: bool,
     /// Don't print OK for each verified file.
     pub quiet: bool,
-    /// Print nothing; the exit code tells.
+    /// Print nothing but a list without any well-formed line; the exit code tells.
     pub status: bool,
     /// Misformatted lines make the check fail.
     pub strict: bool,
@@ -175,7 +180,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// Verifies one check list: `label` is called with every listed path in
 /// order and answers with `(path, result)` pairs in the same order; the
 /// report goes to `out` and `err` as sha256sum writes it. `list_name` is
-/// the list's name in messages (`standard input` for `-`).
+/// the list's name as messages show it (quoted: see [`crate::output::quote_name`]).
 pub fn verify(
     lines: &[Line],
     list_name: &str,
@@ -201,7 +206,7 @@ pub fn verify(
         while next_line < upto {
             if let Some(Line::Misformatted { line_no }) = lines.get(next_line) {
                 sum.misformatted += 1;
-                if opts.warn && !opts.status {
+                if opts.warn {
                     writeln!(err, "gguf-digest: {list_name}: {line_no}: improperly formatted GGUF label line")?;
                 }
             }
@@ -223,15 +228,16 @@ pub fn verify(
     io_result?;
     warn_misformatted(lines.len(), &mut sum, err)?;
 
-    if sum.misformatted > 0 && !opts.status {
-        let what = plural(sum.misformatted, "line is", "lines are");
-        writeln!(err, "gguf-digest: WARNING: {what} improperly formatted")?;
-    }
+    // The order and the conditions of these lines are coreutils 9's.
     if sum.entries == 0 {
         writeln!(err, "gguf-digest: {list_name}: no properly formatted GGUF label lines found")?;
         return Ok(sum);
     }
     if !opts.status {
+        if sum.misformatted > 0 {
+            let what = plural(sum.misformatted, "line is", "lines are");
+            writeln!(err, "gguf-digest: WARNING: {what} improperly formatted")?;
+        }
         if sum.unreadable > 0 {
             let what = plural(sum.unreadable, "listed file", "listed files");
             writeln!(err, "gguf-digest: WARNING: {what} could not be read")?;
@@ -240,9 +246,9 @@ pub fn verify(
             let what = plural(sum.mismatched, "computed label", "computed labels");
             writeln!(err, "gguf-digest: WARNING: {what} did NOT match")?;
         }
-    }
-    if opts.ignore_missing && sum.matched == 0 && sum.mismatched == 0 && sum.unreadable == 0 {
-        writeln!(err, "gguf-digest: {list_name}: no file was verified")?;
+        if opts.ignore_missing && sum.matched == 0 {
+            writeln!(err, "gguf-digest: {list_name}: no file was verified")?;
+        }
     }
     Ok(sum)
 }
@@ -261,7 +267,7 @@ fn report(
         Err(e) => {
             sum.unreadable += 1;
             if !opts.status {
-                writeln!(err, "gguf-digest: {}", without_os_code(&e))?;
+                writeln!(err, "gguf-digest: {}", error_line(&e))?;
             }
             b"FAILED open or read"
         }
@@ -286,13 +292,9 @@ fn report(
     Ok(())
 }
 
-/// An error's message without Rust's ` (os error N)` suffix, as coreutils words it.
+/// An error as printed after `gguf-digest: ` (same as [`error_line`]).
 pub fn without_os_code(e: &Error) -> String {
-    let s = e.to_string();
-    match s.rfind(" (os error ") {
-        Some(i) if s.ends_with(')') => s.get(..i).unwrap_or(&s).to_string(),
-        _ => s,
-    }
+    error_line(e)
 }
 
 #[cfg(test)]

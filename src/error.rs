@@ -41,7 +41,7 @@ impl fmt::Display for Subject {
 #[non_exhaustive]
 pub enum ErrorKind {
     /// The operating system refused to open, stat or read the file.
-    #[error("{0}")]
+    #[error("{}", io_text(.0))]
     Io(#[from] std::io::Error),
     /// A directory, FIFO, device or socket was given instead of a file.
     #[error("not a regular file ({0})")]
@@ -278,6 +278,15 @@ impl Error {
     }
 }
 
+/// An I/O error worded as coreutils words it: without Rust's ` (os error N)`.
+fn io_text(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) if e.raw_os_error().is_some() => s.get(..i).unwrap_or(&s).to_string(),
+        _ => s,
+    }
+}
+
 impl From<ErrorKind> for Error {
     fn from(kind: ErrorKind) -> Self {
         Error::new(kind)
@@ -290,19 +299,35 @@ impl From<std::io::Error> for Error {
     }
 }
 
+impl Error {
+    /// The message without the file's name: where in the file, and what.
+    pub fn detail(&self) -> String {
+        struct Detail<'a>(&'a Inner);
+        impl fmt::Display for Detail<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write_detail(self.0, f)
+            }
+        }
+        Detail(&self.0).to_string()
+    }
+}
+
+fn write_detail(inner: &Inner, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match (&inner.offset, &inner.subject) {
+        (Some(o), Some(s)) => write!(f, "byte {o}, {s}: ")?,
+        (Some(o), None) => write!(f, "byte {o}: ")?,
+        (None, Some(s)) => write!(f, "{s}: ")?,
+        (None, None) => {}
+    }
+    write!(f, "{}", inner.kind)
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let inner = &self.0;
-        if let Some(path) = &inner.path {
+        if let Some(path) = &self.0.path {
             write!(f, "{}: ", path.display())?;
         }
-        match (&inner.offset, &inner.subject) {
-            (Some(o), Some(s)) => write!(f, "byte {o}, {s}: ")?,
-            (Some(o), None) => write!(f, "byte {o}: ")?,
-            (None, Some(s)) => write!(f, "{s}: ")?,
-            (None, None) => {}
-        }
-        write!(f, "{}", inner.kind)
+        write_detail(&self.0, f)
     }
 }
 

@@ -12,6 +12,8 @@
 //! The reading helpers here ([`show_value`], [`first_difference`]) are also
 //! what `gguf-digest diff` uses to show values and locate changed elements.
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::{self, Write as _};
 use std::os::unix::ffi::OsStrExt;
@@ -20,6 +22,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value as Json, json};
 use sha2::{Digest as _, Sha256};
 
+use crate::batch::{BatchOptions, digest_paths};
 use crate::bytes::{ByteOrder, escape_bytes};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ggml_type::GgmlType;
@@ -88,17 +91,6 @@ pub enum Shown {
 }
 
 impl Shown {
-    /// True when something of the value is not shown.
-    pub fn is_cut(&self) -> bool {
-        match self {
-            Shown::Str { prefix, len } => (prefix.len() as u64) < *len,
-            Shown::Array { count, elements, .. } => {
-                (elements.len() as u64) < *count || elements.iter().any(Shown::is_cut)
-            }
-            _ => false,
-        }
-    }
-
     /// The JSON form: numbers and bools as JSON values (non-finite floats as
     /// the strings `NaN`, `inf`, `-inf`); a string as a JSON string when it is
     /// whole and valid UTF-8, else as `{text, len, hex?}`; an array as
@@ -206,8 +198,7 @@ pub fn show_value(shard: &Shard, value: &Value, width: usize, items: usize) -> R
     })
 }
 
-/// A string's or array's bytes as a short text for messages: `Shown` text
-/// of the value with few elements.
+/// A stream over an array's stored payload.
 fn array_stream<'a>(shard: &'a Shard, a: &ArrayValue) -> Stream<'a> {
     let end = a.file_offset.saturating_add(a.file_len);
     Stream::new(&shard.source, shard.file.byte_order, a.file_offset, end)
@@ -215,6 +206,11 @@ fn array_stream<'a>(shard: &'a Shard, a: &ArrayValue) -> Stream<'a> {
 
 /// Bytes read from a file per `pread` while walking strings and arrays.
 const STREAM_BUF: usize = 64 * 1024;
+
+/// How many fixed-size elements of `size` bytes one read takes.
+fn elements_per_read(size: u64) -> u64 {
+    (STREAM_BUF as u64).checked_div(size).unwrap_or(1).max(1)
+}
 
 /// Reads one byte range of a file front to back through a small buffer.
 ///
@@ -292,8 +288,7 @@ impl<'a> Stream<'a> {
 
     fn u32(&mut self, what: &str) -> Result<u32> {
         let order = self.order;
-        let mut a = [0u8; 4];
-        a.copy_from_slice(self.take(4, what)?);
+        let a: [u8; 4] = self.take(4, what)?.try_into().map_err(|_| self.changed(what))?;
         Ok(match order {
             ByteOrder::Little => u32::from_le_bytes(a),
             ByteOrder::Big => u32::from_be_bytes(a),
@@ -302,8 +297,7 @@ impl<'a> Stream<'a> {
 
     fn u64(&mut self, what: &str) -> Result<u64> {
         let order = self.order;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(self.take(8, what)?);
+        let a: [u8; 8] = self.take(8, what)?.try_into().map_err(|_| self.changed(what))?;
         Ok(match order {
             ByteOrder::Little => u64::from_le_bytes(a),
             ByteOrder::Big => u64::from_be_bytes(a),
@@ -321,7 +315,7 @@ impl<'a> Stream<'a> {
         while left > 0 {
             let k = left.min(STREAM_BUF as u64);
             f(self.take(k, "string")?);
-            left -= k;
+            left = left.saturating_sub(k);
         }
         Ok(())
     }
@@ -331,7 +325,7 @@ impl<'a> Stream<'a> {
     fn prefix(&mut self, len: u64, width: usize) -> Result<Vec<u8>> {
         let keep = len.min(width as u64);
         let mut out = self.take(keep, "string")?.to_vec();
-        self.skip(len - keep, "string")?;
+        self.skip(len.saturating_sub(keep), "string")?;
         if keep < len {
             let whole = complete_chars(&out);
             out.truncate(whole);
@@ -345,7 +339,11 @@ impl<'a> Stream<'a> {
         let n = count.checked_mul(size).ok_or_else(|| self.changed("array payload"))?;
         let order = self.order;
         let stored = self.take(n, "array payload")?;
-        canonical_payload(stored, order, ty, count)
+        match order {
+            // A little-endian payload is already canonical (spec §2).
+            ByteOrder::Little => Ok(stored.to_vec()),
+            ByteOrder::Big => canonical_payload(stored, order, ty, count),
+        }
     }
 }
 
@@ -354,7 +352,7 @@ impl<'a> Stream<'a> {
 fn complete_chars(b: &[u8]) -> usize {
     // A character is at most 4 bytes: look back at most 3 for its lead byte.
     for back in 1..=b.len().min(4) {
-        let i = b.len() - back;
+        let Some(i) = b.len().checked_sub(back) else { break };
         let Some(&lead) = b.get(i) else { break };
         if lead & 0xC0 == 0x80 {
             continue;
@@ -417,7 +415,7 @@ fn show_elements(
         }
     }
     if skip_rest {
-        skip_elements(s, ty, count - shown, depth)?;
+        skip_elements(s, ty, count.saturating_sub(shown), depth)?;
     }
     Ok(out)
 }
@@ -435,7 +433,7 @@ fn show_one(s: &mut Stream<'_>, ty: ValueType, depth: u32, budget: &mut usize, w
             }
             let inner = s.value_type()?;
             let count = s.u64("array count")?;
-            let elements = show_elements(s, inner, count, depth + 1, budget, width, true)?;
+            let elements = show_elements(s, inner, count, depth.saturating_add(1), budget, width, true)?;
             Ok(Shown::Array { elem_type: inner, count, elements })
         }
         fixed => {
@@ -463,7 +461,7 @@ fn skip_elements(s: &mut Stream<'_>, ty: ValueType, count: u64, depth: u32) -> R
                     }
                     let inner = s.value_type()?;
                     let n = s.u64("array count")?;
-                    skip_elements(s, inner, n, depth + 1)?;
+                    skip_elements(s, inner, n, depth.saturating_add(1))?;
                 }
             }
             Ok(())
@@ -489,17 +487,17 @@ fn hash_element(s: &mut Stream<'_>, ty: ValueType, depth: u32, h: &mut Sha256) -
             h.update(count.to_le_bytes());
             match inner.fixed_size() {
                 Some(size) => {
-                    let per_read = (STREAM_BUF as u64 / size).max(1);
+                    let per_read = elements_per_read(size);
                     let mut left = count;
                     while left > 0 {
                         let k = left.min(per_read);
                         h.update(s.fixed_le(inner, k)?);
-                        left -= k;
+                        left = left.saturating_sub(k);
                     }
                 }
                 None => {
                     for _ in 0..count {
-                        hash_element(s, inner, depth + 1, h)?;
+                        hash_element(s, inner, depth.saturating_add(1), h)?;
                     }
                 }
             }
@@ -545,17 +543,17 @@ pub fn first_difference(
     let mut index = None;
     match ty.fixed_size() {
         Some(size) => {
-            let per_read = (STREAM_BUF as u64 / size).max(1);
+            let per_read = elements_per_read(size);
             let mut done = 0u64;
             while done < common && index.is_none() {
-                let k = (common - done).min(per_read);
+                let k = common.saturating_sub(done).min(per_read);
                 let (la, lb) = (ra.fixed_le(ty, k)?, rb.fixed_le(ty, k)?);
                 if let Some(i) =
                     la.chunks_exact(size as usize).zip(lb.chunks_exact(size as usize)).position(|(x, y)| x != y)
                 {
-                    index = Some(done + i as u64);
+                    index = Some(done.saturating_add(i as u64));
                 }
-                done += k;
+                done = done.saturating_add(k);
             }
         }
         None => {
@@ -650,10 +648,10 @@ fn element_is_utf8(s: &mut Stream<'_>, ty: ValueType, depth: u32) -> Result<bool
             let mut ok = true;
             if matches!(inner, ValueType::String | ValueType::Array) {
                 for _ in 0..count {
-                    ok &= element_is_utf8(s, inner, depth + 1)?;
+                    ok &= element_is_utf8(s, inner, depth.saturating_add(1))?;
                 }
             } else {
-                skip_elements(s, inner, count, depth + 1)?;
+                skip_elements(s, inner, count, depth.saturating_add(1))?;
             }
             Ok(ok)
         }
@@ -816,7 +814,7 @@ impl WarningKind {
                 e(before)
             ),
             WarningKind::TrailingBytes { start, len } => {
-                format!("{len} bytes after the end of the tensor data, from file position {start}")
+                format!("{len} bytes after the tensor data and its padding, from file position {start}")
             }
             WarningKind::InvalidUtf8Key { key } => format!("key '{}' is not valid UTF-8", e(key)),
             WarningKind::InvalidUtf8Value { key, elements: None } => {
@@ -910,23 +908,20 @@ pub struct Warning {
 /// Whether a key is `namespace.property` with lower_snake_case segments
 /// (`[a-z0-9_]+`, at least two, dot-separated), as the GGUF spec asks.
 pub fn follows_key_convention(key: &[u8]) -> bool {
-    let mut segments = 0;
+    let mut segments = 0usize;
     for seg in key.split(|&b| b == b'.') {
         if seg.is_empty() || !seg.iter().all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_')) {
             return false;
         }
-        segments += 1;
+        segments = segments.saturating_add(1);
     }
     segments >= 2
 }
 
-/// The layout warnings of one file: byte order, tensor names and shapes,
-/// data order, alignment, gaps and trailing bytes.
-fn file_warnings(shard: usize, f: &GgufFile, out: &mut Vec<Warning>) {
+/// The tensor warnings of one file: names, shapes, data order, alignment,
+/// gaps and trailing bytes.
+fn tensor_warnings(shard: usize, f: &GgufFile, out: &mut Vec<Warning>) {
     let mut push = |kind| out.push(Warning { shard, kind });
-    if f.byte_order == ByteOrder::Big {
-        push(WarningKind::BigEndian);
-    }
     let mut previous: Option<&crate::parse::TensorInfo> = None;
     for t in &f.tensors {
         if std::str::from_utf8(&t.name).is_err() {
@@ -972,7 +967,7 @@ fn file_warnings(shard: usize, f: &GgufFile, out: &mut Vec<Warning>) {
                 after: after.map(<[u8]>::to_vec),
                 before: t.name.clone(),
                 start: f.data_start.saturating_add(expected),
-                len: t.stored_offset - expected,
+                len: t.stored_offset.saturating_sub(expected),
             });
         }
         // The parser checked that offset + nbytes lies inside the file.
@@ -982,7 +977,7 @@ fn file_warnings(shard: usize, f: &GgufFile, out: &mut Vec<Warning>) {
     }
     let data_end = f.data_start.saturating_add(expected);
     if f.file_len > data_end {
-        push(WarningKind::TrailingBytes { start: data_end, len: f.file_len - data_end });
+        push(WarningKind::TrailingBytes { start: data_end, len: f.file_len.saturating_sub(data_end) });
     }
 }
 
@@ -1013,7 +1008,7 @@ fn kv_warnings(s: usize, shard: &Shard, kv: &crate::parse::Kv, out: &mut Vec<War
                 let (mut bad, mut first) = (0u64, None);
                 for i in 0..a.count {
                     if !element_is_utf8(&mut stream, a.elem_type, 1)? {
-                        bad += 1;
+                        bad = bad.saturating_add(1);
                         first.get_or_insert(i);
                     }
                 }
@@ -1127,10 +1122,32 @@ pub struct Inspection {
     pub warnings: Vec<Warning>,
 }
 
+/// The shard at index `i` of a model. [`Model::join`] sets every index from
+/// the model's own shard list, so the error is unreachable; it stands in for
+/// an index that would otherwise panic.
+pub(crate) fn shard_of(model: &Model, i: usize) -> Result<&Shard> {
+    model.shards().get(i).ok_or_else(|| Error::new(ErrorKind::Io(std::io::Error::other(format!("no shard #{i}")))))
+}
+
+/// Opens and labels a model (its tensors hashed on `pool`) and inspects it.
+pub fn inspect_path(
+    path: &Path,
+    open: &BatchOptions,
+    pool: &rayon::ThreadPool,
+    opts: &InspectOptions,
+) -> Result<Inspection> {
+    let mut done = None;
+    digest_paths(&[path.to_path_buf()], open, pool, |_, r| done = Some(r));
+    let Some(r) = done else {
+        return Err(Error::new(ErrorKind::Io(std::io::Error::other("hashing was interrupted"))));
+    };
+    let (model, digest) = r?;
+    inspect(&model, &digest, opts)
+}
+
 /// Inspects a model whose tensors were hashed into `digest`.
 pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<Inspection> {
     let shards = model.shards();
-    let shard_of = |i: usize| shards.get(i).ok_or_else(|| Error::new(ErrorKind::FileChanged("shard index".into())));
     let files = shards
         .iter()
         .map(|s| FileHeader {
@@ -1150,7 +1167,7 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<
     model_kvs.sort_by_key(|m| (m.shard, m.kv.file_offset));
     let mut kvs = Vec::with_capacity(model_kvs.len());
     for m in model_kvs {
-        let shown = show_value(shard_of(m.shard)?, &m.kv.value, opts.width, opts.items)?;
+        let shown = show_value(shard_of(model, m.shard)?, &m.kv.value, opts.width, opts.items)?;
         kvs.push(KvEntry { key: m.kv.key.clone(), value: m.kv.value.clone(), shown, shard: m.shard });
     }
     let mut split_kvs = Vec::new();
@@ -1165,13 +1182,14 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<
     for t in model.tensors() {
         let ty = t.info.ggml_type;
         let e = types.entry(ty.id).or_insert(TypeSummary { ggml_type: ty, count: 0, bytes: 0 });
-        e.count += 1;
+        e.count = e.count.saturating_add(1);
         e.bytes = e.bytes.saturating_add(t.info.nbytes);
     }
-    let mut tensors: Vec<TensorEntry> = model
-        .tensors()
-        .iter()
-        .zip(digest.tensor_sha256())
+    // File order: how the tensor infos list them, file by file.
+    let mut in_file_order: Vec<_> = model.tensors().iter().zip(digest.tensor_sha256()).collect();
+    in_file_order.sort_by_key(|(t, _)| (t.shard, t.info.file_offset));
+    let mut tensors: Vec<TensorEntry> = in_file_order
+        .into_iter()
         .map(|(t, sha)| TensorEntry {
             name: t.info.name.clone(),
             dims: t.info.shape().dims().to_vec(),
@@ -1184,22 +1202,21 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<
             sha256: *sha,
         })
         .collect();
-    // File order: how the tensor infos list them, file by file.
-    let info_pos: std::collections::HashMap<&[u8], u64> =
-        model.tensors().iter().map(|t| (t.info.name.as_slice(), t.info.file_offset)).collect();
-    tensors.sort_by_key(|t| (t.shard, info_pos.get(t.name.as_slice()).copied().unwrap_or(0)));
     tensors.truncate(opts.limit.unwrap_or(usize::MAX));
 
     let mut warnings = Vec::new();
     let mut seen: HashSet<&[u8]> = HashSet::new();
     for (i, s) in shards.iter().enumerate() {
+        if s.file.byte_order == ByteOrder::Big {
+            warnings.push(Warning { shard: i, kind: WarningKind::BigEndian });
+        }
         // A key repeated in a later shard holds the same value: warn once.
         for kv in &s.file.kvs {
             if seen.insert(&kv.key) {
                 kv_warnings(i, s, kv, &mut warnings)?;
             }
         }
-        file_warnings(i, &s.file, &mut warnings);
+        tensor_warnings(i, &s.file, &mut warnings);
     }
 
     Ok(Inspection {
@@ -1271,7 +1288,7 @@ impl Inspection {
             files => {
                 let first = files.first().map(|f| path_text(&f.path)).unwrap_or_default();
                 let rows = [
-                    ("model", format!("{first} ({} files)", files.len())),
+                    ("model", format!("{first} ({} shards)", files.len())),
                     ("alignment", self.alignment.to_string()),
                     ("KVs", format!("{}{}", self.kv_count, split_note(self.split_kvs.len()))),
                     ("tensors", tensors_line),
@@ -1280,13 +1297,13 @@ impl Inspection {
                 for (k, v) in rows {
                     writeln!(out, "{k:<12}{v}")?;
                 }
-                writeln!(out, "\nFiles:")?;
+                writeln!(out, "\nShards:")?;
                 let rows: Vec<Vec<String>> = files
                     .iter()
                     .enumerate()
                     .map(|(i, f)| {
                         vec![
-                            (i + 1).to_string(),
+                            i.saturating_add(1).to_string(),
                             path_text(&f.path),
                             f.size.to_string(),
                             f.version.to_string(),
@@ -1299,7 +1316,7 @@ impl Inspection {
                     })
                     .collect();
                 let header =
-                    ["#", "path", "size", "version", "byte order", "alignment", "KVs", "tensors", "data_start"];
+                    ["shard", "path", "size", "version", "byte order", "alignment", "KVs", "tensors", "data_start"];
                 let right = [true, false, true, true, false, true, true, true, true];
                 table(out, &header, &right, &rows)?;
             }
@@ -1318,12 +1335,12 @@ impl Inspection {
         let kv_row = |e: &KvEntry| {
             let mut row = vec![escape_bytes(&e.key), e.value.value_type().name().to_string(), e.shown.to_string()];
             if sharded {
-                row.insert(0, (e.shard + 1).to_string());
+                row.insert(0, e.shard.saturating_add(1).to_string());
             }
             row
         };
         let (kv_header, kv_right): (&[&str], &[bool]) = if sharded {
-            (&["file", "key", "type", "value"], &[true, false, false, false])
+            (&["shard", "key", "type", "value"], &[true, false, false, false])
         } else {
             (&["key", "type", "value"], &[false, false, false])
         };
@@ -1352,7 +1369,7 @@ impl Inspection {
                     hex::encode(t.sha256.get(..8).unwrap_or(&[])),
                 ];
                 if sharded {
-                    row.insert(0, (t.shard + 1).to_string());
+                    row.insert(0, t.shard.saturating_add(1).to_string());
                 }
                 row
             })
@@ -1360,7 +1377,7 @@ impl Inspection {
         let mut header = vec!["name", "dims", "type", "nbytes", "offset", "sha256"];
         let mut right = vec![false, false, false, true, true, false];
         if sharded {
-            header.insert(0, "file");
+            header.insert(0, "shard");
             right.insert(0, true);
         }
         table(out, &header, &right, &rows)?;
@@ -1374,7 +1391,7 @@ impl Inspection {
         } else {
             writeln!(out, "\nWarnings ({}):", self.warnings.len())?;
             for w in &self.warnings {
-                let file = if sharded { format!("file {}: ", w.shard + 1) } else { String::new() };
+                let file = if sharded { format!("shard {}: ", w.shard.saturating_add(1)) } else { String::new() };
                 writeln!(out, "  {file}{}: {}", w.kind.code(), w.kind.message())?;
             }
         }
@@ -1405,7 +1422,7 @@ impl Inspection {
                 }
                 _ => {}
             }
-            o.insert("file".into(), json!(e.shard));
+            o.insert("shard".into(), json!(e.shard));
             Json::Object(o)
         };
         let files: Vec<Json> = self
@@ -1443,7 +1460,7 @@ impl Inspection {
                 o.insert("nbytes".into(), json!(t.nbytes));
                 o.insert("stored_offset".into(), json!(t.stored_offset));
                 o.insert("offset".into(), json!(t.offset));
-                o.insert("file".into(), json!(t.shard));
+                o.insert("shard".into(), json!(t.shard));
                 o.insert("sha256".into(), json!(hex::encode(t.sha256)));
                 Json::Object(o)
             })
@@ -1454,7 +1471,7 @@ impl Inspection {
             .map(|w| {
                 let mut o = Map::new();
                 o.insert("code".into(), json!(w.kind.code()));
-                o.insert("file".into(), json!(w.shard));
+                o.insert("shard".into(), json!(w.shard));
                 o.insert("path".into(), json!(self.path_of(w.shard)));
                 o.insert("llama_cpp_refuses".into(), json!(w.kind.llama_cpp_refuses()));
                 o.insert("message".into(), json!(w.kind.message()));
@@ -1471,7 +1488,7 @@ impl Inspection {
             "kv_count": self.kv_count,
             "tensor_count": self.tensor_count,
             "tensor_bytes": self.tensor_bytes,
-            "files": files,
+            "shards": files,
             "types": types,
             "kvs": self.kvs.iter().map(kv_json).collect::<Vec<_>>(),
             "split_kvs": self.split_kvs.iter().map(kv_json).collect::<Vec<_>>(),
@@ -1547,6 +1564,7 @@ fn table(out: &mut String, header: &[&str], right: &[bool], rows: &[Vec<String>]
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

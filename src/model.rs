@@ -142,15 +142,18 @@ impl Model {
         };
         kvs.sort_by(|a, b| a.kv.key.cmp(&b.kv.key));
         tensors.sort_by(|a, b| a.info.name.cmp(&b.info.name));
-        let mut running = 0u64;
+        // `next` is None once the running offset has overflowed; that is an
+        // error only if a tensor still needs an offset (spec §2 defines none
+        // past the last tensor).
+        let mut next = Some(0u64);
         for t in &mut tensors {
-            t.offset = running;
-            running = running.checked_add(t.info.nbytes).and_then(|end| align_up(end, alignment)).ok_or_else(|| {
+            t.offset = next.ok_or_else(|| {
                 let path = shards.get(t.shard).map_or(Path::new(""), |s| s.path());
                 Error::new(ErrorKind::OffsetOverflow("recomputed offset"))
                     .about(Subject::Tensor(t.info.name.clone()))
                     .in_file(path)
             })?;
+            next = t.offset.checked_add(t.info.nbytes).and_then(|end| align_up(end, alignment));
         }
         Ok(Model { shards, kvs, tensors, alignment })
     }
@@ -255,12 +258,13 @@ fn open_shard_set(first: Shard, mode: ReadMode) -> Result<Vec<Shard>> {
         };
         return Err(located(kind.into()));
     };
-    check_split_no(&first, &path, name.no)?;
+    // Pointing at the right file helps more than any other complaint.
     if name.no != 1 {
         return Err(located(
             ErrorKind::NotFirstShard { no: name.no, count: name.count, first: name.sibling(1) }.into(),
         ));
     }
+    check_split_no(&first, &path, name.no)?;
     let mut shards = vec![first];
     for no in 2..=name.count {
         let sibling = name.sibling(no);

@@ -66,6 +66,54 @@ pub fn check_name(name: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A file name as coreutils quotes it in messages (its `quotef`): as it is
+/// when it is plain, else in shell quotes, with control characters as
+/// `$'\t'`, so a hostile name cannot forge a message.
+pub fn quote_name(name: &[u8]) -> String {
+    let special = |i: usize, b: u8| {
+        matches!(b, b' ' | b'!' | b'"' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b':' | b';' | b'<' | b'=' | b'>')
+            || matches!(b, b'?' | b'[' | b'\\' | b'^' | b'`' | b'|')
+            || (i == 0 && matches!(b, b'#' | b'~'))
+            || b < 0x20
+            || b == 0x7f
+    };
+    let text = String::from_utf8_lossy(name);
+    if !name.is_empty() && !name.iter().enumerate().any(|(i, &b)| special(i, b)) {
+        return text.into_owned();
+    }
+    let has_control = name.iter().any(|&b| b < 0x20 || b == 0x7f);
+    if !has_control && name.contains(&b'\'') && !name.iter().any(|b| b"\"$`\\!".contains(b)) {
+        return format!("\"{text}\"");
+    }
+    let mut out = String::from("'");
+    for c in text.chars() {
+        match c {
+            '\'' => out.push_str("'\\''"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let esc = match c {
+                    '\t' => "\\t".to_string(),
+                    '\n' => "\\n".to_string(),
+                    '\r' => "\\r".to_string(),
+                    c => format!("\\{:03o}", c as u32),
+                };
+                out.push_str(&format!("'$'{esc}''"));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// An error as the command line prints it after `gguf-digest: `: the
+/// quoted file name, then where and what.
+pub fn error_line(e: &Error) -> String {
+    match e.path() {
+        Some(p) => format!("{}: {}", quote_name(p.as_os_str().as_bytes()), e.detail()),
+        None => e.detail(),
+    }
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -202,6 +250,31 @@ pub fn document_json(files: Vec<Json>) -> Json {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_quoted_like_coreutils() {
+        for (name, quoted) in [
+            ("nope", "nope"),
+            ("a b", "'a b'"),
+            ("'q", "\"'q\""),
+            ("a'b c", "\"a'b c\""),
+            ("a'b$c", "'a'\\''b$c'"),
+            ("a$b", "'a$b'"),
+            ("a~b", "a~b"),
+            ("~ab", "'~ab'"),
+            ("#ab", "'#ab'"),
+            ("a#b", "a#b"),
+            ("a:b", "'a:b'"),
+            ("a=b", "'a=b'"),
+            ("a\tb", "'a'$'\\t''b'"),
+            ("a\x01b", "'a'$'\\001''b'"),
+            ("é", "é"),
+            ("standard input", "'standard input'"),
+            ("a{b}c-d,e@f%g+h]", "a{b}c-d,e@f%g+h]"),
+        ] {
+            assert_eq!(quote_name(name.as_bytes()), quoted, "{name:?}");
+        }
+    }
 
     #[test]
     fn sums_lines_escape_like_gnu() {

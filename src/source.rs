@@ -1,6 +1,6 @@
 //! One opened input file: its length, its identity, the bytes of its
-//! metadata, and reads of its tensor data. The crate's only `unsafe` (the
-//! memory map) lives here.
+//! metadata, and reads of its tensor data. The memory map lives here; the
+//! SIGBUS guard that keeps it sound is `map_guard`.
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
@@ -70,10 +70,12 @@ impl Source {
         let file = File::open(path).map_err(|e| located(e.into()))?;
         let meta = file.metadata().map_err(|e| located(e.into()))?;
         let ft = meta.file_type();
+        if ft.is_dir() {
+            // Worded by the system, as sha256sum reports it.
+            return Err(located(io::Error::from_raw_os_error(libc::EISDIR).into()));
+        }
         if !ft.is_file() {
-            let what = if ft.is_dir() {
-                "a directory"
-            } else if ft.is_fifo() {
+            let what = if ft.is_fifo() {
                 "a FIFO"
             } else if ft.is_char_device() {
                 "a character device"
@@ -195,8 +197,10 @@ impl Source {
         }
         let what = if now.len != self.identity.len {
             format!("size was {} bytes, now {}", self.identity.len, now.len)
-        } else {
+        } else if now.modified != self.identity.modified {
             "its modification time changed".to_string()
+        } else {
+            "its inode was changed (ctime)".to_string()
         };
         Err(changed(&what).in_file(&self.path))
     }

@@ -1,34 +1,158 @@
 //! `gguf-digest inspect` and `gguf-digest diff`: flags and printing only;
-//! the work is in the library.
+//! the work is in the library (`gguf_digest::inspect`, `gguf_digest::diff`).
 
-use std::io;
+use std::io::{self, Write};
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
 
-use gguf_digest::BatchOptions;
+use gguf_digest::diff::{DiffOptions, diff_paths};
+use gguf_digest::inspect::{InspectOptions, inspect_path};
+use gguf_digest::output::error_line;
+use gguf_digest::{BatchOptions, ReadMode};
+
+use crate::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
+
+/// The reading and threading flags, repeated here because the top-level
+/// ones cannot be combined with a subcommand.
+#[derive(clap::Args, Debug)]
+pub struct ReadArgs {
+    /// Take a shard of a split model alone, as a model of its own.
+    #[arg(long)]
+    pub no_join: bool,
+
+    /// Read metadata with pread instead of mapping the file.
+    #[arg(long)]
+    pub no_mmap: bool,
+
+    /// Hash with at most N threads (default: RAYON_NUM_THREADS, else all cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<NonZeroUsize>,
+}
+
+impl ReadArgs {
+    fn options(&self, base: &BatchOptions) -> BatchOptions {
+        let mut opts = base.clone();
+        opts.open.join_shards &= !self.no_join;
+        if self.no_mmap {
+            opts.open.read_mode = ReadMode::Pread;
+        }
+        opts
+    }
+
+    /// The pool to hash on: the one given, unless -j asks for another size.
+    fn pool(&self) -> io::Result<Option<rayon::ThreadPool>> {
+        self.threads
+            .map(|n| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n.get())
+                    .thread_name(|i| format!("gguf-digest-{i}"))
+                    .build()
+                    .map_err(io::Error::other)
+            })
+            .transpose()
+    }
+}
 
 /// Flags of `gguf-digest inspect`.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Exit status: 0 inspected, 2 the file could not be read or labelled.")]
 pub struct InspectArgs {
     /// The model (for a split model, its first shard).
-    pub file: std::path::PathBuf,
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// List at most N tensors (in file order).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+
+    /// Show at most N bytes of each string; longer ones are elided with their length.
+    #[arg(long, value_name = "N", default_value_t = InspectOptions::default().width)]
+    pub width: usize,
+
+    /// Show at most N elements of each array (nested elements included).
+    #[arg(long, value_name = "N", default_value_t = InspectOptions::default().items)]
+    pub items: usize,
+
+    #[command(flatten)]
+    pub read: ReadArgs,
 }
 
 /// Flags of `gguf-digest diff`.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Exit status: 0 the labels are equal, 1 they differ, 2 a model could not be read or labelled.")]
 pub struct DiffArgs {
-    /// The first model.
-    pub a: std::path::PathBuf,
+    /// The first model (a file, or the first shard of a split model).
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+
     /// The second model.
-    pub b: std::path::PathBuf,
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Show strings of at most N bytes; longer ones by length and digest only.
+    #[arg(long, value_name = "N", default_value_t = DiffOptions::default().width)]
+    pub width: usize,
+
+    /// Show at most N elements of an array (in text, of an added or removed one).
+    #[arg(long, value_name = "N", default_value_t = DiffOptions::default().items)]
+    pub items: usize,
+
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+fn print_json(doc: &serde_json::Value) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, doc)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
+fn print_text(text: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }
 
 /// Runs `inspect`; returns the exit status.
-pub fn run_inspect(_args: &InspectArgs, _opts: &BatchOptions, _pool: &rayon::ThreadPool) -> io::Result<u8> {
-    eprintln!("gguf-digest: inspect is not implemented yet");
-    Ok(crate::EXIT_ERROR)
+pub fn run_inspect(args: &InspectArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
+    let own_pool = args.read.pool()?;
+    let pool = own_pool.as_ref().unwrap_or(pool);
+    let options = InspectOptions { width: args.width, items: args.items, limit: args.limit };
+    match inspect_path(&args.file, &args.read.options(opts), pool, &options) {
+        Ok(i) if args.json => print_json(&i.to_json()).map(|()| EXIT_OK),
+        Ok(i) => print_text(&i.text()).map(|()| EXIT_OK),
+        Err(e) => {
+            eprintln!("gguf-digest: {}", error_line(&e));
+            Ok(EXIT_ERROR)
+        }
+    }
 }
 
 /// Runs `diff`; returns the exit status.
-pub fn run_diff(_args: &DiffArgs, _opts: &BatchOptions, _pool: &rayon::ThreadPool) -> io::Result<u8> {
-    eprintln!("gguf-digest: diff is not implemented yet");
-    Ok(crate::EXIT_ERROR)
+pub fn run_diff(args: &DiffArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
+    let own_pool = args.read.pool()?;
+    let pool = own_pool.as_ref().unwrap_or(pool);
+    let options = DiffOptions { width: args.width, items: args.items };
+    let d = match diff_paths(&args.a, &args.b, &args.read.options(opts), pool, &options) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("gguf-digest: {}", error_line(&e));
+            return Ok(EXIT_ERROR);
+        }
+    };
+    if args.json {
+        print_json(&d.to_json())?;
+    } else {
+        print_text(&d.text())?;
+    }
+    Ok(if d.labels_equal() { EXIT_OK } else { EXIT_MISMATCH })
 }

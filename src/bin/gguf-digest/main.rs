@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use gguf_digest::check::{self, CheckOptions};
-use gguf_digest::output::{document_json, error_json, model_json, sums_line};
+use gguf_digest::output::{document_json, error_json, error_line, model_json, quote_name, sums_line};
 use gguf_digest::{BatchOptions, OpenOptions, ReadMode, ShardName, digest_paths};
 
 const EXAMPLES: &str = "\
@@ -65,11 +65,11 @@ struct Args {
     ignore_missing: bool,
 
     /// With --check: don't print OK for each successfully verified file.
-    #[arg(long, requires = "check")]
+    #[arg(long, requires = "check", overrides_with_all = ["status", "warn"])]
     quiet: bool,
 
     /// With --check: print nothing; the exit status tells.
-    #[arg(long, requires = "check")]
+    #[arg(long, requires = "check", overrides_with_all = ["quiet", "warn"])]
     status: bool,
 
     /// With --check: exit non-zero for improperly formatted lines.
@@ -77,7 +77,7 @@ struct Args {
     strict: bool,
 
     /// With --check: warn about improperly formatted lines.
-    #[arg(short = 'w', long, requires = "check")]
+    #[arg(short = 'w', long, requires = "check", overrides_with_all = ["quiet", "status"])]
     warn: bool,
 
     /// Print one JSON document with every file's label, KVs and tensors.
@@ -172,7 +172,7 @@ fn run(args: &Args) -> io::Result<u8> {
             }
             Err(e) => {
                 failed = true;
-                eprintln!("gguf-digest: {}", check::without_os_code(&e));
+                eprintln!("gguf-digest: {}", error_line(&e));
                 if args.json {
                     json_files.push(error_json(path, &e));
                 }
@@ -216,7 +216,7 @@ fn run_skeleton(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> i
             Ok(EXIT_OK)
         }
         Some(Err(e)) => {
-            eprintln!("gguf-digest: {}", check::without_os_code(&e));
+            eprintln!("gguf-digest: {}", error_line(&e));
             Ok(EXIT_ERROR)
         }
         None => Ok(EXIT_ERROR),
@@ -239,15 +239,14 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
         let (name, bytes) = if list.as_os_str() == "-" {
             let mut buf = Vec::new();
             let r = io::stdin().lock().read_to_end(&mut buf);
-            ("standard input".to_string(), r.map(|_| buf))
+            (quote_name(b"standard input"), r.map(|_| buf))
         } else {
-            (list.display().to_string(), std::fs::read(list))
+            (quote_name(list.as_os_str().as_encoded_bytes()), std::fs::read(list))
         };
         let bytes = match bytes {
             Ok(b) => b,
             Err(e) => {
-                let e = gguf_digest::Error::from(e);
-                eprintln!("gguf-digest: {name}: {}", check::without_os_code(&e));
+                eprintln!("gguf-digest: {name}: {}", gguf_digest::Error::from(e).detail());
                 code = EXIT_ERROR;
                 continue;
             }
