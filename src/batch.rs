@@ -144,6 +144,11 @@ pub fn digest_paths(
         if next_emit >= paths.len() {
             break;
         }
+        if in_flight.is_empty() {
+            // Emitting freed the window and nothing is hashing: open more
+            // files instead of waiting for news that cannot come.
+            continue;
+        }
         let Ok(index) = done_rx.recv() else { break };
         if let Some(work) = in_flight.remove(&index) {
             ready.insert(index, finish_when_released(work));

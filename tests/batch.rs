@@ -1,0 +1,76 @@
+//! Labelling many paths at once: every path is answered exactly once, in
+//! argument order, whatever mix of good files, bad files, empty models and
+//! shard sets it holds, and whatever the thread count.
+mod common;
+
+use std::path::PathBuf;
+
+use common::*;
+use gguf_digest::{BatchOptions, Model, digest_paths};
+
+/// Runs a batch on its own thread, so that a scheduler that stops making
+/// progress fails the test instead of hanging it.
+fn run(paths: &[PathBuf], threads: usize) -> Vec<(usize, Result<String, String>)> {
+    let paths = paths.to_vec();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut seen = Vec::new();
+        digest_paths(&paths, &BatchOptions::default(), &pool, |i, r| {
+            seen.push((i, r.map(|(_, d)| d.label()).map_err(|e| e.to_string())));
+        });
+        let _ = tx.send(seen);
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the batch finished within a minute")
+}
+
+#[test]
+fn every_path_answered_once_in_order() {
+    let d = Dir::new();
+    let good = rich_model(&[0, 1, 8]);
+    let empty = Gguf::new().kv("general.name", Val::str("empty"));
+    let shards = good.split(&[2, 1]);
+    d.write("set-00001-of-00002.gguf", &shards[0].build());
+    d.write("set-00002-of-00002.gguf", &shards[1].build());
+    let kinds: Vec<(PathBuf, Option<String>)> = vec![
+        (d.write("good.gguf", &good.build()), Some(good.expected_label())),
+        (d.write("empty.gguf", &empty.build()), Some(empty.expected_label())),
+        (d.path("missing.gguf"), None),
+        (d.write("junk.gguf", b"not a gguf file"), None),
+        (d.path("set-00001-of-00002.gguf"), Some(good.expected_label())),
+        (d.path("set-00002-of-00002.gguf"), None),
+        (d.dir.path().to_path_buf(), None),
+    ];
+    // Long runs of errors and of tensor-less models are what once left the
+    // scheduler waiting with nothing in flight.
+    let pattern = [0, 2, 3, 2, 1, 1, 6, 5, 1, 3, 4, 2, 2, 2, 0, 3, 1, 1, 1, 1, 6, 0];
+    let paths: Vec<PathBuf> = pattern.iter().map(|&k| kinds[k].0.clone()).collect();
+    for threads in [1, 2, 3] {
+        let seen = run(&paths, threads);
+        assert_eq!(seen.iter().map(|(i, _)| *i).collect::<Vec<_>>(), (0..paths.len()).collect::<Vec<_>>());
+        for ((i, r), &k) in seen.iter().zip(&pattern) {
+            match &kinds[k].1 {
+                Some(label) => assert_eq!(r.as_ref().ok(), Some(label), "path {i} with {threads} threads"),
+                None => assert!(r.is_err(), "path {i} with {threads} threads should fail"),
+            }
+        }
+    }
+}
+
+#[test]
+fn batch_agrees_with_single_model_digest() {
+    let d = Dir::new();
+    let g = rich_model(&ALL_TYPES);
+    let p = d.write("m.gguf", &g.build());
+    let single = Model::open(&p).unwrap().digest().unwrap().label();
+    let seen = run(&[p.clone(), p], 2);
+    assert_eq!(seen.len(), 2);
+    for (_, r) in seen {
+        assert_eq!(r.unwrap(), single);
+    }
+}
+
+#[test]
+fn no_paths_no_calls() {
+    assert!(run(&[], 2).is_empty());
+}
