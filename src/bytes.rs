@@ -159,11 +159,12 @@ impl<'a> Cursor<'a> {
 
     /// Fails early, before any work, when `count` items of at least
     /// `min_size` bytes each cannot fit in what is left of the file.
-    pub(crate) fn check_count(&self, count: u64, min_size: u64, what: &'static str) -> Result<(), Step> {
+    /// `at` is the file position of the count field, for the error.
+    pub(crate) fn check_count(&self, count: u64, min_size: u64, what: &'static str, at: u64) -> Result<(), Step> {
         let available = self.remaining();
         match count.checked_mul(min_size) {
             Some(need) if need <= available => Ok(()),
-            _ => Err(Error::new(ErrorKind::CountTooLarge { what, count, available }).at(self.pos()).into()),
+            _ => Err(Error::new(ErrorKind::CountTooLarge { what, count, available }).at(at).into()),
         }
     }
 }
@@ -236,9 +237,9 @@ mod tests {
     #[test]
     fn count_check_catches_overflowing_products() {
         let c = Cursor::new(&[], 10, ByteOrder::Little);
-        assert!(c.check_count(u64::MAX, 2, "KV count").is_err());
-        assert!(c.check_count(5, 2, "KV count").is_ok());
-        assert!(c.check_count(6, 2, "KV count").is_err());
+        assert!(c.check_count(u64::MAX, 2, "KV count", 0).is_err());
+        assert!(c.check_count(5, 2, "KV count", 0).is_ok());
+        assert!(c.check_count(6, 2, "KV count", 0).is_err());
     }
 
     #[test]

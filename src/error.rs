@@ -43,7 +43,8 @@ pub enum ErrorKind {
     /// The operating system refused to open, stat or read the file.
     #[error("{}", io_text(.0))]
     Io(#[from] std::io::Error),
-    /// A directory, FIFO, device or socket was given instead of a file.
+    /// A FIFO, device or socket was given instead of a file (a directory is
+    /// the system's own "Is a directory" I/O error, as sha256sum reports it).
     #[error("not a regular file ({0})")]
     NotRegularFile(&'static str),
     /// The file has no bytes at all.

@@ -163,6 +163,11 @@ impl Model {
         &self.shards
     }
 
+    /// Shard `i` of [`Model::shards`] (as named by [`ModelTensor::shard`]).
+    pub fn shard(&self, i: usize) -> Option<&Shard> {
+        self.shards.get(i)
+    }
+
     /// The KVs that enter the skeleton (no `split.` keys), sorted by key bytes.
     pub fn kvs(&self) -> &[ModelKv] {
         &self.kvs
@@ -256,7 +261,11 @@ fn open_shard_set(first: Shard, mode: ReadMode) -> Result<Vec<Shard>> {
             no: no.and_then(|n| u64::try_from(n).ok()).unwrap_or(0),
             count: u64::try_from(count).unwrap_or(0),
         };
-        return Err(located(kind.into()));
+        let mut e = Error::new(kind);
+        if let Some(kv) = first.file.get(b"split.count") {
+            e = e.at(kv.file_offset).about(Subject::Key(kv.key.clone()));
+        }
+        return Err(located(e));
     };
     // Pointing at the right file helps more than any other complaint.
     if name.no != 1 {

@@ -156,7 +156,7 @@ pub fn parse(bytes: &[u8]) -> Result<GgufFile> {
 /// [`Step::NeedMore`] says how far the prefix must reach to go on.
 pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<GgufFile, Step> {
     if file_len == 0 {
-        return Err(ErrorKind::Empty.into());
+        return Err(Error::new(ErrorKind::Empty).at(0).into());
     }
     let mut c = Cursor::new(bytes, file_len, ByteOrder::Little);
     let magic = c.take(4, "magic")?;
@@ -179,8 +179,9 @@ pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<GgufFile, Step
 
     let tensor_count = c.u64("tensor count")?;
     let kv_count = c.u64("KV count")?;
-    c.check_count(kv_count, MIN_KV_SIZE, "KV count")?;
-    c.check_count(tensor_count, MIN_TENSOR_INFO_SIZE, "tensor count")?;
+    // Errors point at the count fields themselves (bytes 8 and 16).
+    c.check_count(kv_count, MIN_KV_SIZE, "KV count", 16)?;
+    c.check_count(tensor_count, MIN_TENSOR_INFO_SIZE, "tensor count", 8)?;
     let both =
         kv_count.checked_mul(MIN_KV_SIZE).and_then(|k| tensor_count.checked_mul(MIN_TENSOR_INFO_SIZE)?.checked_add(k));
     if both.is_none_or(|n| n > c.remaining()) {

@@ -403,7 +403,8 @@ fn walk_elements(
     depth: u32,
     mut sink: Option<&mut Reencoder<'_, impl Sink>>,
 ) -> Result<(), Step> {
-    c.check_count(count, elem_type.min_size(), "array count")?;
+    // The count field is the 8 bytes just read.
+    c.check_count(count, elem_type.min_size(), "array count", c.pos().saturating_sub(8))?;
     match elem_type {
         ValueType::Bool => {
             let at = c.pos();
@@ -446,9 +447,9 @@ fn walk_elements(
             // check_count above guarantees count * size fits in the file.
             let bytes = c.take(count.saturating_mul(size), "array payload")?;
             if let Some(s) = sink {
-                match size {
-                    1 => s.push(bytes),
-                    n => s.push_swapped(bytes, n as usize),
+                match (size, c.order()) {
+                    (1, _) | (_, ByteOrder::Little) => s.push(bytes),
+                    (n, ByteOrder::Big) => s.push_swapped(bytes, n as usize),
                 }
             }
         }
@@ -503,6 +504,17 @@ mod tests {
         };
         let want: [u8; 32] = Sha256::digest([0, 1, 0, 0, 7, 0, 0, 0]).into();
         assert_eq!(a.sha256, want);
+    }
+
+    #[test]
+    fn canonical_payload_keeps_little_endian_and_swaps_big_endian() {
+        let le = canonical_payload(&[1, 2, 3, 4], ByteOrder::Little, ValueType::Uint16, 2).unwrap();
+        assert_eq!(le, vec![1, 2, 3, 4]);
+        let be = canonical_payload(&[1, 2, 3, 4], ByteOrder::Big, ValueType::Uint16, 2).unwrap();
+        assert_eq!(be, vec![2, 1, 4, 3]);
+        let s = [&1u64.to_be_bytes()[..], b"x"].concat();
+        let be = canonical_payload(&s, ByteOrder::Big, ValueType::String, 1).unwrap();
+        assert_eq!(be, [&1u64.to_le_bytes()[..], b"x"].concat());
     }
 
     #[test]
