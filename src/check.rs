@@ -39,8 +39,9 @@ pub enum Line {
     },
 }
 
-/// Parses a whole check list.
-pub fn parse_list(list: &[u8]) -> Vec<Line> {
+/// Parses a whole check list. In a list read from standard input an entry
+/// naming `-` is misformatted, as in coreutils (stdin is already the list).
+pub fn parse_list(list: &[u8], from_stdin: bool) -> Vec<Line> {
     let mut bsd_reversed = None;
     let mut lines = Vec::new();
     let mut rest = list;
@@ -60,6 +61,7 @@ pub fn parse_list(list: &[u8]) -> Vec<Line> {
             continue;
         }
         lines.push(match split_line(line, &mut bsd_reversed) {
+            Some((_, path)) if from_stdin && path == b"-" => Line::Misformatted { line_no },
             Some((label, path)) => Line::Entry { line_no, label, path },
             None => Line::Misformatted { line_no },
         });
@@ -139,7 +141,8 @@ pub struct CheckOptions {
     pub ignore_missing: bool,
     /// Don't print OK for each verified file.
     pub quiet: bool,
-    /// Print nothing but a list without any well-formed line; the exit code tells.
+    /// Print no results or summary, only why a file could not be read and a
+    /// list without any well-formed line; the exit code tells.
     pub status: bool,
     /// Misformatted lines make the check fail.
     pub strict: bool,
@@ -266,9 +269,8 @@ fn report(
         Err(e) if opts.ignore_missing && e.is_not_found() => return Ok(()),
         Err(e) => {
             sum.unreadable += 1;
-            if !opts.status {
-                writeln!(err, "gguf-digest: {}", error_line(&e))?;
-            }
+            // Even --status says why a file could not be read, as coreutils does.
+            writeln!(err, "gguf-digest: {}", error_line(&e))?;
             b"FAILED open or read"
         }
         Ok(label) if label == expected => {
@@ -355,7 +357,8 @@ mod tests {
     #[test]
     fn list_skips_comments_and_empty_lines() {
         let list = format!("# c\n\n{H}  a\r\nbad\n");
-        let lines = parse_list(list.as_bytes());
+        let lines = parse_list(list.as_bytes(), false);
+        assert_eq!(parse_list(format!("{H}  -").as_bytes(), true), vec![Line::Misformatted { line_no: 1 }]);
         assert_eq!(
             lines,
             vec![

@@ -67,38 +67,59 @@ pub fn check_name(name: &[u8]) -> Vec<u8> {
 }
 
 /// A file name as coreutils quotes it in messages (its `quotef`): as it is
-/// when it is plain, else in shell quotes, with control characters as
-/// `$'\t'`, so a hostile name cannot forge a message.
+/// when it is plain, else in shell quotes, with control characters and bytes
+/// that are not UTF-8 as `$'\t'` / `$'\377'`, so a hostile name cannot forge
+/// a message.
 pub fn quote_name(name: &[u8]) -> String {
+    let unprintable = |b: u8| b < 0x20 || b == 0x7f;
     let special = |i: usize, b: u8| {
         matches!(b, b' ' | b'!' | b'"' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b':' | b';' | b'<' | b'=' | b'>')
             || matches!(b, b'?' | b'[' | b'\\' | b'^' | b'`' | b'|')
             || (i == 0 && matches!(b, b'#' | b'~'))
-            || b < 0x20
-            || b == 0x7f
+            || unprintable(b)
     };
-    let text = String::from_utf8_lossy(name);
-    if !name.is_empty() && !name.iter().enumerate().any(|(i, &b)| special(i, b)) {
-        return text.into_owned();
+    let valid = std::str::from_utf8(name).is_ok();
+    if valid && !name.is_empty() && !name.iter().enumerate().any(|(i, &b)| special(i, b)) {
+        return String::from_utf8_lossy(name).into_owned();
     }
-    let has_control = name.iter().any(|&b| b < 0x20 || b == 0x7f);
-    if !has_control && name.contains(&b'\'') && !name.iter().any(|b| b"\"$`\\!".contains(b)) {
-        return format!("\"{text}\"");
+    let escaped = !valid || name.iter().any(|&b| unprintable(b));
+    if !escaped && name.contains(&b'\'') && !name.iter().any(|b| b"\"$`\\!".contains(b)) {
+        return format!("\"{}\"", String::from_utf8_lossy(name));
     }
+    // Plain runs go in '...', escapes in $'...'; switching closes one and
+    // opens the other, as coreutils writes it.
     let mut out = String::from("'");
-    for c in text.chars() {
-        match c {
-            '\'' => out.push_str("'\\''"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let esc = match c {
+    let mut in_dollar = false;
+    let escape = |out: &mut String, in_dollar: &mut bool, code: String| {
+        if !*in_dollar {
+            out.push_str("'$'");
+            *in_dollar = true;
+        }
+        out.push_str(&code);
+    };
+    for chunk in name.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if (c as u32) < 0x20 || c == '\u{7f}' {
+                let code = match c {
                     '\t' => "\\t".to_string(),
                     '\n' => "\\n".to_string(),
                     '\r' => "\\r".to_string(),
                     c => format!("\\{:03o}", c as u32),
                 };
-                out.push_str(&format!("'$'{esc}''"));
+                escape(&mut out, &mut in_dollar, code);
+                continue;
             }
-            c => out.push(c),
+            if in_dollar {
+                out.push_str("''");
+                in_dollar = false;
+            }
+            match c {
+                '\'' => out.push_str("'\\''"),
+                c => out.push(c),
+            }
+        }
+        for &b in chunk.invalid() {
+            escape(&mut out, &mut in_dollar, format!("\\{b:03o}"));
         }
     }
     out.push('\'');
@@ -252,6 +273,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn bytes_that_are_not_utf8_are_escaped() {
+        assert_eq!(quote_name(b"\xff"), "''$'\\377'");
+        assert_eq!(quote_name(b"a\xffb"), "'a'$'\\377''b'");
+    }
+
+    #[test]
     fn names_are_quoted_like_coreutils() {
         for (name, quoted) in [
             ("nope", "nope"),
@@ -270,6 +297,8 @@ mod tests {
             ("a\x01b", "'a'$'\\001''b'"),
             ("é", "é"),
             ("standard input", "'standard input'"),
+            ("a\t", "'a'$'\\t'"),
+            ("a\t\tb", "'a'$'\\t\\t''b'"),
             ("a{b}c-d,e@f%g+h]", "a{b}c-d,e@f%g+h]"),
         ] {
             assert_eq!(quote_name(name.as_bytes()), quoted, "{name:?}");

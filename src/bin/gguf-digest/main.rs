@@ -251,7 +251,7 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
                 continue;
             }
         };
-        let lines = check::parse_list(&bytes);
+        let lines = check::parse_list(&bytes, list.as_os_str() == "-");
         let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
             let mut opts = opts.clone();
             let progress = Progress::start(args, paths, &mut opts);
