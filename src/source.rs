@@ -6,7 +6,7 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -67,7 +67,14 @@ impl Source {
     /// Opens a regular file; anything else (a directory, FIFO, device) is an error.
     pub fn open(path: &Path, mode: ReadMode) -> Result<Source> {
         let located = |e: Error| e.in_file(path);
-        let file = File::open(path).map_err(|e| located(e.into()))?;
+        // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before
+        // we could see that it is no file. It changes nothing for reads of a
+        // regular file.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| located(e.into()))?;
         let meta = file.metadata().map_err(|e| located(e.into()))?;
         let ft = meta.file_type();
         if ft.is_dir() {
@@ -168,7 +175,15 @@ impl Source {
     /// Extends `buf` with file bytes until it holds the first `want` bytes.
     fn fill_to(&self, buf: &mut Vec<u8>, want: u64) -> Result<()> {
         let have = buf.len();
-        let want = usize::try_from(want).map_err(|_| Error::new(ErrorKind::Io(io::ErrorKind::OutOfMemory.into())))?;
+        // Metadata is held whole on this path: a file declaring more than the
+        // machine can hold is an error, never an abort.
+        let too_big = || {
+            let e =
+                io::Error::new(io::ErrorKind::OutOfMemory, format!("{want} bytes of metadata do not fit in memory"));
+            Error::new(ErrorKind::Io(e)).at(have as u64)
+        };
+        let want = usize::try_from(want).map_err(|_| too_big())?;
+        buf.try_reserve_exact(want.saturating_sub(have)).map_err(|_| too_big())?;
         buf.resize(want.max(have), 0);
         let tail = buf.get_mut(have..).unwrap_or(&mut []);
         self.read_exact_at(tail, have as u64)
