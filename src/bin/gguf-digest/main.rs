@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use gguf_digest::check::{self, CheckOptions};
 use gguf_digest::output::{document_json, error_json, error_line, model_json, quote_name, sums_line};
-use gguf_digest::{BatchOptions, OpenOptions, ReadMode, ShardName, digest_paths};
+use gguf_digest::{BatchOptions, Digest, Model, OpenOptions, ReadMode, ShardName, digest_paths};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -133,7 +133,7 @@ fn run(args: &Args) -> io::Result<u8> {
         .thread_name(|i| format!("gguf-digest-{i}"))
         .build()
         .map_err(io::Error::other)?;
-    let mut opts = BatchOptions {
+    let opts = BatchOptions {
         open: OpenOptions {
             join_shards: !args.no_join,
             read_mode: if args.no_mmap { ReadMode::Pread } else { ReadMode::Mmap },
@@ -155,13 +155,12 @@ fn run(args: &Args) -> io::Result<u8> {
     if args.skeleton {
         return run_skeleton(args, &opts, &pool);
     }
-    let progress = Progress::start(args, &args.files, &mut opts);
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut failed = false;
     let mut json_files = Vec::new();
     let mut io_result = Ok(());
-    let mut report = |i: usize, r: gguf_digest::Result<_>| {
+    let report = |i: usize, r: gguf_digest::Result<(Model, Digest)>| {
         let Some(path) = args.files.get(i) else { return };
         match r {
             Ok((model, digest)) if args.json => json_files.push(model_json(path, &model, &digest)),
@@ -179,14 +178,7 @@ fn run(args: &Args) -> io::Result<u8> {
             }
         }
     };
-    digest_paths(&args.files, &opts, &pool, |i, r| match &progress {
-        // Lines and the bar share the terminal: hide the bar while printing.
-        Some(p) => p.suspend(|| report(i, r)),
-        None => report(i, r),
-    });
-    if let Some(p) = progress {
-        p.finish();
-    }
+    digest_with_progress(args, &args.files, &opts, &pool, report);
     io_result?;
     if args.json {
         serde_json::to_writer_pretty(&mut out, &document_json(json_files))?;
@@ -253,18 +245,7 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
         };
         let lines = check::parse_list(&bytes, list.as_os_str() == "-");
         let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
-            let mut opts = opts.clone();
-            let progress = Progress::start(args, paths, &mut opts);
-            digest_paths(paths, &opts, pool, |i, r| {
-                if let Some(p) = &progress {
-                    p.suspend(|| emit(i, r.map(|(_, d)| d.label())));
-                } else {
-                    emit(i, r.map(|(_, d)| d.label()));
-                }
-            });
-            if let Some(p) = progress {
-                p.finish();
-            }
+            digest_with_progress(args, paths, opts, pool, |i, r| emit(i, r.map(|(_, d)| d.label())));
         };
         let summary = check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
         if !summary.passed(&check_opts) && code == EXIT_OK {
@@ -273,6 +254,26 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
     }
     stdout.lock().flush()?;
     Ok(code)
+}
+
+/// Labels `paths` like [`digest_paths`], with a progress bar when one is
+/// wanted, hidden while `emit` prints so lines and bar never interleave.
+fn digest_with_progress(
+    args: &Args,
+    paths: &[PathBuf],
+    opts: &BatchOptions,
+    pool: &rayon::ThreadPool,
+    mut emit: impl FnMut(usize, gguf_digest::Result<(Model, Digest)>),
+) {
+    let mut opts = opts.clone();
+    let progress = Progress::start(args, paths, &mut opts);
+    digest_paths(paths, &opts, pool, |i, r| match &progress {
+        Some(p) => p.suspend(|| emit(i, r)),
+        None => emit(i, r),
+    });
+    if let Some(p) = progress {
+        p.finish();
+    }
 }
 
 /// Work below this size finishes before a bar would be worth drawing.
