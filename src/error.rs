@@ -206,6 +206,17 @@ pub enum ErrorKind {
         /// The other shard that holds the tensor.
         other: PathBuf,
     },
+    /// With `--no-mmap` (metadata held in memory), metadata past the limit.
+    #[error(
+        "metadata reaches byte {needed}, past the {limit}-byte limit for reading it into memory \
+         (--no-mmap); the default mode reads it in place"
+    )]
+    MetadataTooLarge {
+        /// The file position the parser needed to read up to.
+        needed: u64,
+        /// The most metadata held in memory.
+        limit: u64,
+    },
     /// The file changed (size, time or content) while it was being read.
     #[error("file changed while hashing ({0})")]
     FileChanged(String),

@@ -53,5 +53,5 @@ pub use parse::{
 };
 pub use shards::ShardName;
 pub use skeleton::skeleton_bytes;
-pub use source::{ReadMode, Source};
+pub use source::{MAX_READ_METADATA, ReadMode, Source};
 pub use value::{ArrayValue, MAX_ARRAY_DEPTH, Sha256Digest, StringValue, Value, ValueType, canonical_payload};

@@ -194,23 +194,21 @@ pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<GgufFile, Step
         .into());
     }
 
+    // Names are checked for repeats as they are read, so a file of
+    // repeated entries stops at the second one instead of growing a list.
     let mut kvs = Vec::new();
+    let mut seen = HashSet::new();
     for i in 0..kv_count {
-        kvs.push(read_kv(&mut c, i)?);
+        kvs.push(read_kv(&mut c, i, &mut seen)?);
     }
-    check_unique(kvs.iter().map(|kv| (kv.key.as_slice(), kv.file_offset)), |k| {
-        Error::new(ErrorKind::DuplicateKey).about(Subject::Key(k.to_vec()))
-    })?;
     let alignment = effective_alignment(&kvs)?;
     check_split_keys(&kvs)?;
 
     let mut tensors = Vec::new();
+    let mut seen = HashSet::new();
     for i in 0..tensor_count {
-        tensors.push(read_tensor_info(&mut c, i)?);
+        tensors.push(read_tensor_info(&mut c, i, &mut seen)?);
     }
-    check_unique(tensors.iter().map(|t| (t.name.as_slice(), t.file_offset)), |n| {
-        Error::new(ErrorKind::DuplicateTensor).about(Subject::Tensor(n.to_vec()))
-    })?;
     if byte_order == ByteOrder::Big {
         if let Some(t) = tensors.iter().find(|t| t.ggml_type.swap == Swap::Unsupported) {
             return Err(tensor_error(t, ErrorKind::BigEndianType(t.ggml_type.name)).into());
@@ -225,13 +223,18 @@ pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<GgufFile, Step
     Ok(file)
 }
 
-fn read_kv(c: &mut Cursor<'_>, index: u64) -> Result<Kv, Step> {
+/// Reads one KV; `seen` holds the keys read so far (borrowed from the file).
+fn read_kv<'a>(c: &mut Cursor<'a>, index: u64, seen: &mut HashSet<&'a [u8]>) -> Result<Kv, Step> {
     let file_offset = c.pos();
     let key_len = c.u64("key length").map_err(|e| e.map_err(|e| e.about(Subject::KvNumber(index))))?;
-    let key = c.take(key_len, "key").map_err(|e| e.map_err(|e| e.about(Subject::KvNumber(index))))?.to_vec();
-    let about = |e: Error| e.about(Subject::Key(key.clone()));
-    if key.is_empty() {
+    let key_bytes = c.take(key_len, "key").map_err(|e| e.map_err(|e| e.about(Subject::KvNumber(index))))?;
+    if key_bytes.is_empty() {
         return Err(Error::new(ErrorKind::EmptyKey).at(file_offset).about(Subject::KvNumber(index)).into());
+    }
+    let key = key_bytes.to_vec();
+    let about = |e: Error| e.about(Subject::Key(key.clone()));
+    if !seen.insert(key_bytes) {
+        return Err(about(Error::new(ErrorKind::DuplicateKey).at(file_offset)).into());
     }
     let type_at = c.pos();
     let id = c.u32("value type").map_err(|e| e.map_err(about))?;
@@ -240,19 +243,25 @@ fn read_kv(c: &mut Cursor<'_>, index: u64) -> Result<Kv, Step> {
     Ok(Kv { key, value, file_offset })
 }
 
-fn read_tensor_info(c: &mut Cursor<'_>, index: u64) -> Result<TensorInfo, Step> {
+/// Reads one tensor info; `seen` holds the names read so far (borrowed from the file).
+fn read_tensor_info<'a>(c: &mut Cursor<'a>, index: u64, seen: &mut HashSet<&'a [u8]>) -> Result<TensorInfo, Step> {
     let file_offset = c.pos();
     let numbered = |e: Step| e.map_err(|e| e.about(Subject::TensorNumber(index)));
     let name_len = c.u64("tensor name length").map_err(numbered)?;
-    let name = c.take(name_len, "tensor name").map_err(numbered)?.to_vec();
+    let name_bytes = c.take(name_len, "tensor name").map_err(numbered)?;
+    let name = name_bytes.to_vec();
     let about = |e: Error| e.about(Subject::Tensor(name.clone()));
+    if !seen.insert(name_bytes) {
+        return Err(about(Error::new(ErrorKind::DuplicateTensor).at(file_offset)).into());
+    }
 
     let dims_at = c.pos();
     let n_dims = c.u32("n_dims").map_err(|e| e.map_err(about))?;
     if n_dims > MAX_DIMS {
         return Err(about(Error::new(ErrorKind::TooManyDims(n_dims)).at(dims_at)).into());
     }
-    let mut stored_dims = Vec::with_capacity(MAX_DIMS as usize);
+    // n_dims <= 4 here; most tensors have 1 or 2, and a scalar allocates nothing.
+    let mut stored_dims = Vec::with_capacity(n_dims as usize);
     for _ in 0..n_dims {
         let at = c.pos();
         let d = c.u64("dim").map_err(|e| e.map_err(about))?;
@@ -287,17 +296,6 @@ pub fn tensor_nbytes(dims: &[u64], t: &GgmlType) -> std::result::Result<u64, Err
 
 fn tensor_error(t: &TensorInfo, kind: ErrorKind) -> Error {
     Error::new(kind).at(t.file_offset).about(Subject::Tensor(t.name.clone()))
-}
-
-/// Rejects the second occurrence of any name, in file order.
-fn check_unique<'a>(names: impl Iterator<Item = (&'a [u8], u64)>, error: impl Fn(&[u8]) -> Error) -> Result<()> {
-    let mut seen = HashSet::new();
-    for (name, at) in names {
-        if !seen.insert(name) {
-            return Err(error(name).at(at));
-        }
-    }
-    Ok(())
 }
 
 fn effective_alignment(kvs: &[Kv]) -> Result<u64> {

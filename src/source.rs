@@ -54,6 +54,11 @@ impl Identity {
 /// The first metadata read in `Pread` mode; doubled while the parser asks for more.
 const FIRST_READ: u64 = 1 << 20;
 
+/// The most metadata `Pread` mode holds in memory. Real models stay far
+/// below it (a 262,144-token vocabulary with merges is tens of MiB); past it
+/// a hostile file could make the process hold gigabytes.
+pub const MAX_READ_METADATA: u64 = 128 << 20;
+
 /// An open, regular input file.
 #[derive(Debug)]
 pub struct Source {
@@ -166,7 +171,11 @@ impl Source {
                     if upto <= buf.len() as u64 || upto > len {
                         return Err(changed("metadata read came up short"));
                     }
-                    want = upto.max(want.saturating_mul(2)).min(len);
+                    if upto > MAX_READ_METADATA {
+                        let kind = ErrorKind::MetadataTooLarge { needed: upto, limit: MAX_READ_METADATA };
+                        return Err(Error::new(kind).at(buf.len() as u64));
+                    }
+                    want = upto.max(want.saturating_mul(2)).min(len).min(MAX_READ_METADATA);
                 }
             }
         }
