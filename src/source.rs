@@ -10,7 +10,7 @@ use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use memmap2::Mmap;
+use memmap2::{Advice, Mmap, MmapOptions, UncheckedAdvice};
 
 use crate::bytes::Step;
 use crate::error::{Error, ErrorKind, Result};
@@ -103,6 +103,11 @@ impl Source {
         Ok(Source { path: path.to_path_buf(), file, identity: Identity::of(&meta), mode })
     }
 
+    /// How this file is read.
+    pub fn mode(&self) -> ReadMode {
+        self.mode
+    }
+
     /// The path the file was opened by.
     pub fn path(&self) -> &Path {
         &self.path
@@ -135,8 +140,8 @@ impl Source {
         // `check_unchanged` after hashing. A truncation makes reads of the
         // vanished pages fault with SIGBUS; the guard turns those faults into
         // zero pages and a flag, checked below, so the process never dies of
-        // it. The map lives only for this parse: tensor data is read with
-        // `pread`, where a truncation is a short read. See
+        // it. This map lives only for the parse; tensor data gets maps of
+        // its own, guarded the same way (`map_range`). See
         // docs/adr/0001-parser-over-a-map.md.
         let map = unsafe { Mmap::map(&self.file) }?;
         let Some(guard) = Guard::new(map.as_ptr(), map.len()) else {
@@ -198,6 +203,29 @@ impl Source {
         self.read_exact_at(tail, have as u64)
     }
 
+    /// Maps `len` bytes at file position `offset` for streaming, guarded
+    /// against truncation; `None` when no guard slot is free (read instead).
+    pub(crate) fn map_range(&self, offset: u64, len: u64) -> Result<Option<MappedRange>> {
+        let located = |e: Error| e.at(offset).in_file(&self.path);
+        // Maps start on a page boundary; the lead bytes before `offset` are skipped.
+        let lead = offset.checked_rem(page_size()).unwrap_or(0);
+        let (Ok(map_len), Ok(lead)) = (usize::try_from(len.saturating_add(lead)), usize::try_from(lead)) else {
+            return Ok(None);
+        };
+        // SAFETY: as for the metadata map (see parse_mapped): read-only and
+        // private; the guard below turns faults from a truncation into zero
+        // pages plus a flag that `MappedRange::check` reports. The range was
+        // checked to lie inside the file when it was parsed.
+        let map = unsafe { MmapOptions::new().offset(offset.saturating_sub(lead as u64)).len(map_len).map(&self.file) }
+            .map_err(|e| located(e.into()))?;
+        let Some(guard) = Guard::new(map.as_ptr(), map.len()) else {
+            return Ok(None);
+        };
+        // Only a hint, for read-ahead; failing it changes nothing.
+        let _ = map.advise(Advice::Sequential);
+        Ok(Some(MappedRange { guard, map, lead }))
+    }
+
     /// Reads exactly `buf.len()` bytes at file position `offset`; a file that
     /// ends early changed underneath (its length was checked when parsed).
     pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
@@ -232,4 +260,54 @@ impl Source {
 
 fn changed(what: &str) -> Error {
     Error::new(ErrorKind::FileChanged(what.to_string()))
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(p).ok().filter(|p| p.is_power_of_two()).unwrap_or(4096)
+}
+
+/// A guarded map of one byte range of a file, hashed in place.
+pub(crate) struct MappedRange {
+    // Declared before `map`, so it is unguarded before it is unmapped.
+    guard: Guard,
+    map: Mmap,
+    lead: usize,
+}
+
+impl MappedRange {
+    /// The bytes of the range.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.map.get(self.lead..).unwrap_or(&[])
+    }
+
+    /// Maps in the pages of `bytes()[start..start + len]` with one call
+    /// instead of a page fault every few pages.
+    pub(crate) fn populate(&self, start: usize, len: usize) {
+        // Only a hint; without MADV_POPULATE_READ (Linux < 5.14) faults do it.
+        let _ = self.map.advise_range(Advice::PopulateRead, self.lead.saturating_add(start), len);
+    }
+
+    /// Drops the pages before `bytes()[end]` from this process, so that a
+    /// long stream does not pile mapped pages up in its resident set. The
+    /// page cache keeps them; only this mapping forgets them.
+    pub(crate) fn release_before(&self, end: usize) {
+        let page = usize::try_from(page_size()).unwrap_or(4096);
+        let end = self.lead.saturating_add(end) & !(page.saturating_sub(1));
+        if end > 0 {
+            // SAFETY: the map is read-only and file-backed: after DONTNEED a
+            // read of these pages faults them in again from the file, so no
+            // data is lost, and no slice of them is used after this call.
+            let _ = unsafe { self.map.unchecked_advise_range(UncheckedAdvice::DontNeed, 0, end) };
+        }
+    }
+
+    /// Fails if a read of the range hit a page lost to a truncation.
+    pub(crate) fn check(&self, path: &Path) -> Result<()> {
+        if self.guard.was_hit() {
+            return Err(changed("it was truncated while it was read").in_file(path));
+        }
+        Ok(())
+    }
 }

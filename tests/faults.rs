@@ -162,9 +162,20 @@ fn until_hit(what: &str, mut attempt: impl FnMut(u64) -> Race) -> Run {
     panic!("{what}: the race was never won, so nothing was tested: {notes:?}");
 }
 
-/// Has the child read at least 64 MiB of tensor data (and so is hashing)?
+/// Is the child hashing tensor data? With `--no-mmap` it has read at least
+/// 64 MiB; in the default mode data is hashed from a map (no `read` calls),
+/// so it has spent at least 100 ms of CPU, far more than parsing takes.
 fn hashing(pid: u32) -> bool {
-    bytes_read(pid).is_some_and(|n| n >= 64 << 20)
+    bytes_read(pid).is_some_and(|n| n >= 64 << 20) || cpu_ticks(pid).is_some_and(|t| t >= 10)
+}
+
+/// User plus system CPU time of a process, in clock ticks (1/100 s).
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
 fn truncated_while_hashing(extra: &[&str]) {

@@ -92,7 +92,7 @@ struct Args {
     #[arg(long)]
     no_join: bool,
 
-    /// Read metadata with pread instead of mapping the file.
+    /// Read the file with pread instead of mapping it.
     #[arg(long)]
     no_mmap: bool,
 
