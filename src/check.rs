@@ -14,7 +14,7 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::output::{check_name, error_line};
 
 /// Hex digits in a label.
@@ -292,11 +292,6 @@ fn report(
         out.write_all(b"\n")?;
     }
     Ok(())
-}
-
-/// An error as printed after `gguf-digest: ` (same as [`error_line`]).
-pub fn without_os_code(e: &Error) -> String {
-    error_line(e)
 }
 
 #[cfg(test)]

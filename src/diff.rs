@@ -20,9 +20,7 @@ use crate::bytes::escape_bytes;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ggml_type::GgmlType;
 use crate::hash::Digest;
-use crate::inspect::{
-    ElementDifference, Shown, dims_text, first_difference, path_text, put_bytes, shard_of, show_value,
-};
+use crate::inspect::{ElementDifference, Shown, dims_text, first_difference, path_text, shard_of, show_value};
 use crate::model::{Model, ModelKv, ModelTensor};
 use crate::output::{JSON_FORMAT, value_json};
 use crate::value::{Sha256Digest, Value};
@@ -493,7 +491,9 @@ impl Diff {
                 o.insert("type".into(), json!(s.value.value_type().name()));
                 o.extend(value_json(&s.value));
                 match &s.shown {
-                    Shown::Str { prefix, len } if (prefix.len() as u64) == *len => put_bytes(&mut o, "value", prefix),
+                    Shown::Str { prefix, len } if (prefix.len() as u64) == *len => {
+                        crate::output::put_name(&mut o, "value", prefix)
+                    }
                     Shown::Array { elements, .. } => {
                         o.insert("elements".into(), json!(elements.iter().map(Shown::to_json).collect::<Vec<_>>()));
                     }
@@ -508,7 +508,7 @@ impl Diff {
             .iter()
             .map(|k| {
                 let mut o = Map::new();
-                put_bytes(&mut o, "key", &k.key);
+                crate::output::put_name(&mut o, "key", &k.key);
                 o.insert("change".into(), json!(k.change().name()));
                 o.insert("a".into(), kv_json(&k.a));
                 o.insert("b".into(), kv_json(&k.b));
@@ -536,7 +536,7 @@ impl Diff {
             .iter()
             .map(|t| {
                 let mut o = Map::new();
-                put_bytes(&mut o, "name", &t.name);
+                crate::output::put_name(&mut o, "name", &t.name);
                 o.insert("change".into(), json!(t.change().name()));
                 o.insert("a".into(), tensor_json(&t.a));
                 o.insert("b".into(), tensor_json(&t.b));
@@ -551,8 +551,8 @@ impl Diff {
             .iter()
             .map(|(from, to)| {
                 let mut o = Map::new();
-                put_bytes(&mut o, "from", from);
-                put_bytes(&mut o, "to", to);
+                crate::output::put_name(&mut o, "from", from);
+                crate::output::put_name(&mut o, "to", to);
                 Json::Object(o)
             })
             .collect();

@@ -106,7 +106,7 @@ impl Shown {
                 Ok(s) if prefix.len() as u64 == *len => json!(s),
                 _ => {
                     let mut o = Map::new();
-                    put_bytes(&mut o, "text", prefix);
+                    crate::output::put_name(&mut o, "text", prefix);
                     o.insert("len".into(), json!(len));
                     Json::Object(o)
                 }
@@ -849,24 +849,24 @@ impl WarningKind {
         match self {
             WarningKind::BigEndian => {}
             WarningKind::DataOrder { tensor, offset, previous, previous_offset } => {
-                put_bytes(o, "tensor", tensor);
+                crate::output::put_name(o, "tensor", tensor);
                 o.insert("offset".into(), json!(offset));
-                put_bytes(o, "previous", previous);
+                crate::output::put_name(o, "previous", previous);
                 o.insert("previous_offset".into(), json!(previous_offset));
             }
             WarningKind::UnalignedOffset { tensor, offset, alignment } => {
-                put_bytes(o, "tensor", tensor);
+                crate::output::put_name(o, "tensor", tensor);
                 o.insert("offset".into(), json!(offset));
                 o.insert("alignment".into(), json!(alignment));
             }
             WarningKind::Gap { after, before, start, len } => {
                 match after {
-                    Some(a) => put_bytes(o, "after", a),
+                    Some(a) => crate::output::put_name(o, "after", a),
                     None => {
                         o.insert("after".into(), Json::Null);
                     }
                 }
-                put_bytes(o, "before", before);
+                crate::output::put_name(o, "before", before);
                 o.insert("start".into(), json!(start));
                 o.insert("len".into(), json!(len));
             }
@@ -876,19 +876,19 @@ impl WarningKind {
             }
             WarningKind::InvalidUtf8Key { key }
             | WarningKind::KeyConvention { key }
-            | WarningKind::NestedArray { key } => put_bytes(o, "key", key),
+            | WarningKind::NestedArray { key } => crate::output::put_name(o, "key", key),
             WarningKind::InvalidUtf8Value { key, elements } => {
-                put_bytes(o, "key", key);
+                crate::output::put_name(o, "key", key);
                 if let Some((n, first)) = elements {
                     o.insert("elements".into(), json!(n));
                     o.insert("first_element".into(), json!(first));
                 }
             }
             WarningKind::InvalidUtf8TensorName { tensor } | WarningKind::LongTensorName { tensor } => {
-                put_bytes(o, "tensor", tensor);
+                crate::output::put_name(o, "tensor", tensor);
             }
             WarningKind::StoredShape { tensor, stored, canonical } => {
-                put_bytes(o, "tensor", tensor);
+                crate::output::put_name(o, "tensor", tensor);
                 o.insert("stored_dims".into(), json!(stored));
                 o.insert("dims".into(), json!(canonical));
             }
@@ -1409,12 +1409,12 @@ impl Inspection {
     pub fn to_json(&self) -> Json {
         let kv_json = |e: &KvEntry| {
             let mut o = Map::new();
-            put_bytes(&mut o, "key", &e.key);
+            crate::output::put_name(&mut o, "key", &e.key);
             o.insert("type".into(), json!(e.value.value_type().name()));
             o.extend(value_json(&e.value));
             match &e.shown {
                 Shown::Str { prefix, len } => {
-                    put_bytes(&mut o, "value", prefix);
+                    crate::output::put_name(&mut o, "value", prefix);
                     o.insert("truncated".into(), json!((prefix.len() as u64) < *len));
                 }
                 Shown::Array { elements, .. } => {
@@ -1452,7 +1452,7 @@ impl Inspection {
             .iter()
             .map(|t| {
                 let mut o = Map::new();
-                put_bytes(&mut o, "name", &t.name);
+                crate::output::put_name(&mut o, "name", &t.name);
                 o.insert("dims".into(), json!(t.dims));
                 o.insert("stored_dims".into(), json!(t.stored_dims));
                 o.insert("type".into(), json!(t.ggml_type.name));
@@ -1513,15 +1513,6 @@ pub fn dims_text(dims: &[u64]) -> String {
 /// control bytes too).
 pub fn path_text(p: &Path) -> String {
     escape_bytes(p.as_os_str().as_bytes())
-}
-
-/// Puts a byte name into a JSON object: as text (lossy), with its exact
-/// bytes in hex beside under `<field>_hex` when it is not UTF-8.
-pub fn put_bytes(o: &mut Map<String, Json>, field: &str, bytes: &[u8]) {
-    o.insert(field.to_string(), json!(String::from_utf8_lossy(bytes)));
-    if std::str::from_utf8(bytes).is_err() {
-        o.insert(format!("{field}_hex"), json!(hex::encode(bytes)));
-    }
 }
 
 /// Padding for columns is capped so that one very long name does not push

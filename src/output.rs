@@ -140,7 +140,7 @@ fn text(bytes: &[u8]) -> String {
 }
 
 /// Names that are not UTF-8 are shown lossily, with their exact bytes in hex beside.
-fn put_name(obj: &mut Map<String, Json>, field: &str, bytes: &[u8]) {
+pub fn put_name(obj: &mut Map<String, Json>, field: &str, bytes: &[u8]) {
     obj.insert(field.to_string(), json!(text(bytes)));
     if std::str::from_utf8(bytes).is_err() {
         obj.insert(format!("{field}_hex"), json!(hex::encode(bytes)));

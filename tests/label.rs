@@ -9,7 +9,7 @@
 mod common;
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::*;
 use gguf_digest::{Model, OpenOptions, ReadMode, Value};
@@ -55,21 +55,6 @@ fn different_model(a: &Gguf, b: &Gguf) {
 /// A rich model plus an array whose elements sit at depth 2.
 fn base() -> Gguf {
     rich_model(&[0, 1, 8, 14, 24, 30]).kv("v.depth2", Val::Arr(9, vec![Val::Arr(5, vec![Val::I32(1), Val::I32(-1)])]))
-}
-
-/// Writes shards under gguf-split's names; returns their paths.
-fn write_set(d: &Dir, prefix: &str, shards: &[Gguf]) -> Vec<PathBuf> {
-    let n = shards.len();
-    shards
-        .iter()
-        .enumerate()
-        .map(|(i, g)| d.write(&format!("{prefix}-{:05}-of-{n:05}.gguf", i + 1), &g.build()))
-        .collect()
-}
-
-fn set_kv(g: &mut Gguf, key: &str, v: Val) {
-    let slot = g.kvs.iter_mut().find(|(k, _)| k == key.as_bytes()).expect("key present");
-    slot.1 = v;
 }
 
 #[test]

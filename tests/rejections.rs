@@ -573,21 +573,6 @@ fn big_endian_tensor_of_a_type_without_swap_rule() {
 
 // ------------------------------------------------------------------ shards
 
-/// Writes shards under gguf-split's names; returns their paths.
-fn write_set(d: &Dir, prefix: &str, shards: &[Gguf]) -> Vec<PathBuf> {
-    let n = shards.len();
-    shards
-        .iter()
-        .enumerate()
-        .map(|(i, g)| d.write(&format!("{prefix}-{:05}-of-{n:05}.gguf", i + 1), &g.build()))
-        .collect()
-}
-
-fn set_kv(g: &mut Gguf, key: &str, v: Val) {
-    let slot = g.kvs.iter_mut().find(|(k, _)| k == key.as_bytes()).expect("key present");
-    slot.1 = v;
-}
-
 fn kv_index(g: &Gguf, key: &str) -> usize {
     g.kvs.iter().position(|(k, _)| k == key.as_bytes()).expect("key present")
 }

@@ -546,3 +546,19 @@ impl Dir {
         self.dir.path().join(name)
     }
 }
+
+/// Writes a shard set as `<prefix>-NNNNN-of-MMMMM.gguf` files, returning their paths.
+pub fn write_set(d: &Dir, prefix: &str, shards: &[Gguf]) -> Vec<std::path::PathBuf> {
+    let n = shards.len();
+    shards
+        .iter()
+        .enumerate()
+        .map(|(i, g)| d.write(&format!("{prefix}-{:05}-of-{n:05}.gguf", i + 1), &g.build()))
+        .collect()
+}
+
+/// Replaces the value of an existing KV.
+pub fn set_kv(g: &mut Gguf, key: &str, v: Val) {
+    let slot = g.kvs.iter_mut().find(|(k, _)| k == key.as_bytes()).expect("key present");
+    slot.1 = v;
+}
