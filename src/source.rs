@@ -29,25 +29,18 @@ pub enum ReadMode {
 }
 
 /// What identifies one version of a file: if any of this differs between
-/// the start and the end of hashing, the file changed underneath.
+/// the start and the end of hashing, the file changed underneath. (Device
+/// and inode are left out: both checks fstat the same open file.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Identity {
     len: u64,
     modified: Option<SystemTime>,
-    dev: u64,
-    ino: u64,
     ctime: (i64, i64),
 }
 
 impl Identity {
     fn of(m: &std::fs::Metadata) -> Identity {
-        Identity {
-            len: m.len(),
-            modified: m.modified().ok(),
-            dev: m.dev(),
-            ino: m.ino(),
-            ctime: (m.ctime(), m.ctime_nsec()),
-        }
+        Identity { len: m.len(), modified: m.modified().ok(), ctime: (m.ctime(), m.ctime_nsec()) }
     }
 }
 

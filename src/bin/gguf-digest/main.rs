@@ -279,13 +279,15 @@ fn digest_with_progress(
 /// Work below this size finishes before a bar would be worth drawing.
 const PROGRESS_MIN_BYTES: u64 = 1 << 30;
 
-/// True when a progress bar helps: a person watches stderr, nothing on the
-/// terminal must stay clean (quiet, status, JSON, skeleton), and the work is
-/// long enough.
-fn wants_progress(args: &Args, stderr_is_terminal: bool, total_bytes: u64) -> bool {
-    stderr_is_terminal
-        && !(args.quiet || args.status || args.json || args.skeleton)
-        && total_bytes >= PROGRESS_MIN_BYTES
+/// The bar's length if a progress bar helps: a person watches stderr,
+/// nothing on the terminal must stay clean (quiet, status, JSON, skeleton),
+/// and the work is long enough. `total_bytes` is asked last, so files are
+/// only looked at when the rest already says yes.
+fn wants_progress(args: &Args, stderr_is_terminal: bool, total_bytes: impl FnOnce() -> u64) -> Option<u64> {
+    if !stderr_is_terminal || args.quiet || args.status || args.json || args.skeleton {
+        return None;
+    }
+    Some(total_bytes()).filter(|&t| t >= PROGRESS_MIN_BYTES)
 }
 
 /// Bytes on disk of these models, shard siblings included (the bar's length).
@@ -313,14 +315,7 @@ struct Progress {
 impl Progress {
     /// Starts a bar for `paths` if one is wanted, wiring its counter into `opts`.
     fn start(args: &Args, paths: &[PathBuf], opts: &mut BatchOptions) -> Option<Progress> {
-        let is_terminal = io::stderr().is_terminal();
-        if !is_terminal || args.quiet || args.status || args.json || args.skeleton {
-            return None; // Decided without touching the files.
-        }
-        let total = total_size(paths);
-        if !wants_progress(args, is_terminal, total) {
-            return None;
-        }
+        let total = wants_progress(args, io::stderr().is_terminal(), || total_size(paths))?;
         let counter = Arc::new(AtomicU64::new(0));
         opts.progress = Some(Arc::clone(&counter));
         let bar = indicatif::ProgressBar::new(total);
@@ -368,14 +363,16 @@ mod tests {
 
     #[test]
     fn progress_only_for_long_work_on_a_terminal() {
-        let big = PROGRESS_MIN_BYTES;
-        assert!(wants_progress(&args(&["m.gguf"]), true, big));
-        assert!(!wants_progress(&args(&["m.gguf"]), true, big - 1));
-        assert!(!wants_progress(&args(&["m.gguf"]), false, big));
-        assert!(!wants_progress(&args(&["--json", "m.gguf"]), true, big));
-        assert!(!wants_progress(&args(&["--skeleton", "m.gguf"]), true, big));
-        assert!(!wants_progress(&args(&["-c", "--quiet", "s"]), true, big));
-        assert!(!wants_progress(&args(&["-c", "--status", "s"]), true, big));
-        assert!(wants_progress(&args(&["-c", "s"]), true, big));
+        let big = || PROGRESS_MIN_BYTES;
+        assert_eq!(wants_progress(&args(&["m.gguf"]), true, big), Some(PROGRESS_MIN_BYTES));
+        assert_eq!(wants_progress(&args(&["m.gguf"]), true, || PROGRESS_MIN_BYTES - 1), None);
+        assert_eq!(wants_progress(&args(&["m.gguf"]), false, big), None);
+        assert_eq!(wants_progress(&args(&["--json", "m.gguf"]), true, big), None);
+        assert_eq!(wants_progress(&args(&["--skeleton", "m.gguf"]), true, big), None);
+        assert_eq!(wants_progress(&args(&["-c", "--quiet", "s"]), true, big), None);
+        assert_eq!(wants_progress(&args(&["-c", "--status", "s"]), true, big), None);
+        assert!(wants_progress(&args(&["-c", "s"]), true, big).is_some());
+        // Files are not looked at when flags already say no.
+        assert_eq!(wants_progress(&args(&["--json", "m.gguf"]), true, || unreachable!()), None);
     }
 }
