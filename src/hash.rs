@@ -1,13 +1,14 @@
 //! Streaming tensor data into SHA-256, and the finished [`Digest`] of a model.
 //!
 //! Each tensor is one SHA-256 stream. By default its bytes are hashed where
-//! they lie in a guarded map of its range, 8 MiB windows at a time (faulted
-//! in with one call, dropped from the process after): no copy, so hashing
-//! runs at the SHA-NI rate, and memory stays at about a window per thread.
-//! With `--no-mmap` they are read with `pread` into one bounded buffer. A
-//! truncation is an error either way (a guarded fault or a short read),
-//! never SIGBUS. Big-endian data is converted to little-endian whole blocks
-//! at a time, in a buffer, before it is hashed. See docs/adr/0003.
+//! they lie in the file's guarded map, 8 MiB windows at a time (faulted in
+//! with one call, dropped from the process after): no copy, so hashing runs
+//! at the SHA-NI rate, and memory stays at about a window per thread.
+//! Tensors under 64 KiB, and all of them with `--no-mmap`, are read with
+//! `pread` into one bounded buffer. A truncation is an error either way (a
+//! guarded fault or a short read), never SIGBUS. Big-endian data is
+//! converted to little-endian whole blocks at a time, in a buffer, before it
+//! is hashed. See docs/adr/0003.
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
@@ -31,13 +32,18 @@ pub const CHUNK: u64 = 256 * 1024;
 pub fn hash_tensor(source: &Source, file: &GgufFile, t: &TensorInfo, progress: &dyn Fn(u64)) -> Result<Sha256Digest> {
     let located = |e: Error| e.about(Subject::Tensor(t.name.clone()));
     let start = file.data_position(t);
-    if source.mode() == ReadMode::Mmap && t.nbytes > 0 {
+    if source.mode() == ReadMode::Mmap && t.nbytes >= MIN_MAPPED {
         if let Some(range) = source.map_range(start, t.nbytes).map_err(located)? {
             return hash_mapped(&range, source.path(), file.byte_order, t, progress).map_err(located);
         }
     }
     hash_read(source, start, file.byte_order, t, progress).map_err(located)
 }
+
+/// Tensors smaller than this are read, not hashed from the map: for a few
+/// KiB, copying costs less than the two `madvise` calls (each a TLB flush
+/// on every core running a hashing thread) that a mapped window needs.
+const MIN_MAPPED: u64 = 64 * 1024;
 
 /// Bytes per chunk: whole blocks, so big-endian conversion never splits one.
 fn chunk_size(t: &TensorInfo) -> u64 {
@@ -65,6 +71,7 @@ fn hash_mapped(
     let mut done = 0usize;
     for window in range.bytes().chunks(WINDOW) {
         range.populate(done, window.len());
+        let start = done;
         for part in window.chunks(chunk) {
             if order == ByteOrder::Big {
                 swapped.clear();
@@ -77,7 +84,7 @@ fn hash_mapped(
             progress(part.len() as u64);
         }
         done = done.saturating_add(window.len());
-        range.release_before(done);
+        range.release(start, done);
     }
     range.check(path)?;
     Ok(hasher.finalize().into())

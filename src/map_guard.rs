@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// How many maps can be guarded at once; beyond that callers fall back to reads.
-const SLOTS: usize = 64;
+const SLOTS: usize = 256;
 
 struct Slot {
     start: AtomicUsize,

@@ -8,9 +8,10 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::SystemTime;
 
-use memmap2::{Advice, Mmap, MmapOptions, UncheckedAdvice};
+use memmap2::{Advice, Mmap, UncheckedAdvice};
 
 use crate::bytes::Step;
 use crate::error::{Error, ErrorKind, Result};
@@ -59,6 +60,24 @@ pub struct Source {
     file: File,
     identity: Identity,
     mode: ReadMode,
+    /// The guarded map of the whole file, made on first use and kept while
+    /// the file is open: metadata is parsed from it and every tensor is
+    /// hashed from it, so a model with hundreds of tensors costs one `mmap`,
+    /// not one per tensor. `None` inside when no map could be guarded.
+    map: OnceLock<Option<FileMap>>,
+}
+
+/// A map of a whole file with the guard that makes reading it safe.
+struct FileMap {
+    // Declared before `map`, so it is unguarded before it is unmapped.
+    guard: Guard,
+    map: Mmap,
+}
+
+impl std::fmt::Debug for FileMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileMap").field("len", &self.map.len()).finish_non_exhaustive()
+    }
 }
 
 impl Source {
@@ -93,7 +112,7 @@ impl Source {
             };
             return Err(located(ErrorKind::NotRegularFile(what).into()));
         }
-        Ok(Source { path: path.to_path_buf(), file, identity: Identity::of(&meta), mode })
+        Ok(Source { path: path.to_path_buf(), file, identity: Identity::of(&meta), mode, map: OnceLock::new() })
     }
 
     /// How this file is read.
@@ -126,34 +145,53 @@ impl Source {
     }
 
     fn parse_mapped(&self) -> Result<GgufFile> {
-        // SAFETY: the map is read-only, private to this call, and nothing in
-        // this process writes the file. Another process may still change it:
-        // changed bytes give a parse error or the metadata of the changed
-        // content, and any change of size or time is caught by
-        // `check_unchanged` after hashing. A truncation makes reads of the
-        // vanished pages fault with SIGBUS; the guard turns those faults into
-        // zero pages and a flag, checked below, so the process never dies of
-        // it. This map lives only for the parse; tensor data gets maps of
-        // its own, guarded the same way (`map_range`). See
-        // docs/adr/0001-parser-over-a-map.md.
-        let map = unsafe { Mmap::map(&self.file) }?;
-        let Some(guard) = Guard::new(map.as_ptr(), map.len()) else {
+        let Some(fm) = self.file_map()? else {
             // No guard to be had (every slot busy, or no signal handler):
             // reading is always safe.
             return self.parse_read();
         };
         // The length may have changed between stat and map; parse only what
         // both agree on, so that no read reaches past the mapped length.
-        let len = (map.len() as u64).min(self.len());
-        let parsed = parse_prefix(&map, len);
-        if guard.was_hit() {
+        let len = (fm.map.len() as u64).min(self.len());
+        let parsed = parse_prefix(&fm.map, len);
+        if fm.guard.was_hit() {
             return Err(changed("it was truncated while its metadata was read"));
         }
-        match parsed {
-            Ok(f) => Ok(f),
-            Err(Step::Fail(e)) => Err(e),
-            Err(Step::NeedMore(_)) => Err(changed("shorter than when opened")),
+        let file = match parsed {
+            Ok(f) => f,
+            Err(Step::Fail(e)) => return Err(e),
+            Err(Step::NeedMore(_)) => return Err(changed("shorter than when opened")),
+        };
+        // The parsed file owns what it needs; the metadata pages (a
+        // vocabulary can be tens of MiB) need not stay in the resident set.
+        fm.release(0, usize::try_from(file.data_start).unwrap_or(fm.map.len()));
+        Ok(file)
+    }
+
+    /// The guarded map of the whole file, made on first call; `None` when
+    /// no guard slot is free (the caller reads instead).
+    fn file_map(&self) -> Result<Option<&FileMap>> {
+        if let Some(made) = self.map.get() {
+            return Ok(made.as_ref());
         }
+        // SAFETY: the map is read-only, and nothing in this process writes
+        // the file. Another process may still change it:
+        // changed metadata bytes give a parse error or the metadata of the
+        // changed content, changed tensor bytes another digest, and any
+        // change of size or time is caught by `check_unchanged` after
+        // hashing. A truncation makes reads of the vanished pages fault
+        // with SIGBUS; the guard turns those faults into zero pages and a
+        // flag, which `parse_mapped` and `MappedRange::check` report, so the
+        // process never dies of it. See docs/adr/0001-parser-over-a-map.md
+        // and docs/adr/0003-reading-tensor-data.md.
+        let map = unsafe { Mmap::map(&self.file) }.map_err(|e| Error::from(e).in_file(&self.path))?;
+        let made = Guard::new(map.as_ptr(), map.len()).map(|guard| {
+            // Only a hint, for read-ahead; failing it changes nothing.
+            let _ = map.advise(Advice::Sequential);
+            FileMap { guard, map }
+        });
+        // Two threads may race to make it; the loser's map is dropped here.
+        Ok(self.map.get_or_init(|| made).as_ref())
     }
 
     fn parse_read(&self) -> Result<GgufFile> {
@@ -196,27 +234,20 @@ impl Source {
         self.read_exact_at(tail, have as u64)
     }
 
-    /// Maps `len` bytes at file position `offset` for streaming, guarded
-    /// against truncation; `None` when no guard slot is free (read instead).
-    pub(crate) fn map_range(&self, offset: u64, len: u64) -> Result<Option<MappedRange>> {
-        let located = |e: Error| e.at(offset).in_file(&self.path);
-        // Maps start on a page boundary; the lead bytes before `offset` are skipped.
-        let lead = offset.checked_rem(page_size()).unwrap_or(0);
-        let (Ok(map_len), Ok(lead)) = (usize::try_from(len.saturating_add(lead)), usize::try_from(lead)) else {
+    /// The guarded map of `len` bytes at file position `offset`, for
+    /// streaming; `None` when the file has no guarded map or the map does
+    /// not reach that far (read instead: a short read says what changed).
+    pub(crate) fn map_range(&self, offset: u64, len: u64) -> Result<Option<MappedRange<'_>>> {
+        let Some(fm) = self.file_map()? else {
             return Ok(None);
         };
-        // SAFETY: as for the metadata map (see parse_mapped): read-only and
-        // private; the guard below turns faults from a truncation into zero
-        // pages plus a flag that `MappedRange::check` reports. The range was
-        // checked to lie inside the file when it was parsed.
-        let map = unsafe { MmapOptions::new().offset(offset.saturating_sub(lead as u64)).len(map_len).map(&self.file) }
-            .map_err(|e| located(e.into()))?;
-        let Some(guard) = Guard::new(map.as_ptr(), map.len()) else {
+        let (Ok(start), Ok(len)) = (usize::try_from(offset), usize::try_from(len)) else {
             return Ok(None);
         };
-        // Only a hint, for read-ahead; failing it changes nothing.
-        let _ = map.advise(Advice::Sequential);
-        Ok(Some(MappedRange { guard, map, lead }))
+        match start.checked_add(len) {
+            Some(end) if end <= fm.map.len() => Ok(Some(MappedRange { file: fm, start, len })),
+            _ => Ok(None),
+        }
     }
 
     /// Reads exactly `buf.len()` bytes at file position `offset`; a file that
@@ -261,44 +292,56 @@ fn page_size() -> u64 {
     u64::try_from(p).ok().filter(|p| p.is_power_of_two()).unwrap_or(4096)
 }
 
-/// A guarded map of one byte range of a file, hashed in place.
-pub(crate) struct MappedRange {
-    // Declared before `map`, so it is unguarded before it is unmapped.
-    guard: Guard,
-    map: Mmap,
-    lead: usize,
+impl FileMap {
+    /// Drops the pages of map bytes `start..end` from this process, so that
+    /// a long stream does not pile mapped pages up in its resident set. The
+    /// page cache keeps them; only this mapping forgets them. Whole pages
+    /// are dropped, so a neighbour's bytes in the first or last page may be
+    /// dropped too: a read of them just faults them in again.
+    fn release(&self, start: usize, end: usize) {
+        let page = usize::try_from(page_size()).unwrap_or(4096);
+        let start = start & !(page.saturating_sub(1));
+        let end = end.min(self.map.len());
+        if end > start {
+            // SAFETY: the map is read-only and file-backed: after DONTNEED a
+            // read of these pages faults them in again from the file (or,
+            // past a truncation, through the guard), so no data is lost and
+            // any slice of them still in use stays valid.
+            let _ =
+                unsafe { self.map.unchecked_advise_range(UncheckedAdvice::DontNeed, start, end.saturating_sub(start)) };
+        }
+    }
 }
 
-impl MappedRange {
+/// One byte range of a file's guarded map, hashed in place.
+pub(crate) struct MappedRange<'a> {
+    file: &'a FileMap,
+    start: usize,
+    len: usize,
+}
+
+impl MappedRange<'_> {
     /// The bytes of the range.
     pub(crate) fn bytes(&self) -> &[u8] {
-        self.map.get(self.lead..).unwrap_or(&[])
+        self.start.checked_add(self.len).and_then(|end| self.file.map.get(self.start..end)).unwrap_or(&[])
     }
 
     /// Maps in the pages of `bytes()[start..start + len]` with one call
     /// instead of a page fault every few pages.
     pub(crate) fn populate(&self, start: usize, len: usize) {
         // Only a hint; without MADV_POPULATE_READ (Linux < 5.14) faults do it.
-        let _ = self.map.advise_range(Advice::PopulateRead, self.lead.saturating_add(start), len);
+        let _ = self.file.map.advise_range(Advice::PopulateRead, self.start.saturating_add(start), len);
     }
 
-    /// Drops the pages before `bytes()[end]` from this process, so that a
-    /// long stream does not pile mapped pages up in its resident set. The
-    /// page cache keeps them; only this mapping forgets them.
-    pub(crate) fn release_before(&self, end: usize) {
-        let page = usize::try_from(page_size()).unwrap_or(4096);
-        let end = self.lead.saturating_add(end) & !(page.saturating_sub(1));
-        if end > 0 {
-            // SAFETY: the map is read-only and file-backed: after DONTNEED a
-            // read of these pages faults them in again from the file, so no
-            // data is lost, and no slice of them is used after this call.
-            let _ = unsafe { self.map.unchecked_advise_range(UncheckedAdvice::DontNeed, 0, end) };
-        }
+    /// Drops the pages of `bytes()[start..end]` from this process (see
+    /// `FileMap::release`).
+    pub(crate) fn release(&self, start: usize, end: usize) {
+        self.file.release(self.start.saturating_add(start), self.start.saturating_add(end));
     }
 
-    /// Fails if a read of the range hit a page lost to a truncation.
+    /// Fails if a read of the file's map hit a page lost to a truncation.
     pub(crate) fn check(&self, path: &Path) -> Result<()> {
-        if self.guard.was_hit() {
+        if self.file.guard.was_hit() {
             return Err(changed("it was truncated while it was read").in_file(path));
         }
         Ok(())

@@ -6,17 +6,21 @@ mod common;
 use std::path::PathBuf;
 
 use common::*;
-use gguf_digest::{BatchOptions, Model, digest_paths};
+use gguf_digest::{BatchOptions, Model, OpenOptions, ReadMode, digest_paths};
 
 /// Runs a batch on its own thread, so that a scheduler that stops making
 /// progress fails the test instead of hanging it.
 fn run(paths: &[PathBuf], threads: usize) -> Vec<(usize, Result<String, String>)> {
+    run_with(paths, threads, BatchOptions::default())
+}
+
+fn run_with(paths: &[PathBuf], threads: usize, opts: BatchOptions) -> Vec<(usize, Result<String, String>)> {
     let paths = paths.to_vec();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let mut seen = Vec::new();
-        digest_paths(&paths, &BatchOptions::default(), &pool, |i, r| {
+        digest_paths(&paths, &opts, &pool, |i, r| {
             seen.push((i, r.map(|(_, d)| d.label()).map_err(|e| e.to_string())));
         });
         let _ = tx.send(seen);
@@ -73,4 +77,42 @@ fn batch_agrees_with_single_model_digest() {
 #[test]
 fn no_paths_no_calls() {
     assert!(run(&[], 2).is_empty());
+}
+
+#[test]
+fn read_and_mapped_tensors_of_every_size_agree_on_two_threads() {
+    // Tensors under 64 KiB are read; larger ones are hashed from the file's
+    // one map in 8 MiB windows whose pages are dropped behind the hasher.
+    // With alignment 32 neighbours share pages, so one thread dropping its
+    // tensor's pages must not disturb another hashing the next tensor.
+    // Sizes straddle the read/map threshold and the window; element types
+    // of 1, 2 and 4 bytes; little- and big-endian files.
+    let sizes: [(u64, u32); 9] = [
+        (65_535, 24),
+        (32_768, 1),
+        (65_537, 24),
+        (16_385, 0),
+        (300_001, 24),
+        (524_291, 1),
+        ((8 << 20) - 7, 24),
+        ((4 << 20) + 3, 1),
+        ((17 << 20) + 9, 24),
+    ];
+    let mut g = Gguf::new();
+    for (i, &(elements, ggml_type)) in sizes.iter().enumerate() {
+        g = g.tensor(Tensor::filled(&format!("t.{i}"), &[elements], ggml_type, i as u8));
+    }
+    let be = Gguf { big_endian: true, ..g.clone() };
+    let d = Dir::new();
+    let paths = [d.write("le.gguf", &g.build()), d.write("be.gguf", &be.build())];
+    let want = g.expected_label();
+    for read_mode in [ReadMode::Mmap, ReadMode::Pread] {
+        for threads in [1, 2] {
+            let opts =
+                BatchOptions { open: OpenOptions { read_mode, ..OpenOptions::default() }, ..BatchOptions::default() };
+            for (i, r) in run_with(&paths, threads, opts) {
+                assert_eq!(r.as_deref(), Ok(want.as_str()), "file {i}, {read_mode:?}, {threads} threads");
+            }
+        }
+    }
 }
