@@ -4,8 +4,8 @@
 # gguf-py's gguf_hash.py and b3sum on the same files, side by side, and
 # prints Markdown tables (wall-time medians, ratios, floors, peak RSS).
 #
-#   bash bench/compare.sh            full run: 2 GiB, ~1 GiB, 4 GiB models (~10-15 min)
-#   bash bench/compare.sh --quick    smoke run with small sizes (< 1 min)
+#   bash bench/compare.sh            full run: 2 GiB, ~1 GiB, 4 GiB models (~15-20 min)
+#   bash bench/compare.sh --quick    smoke run with small sizes (about a minute)
 #
 # Environment:
 #   GGUF_DIGEST_BENCH_DIR  scratch dir for models and results
@@ -198,11 +198,19 @@ measure() { # group, NAME CMD pairs...
     local group="$1"; shift
     "$python" "$here/measure.py" --out "$results" --group "$group" --reps "$reps" -- "$@"
 }
-# Reads every byte once so that all tools see a warm page cache; fincore
-# then shows how much of the file the cache really holds.
-warm() {
-    cat "$@" > /dev/null
-    fincore "$@" 2>/dev/null | sed 's/^/  /' || true
+# The page cache is set, not inherited: each file's cached pages are dropped
+# and the file is read once sequentially, as `cat` does (read-ahead then
+# fills the cache largely with 2 MiB folios). Whatever earlier runs, reclaim
+# or the model writer left behind would otherwise change how cheaply a
+# mapping reader gets at the pages (see bench/pagecache.py). The state is
+# printed and recorded before and after each group.
+pagecache() { # action, group, files...
+    local action="$1" group="$2"; shift 2
+    "$python" "$here/pagecache.py" "$action" --out "$results" --group "$group" "$@"
+}
+warm() { # group, files...
+    local group="$1"; shift
+    pagecache warm "cache-before-$group" "$@"
 }
 
 # One group per model: every tool on the same file, in interleaved rounds,
@@ -211,7 +219,7 @@ bench_model() { # group, model
     local group="$1" m="$2" t
     t="$(twin "$2")"
     log "$group: $(basename "$(readlink -f "$m")") ($(($(stat -Lc %s "$m") / MiB)) MiB), load $(load1)"
-    warm "$m" "$t"
+    warm "$group" "$m" "$t"
     local slow=()
     # gguf-py parses a 262,144-string vocabulary in Python (~25 s a run): in
     # --quick mode that alone would blow the minute, so the two gemma-like
@@ -230,9 +238,30 @@ bench_model() { # group, model
         "meta -j1" "$gd -j1 $t" \
         "meta -j2" "$gd -j2 $t" \
         "meta -j2 --no-mmap" "$gd -j2 --no-mmap $t"
+    pagecache state "cache-after-$group" "$m"
+}
+
+# The same 2 GiB model with the page cache holding it in 4 KiB pages only
+# (dropped, then read back 4 KiB at a time without read-ahead): the worst
+# case for a mapping reader, shown for information next to openssl's read().
+bench_fragmented() { # model
+    local m="$1" t
+    t="$(twin "$1")"
+    log "equal, page cache in 4 KiB pages: $(basename "$m"), load $(load1)"
+    pagecache fragment "cache-before-equal-4k" "$m"
+    pagecache warm "cache-before-equal-4k" "$t"
+    measure equal-4k \
+        "gguf-digest -j1" "$gd -j1 $m" \
+        "gguf-digest -j2" "$gd -j2 $m" \
+        "gguf-digest -j1 --no-mmap" "$gd -j1 --no-mmap $m" \
+        "openssl dgst" "openssl dgst -sha256 $m" \
+        "meta -j1" "$gd -j1 $t" \
+        "meta -j2" "$gd -j2 $t"
+    pagecache state "cache-after-equal-4k" "$m"
 }
 
 bench_model equal "$equal"
+bench_fragmented "$equal"
 bench_model gemma "$gemma"
 bench_model smollm2 "$smol"
 bench_model big "$big"
@@ -241,12 +270,13 @@ bench_model big "$big"
 # the same rounds. Each file is one big tensor plus small ones, so alone it
 # keeps only one core busy; together the pool should fill both.
 log "many files: ${#many[@]} files, load $(load1)"
-warm "${many[@]}"
+warm many "${many[@]}"
 pairs=("batch -j2" "$gd -j2 ${many[*]}")
 for i in "${!many[@]}"; do
     pairs+=("single $i -j2" "$gd -j2 ${many[$i]}")
 done
 measure many "${pairs[@]}"
+pagecache state cache-after-many "${many[@]}"
 
 # Output order: arguments in a scrambled order must come back in that order,
 # with the same labels as one file at a time.
@@ -271,6 +301,8 @@ printf '{"group": "shani", "rnds2": %s}\n' "$rnds" >> "$results"
 # A profile of one thread hashing the equal model: with SHA-NI taken, the
 # time sits in sha2's x86_sha::compress, not in soft::compress. Optional:
 # skipped where perf is missing or not allowed.
+# Minutes have passed since the equal group; reclaim may have taken pages.
+pagecache warm cache-before-shani "$equal"
 if command -v perf >/dev/null && perf record -q -e cpu-clock -o "$out/perf.data" -- true >/dev/null 2>&1; then
     perf record -q -e cpu-clock -o "$out/perf.data" -- "$gd" -j1 "$equal" >/dev/null 2>&1
     perf report -i "$out/perf.data" --stdio --sort dso,sym 2>/dev/null |
