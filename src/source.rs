@@ -8,8 +8,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::SystemTime;
 
 use memmap2::{Advice, Mmap, UncheckedAdvice};
@@ -73,18 +72,26 @@ struct FileMap {
     // Declared before `map`, so it is unguarded before it is unmapped.
     guard: Guard,
     map: Mmap,
-    /// Bytes of short ranges hashed since this map's pages were last dropped.
-    short_hashed: AtomicUsize,
+    /// Short ranges hashed since their pages were last dropped.
+    short: Mutex<ShortRanges>,
+}
+
+/// What short ranges have been hashed: their byte count and the span of
+/// map positions that holds them all.
+#[derive(Default)]
+struct ShortRanges {
+    bytes: usize,
+    span: Option<(usize, usize)>,
 }
 
 /// Ranges shorter than this do not drop their own pages when hashed...
 const SHORT_RANGE: usize = 1 << 20;
-/// ...instead the whole map's pages are dropped at once whenever this many
-/// bytes of short ranges have been hashed. Each drop is a `madvise` call
-/// that also flushes the TLB of every core running another hashing thread;
-/// one per short tensor cost SmolLM2 (hundreds of tensors under 1 MiB) ~5 %
-/// of its wall time with two threads. The resident set stays bounded: at
-/// most this much of short ranges per open file.
+/// ...instead the pages of the span that holds them are dropped at once
+/// whenever this many bytes of short ranges have been hashed. Each drop is
+/// a `madvise` call that also flushes the TLB of every core running another
+/// hashing thread; one per short tensor cost SmolLM2 (hundreds of tensors
+/// under 1 MiB) ~5 % of its wall time with two threads. The resident set
+/// stays bounded: at most this much of short ranges per open file.
 const SHORT_RANGES_DROPPED_EVERY: usize = 8 << 20;
 
 impl std::fmt::Debug for FileMap {
@@ -201,7 +208,7 @@ impl Source {
         let made = Guard::new(map.as_ptr(), map.len()).map(|guard| {
             // Only a hint, for read-ahead; failing it changes nothing.
             let _ = map.advise(Advice::Sequential);
-            FileMap { guard, map, short_hashed: AtomicUsize::new(0) }
+            FileMap { guard, map, short: Mutex::new(ShortRanges::default()) }
         });
         // Two threads may race to make it; the loser's map is dropped here.
         Ok(self.map.get_or_init(|| made).as_ref())
@@ -354,12 +361,22 @@ impl MappedRange<'_> {
             self.file.release(self.start.saturating_add(start), self.start.saturating_add(end));
             return;
         }
-        let before = self.file.short_hashed.fetch_add(len, Ordering::Relaxed);
-        if before.saturating_add(len) >= SHORT_RANGES_DROPPED_EVERY {
-            self.file.short_hashed.store(0, Ordering::Relaxed);
-            // Pages another thread is hashing are dropped too; it faults
-            // them in again, which is cheap next to one flush per range.
-            self.file.release(0, self.file.map.len());
+        let (start, end) = (self.start.saturating_add(start), self.start.saturating_add(end));
+        let due = {
+            let Ok(mut short) = self.file.short.lock() else { return };
+            short.bytes = short.bytes.saturating_add(len);
+            let (lo, hi) = short.span.unwrap_or((start, end));
+            short.span = Some((lo.min(start), hi.max(end)));
+            if short.bytes < SHORT_RANGES_DROPPED_EVERY {
+                return;
+            }
+            short.bytes = 0;
+            short.span.take()
+        };
+        // Pages in the span that another thread is hashing are dropped too;
+        // it faults them in again, which is cheap next to one flush per range.
+        if let Some((lo, hi)) = due {
+            self.file.release(lo, hi);
         }
     }
 
