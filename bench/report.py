@@ -103,7 +103,8 @@ def main() -> None:
     rn = float(env["rn"])
     cores = int(env["cores"])
     p = print
-    p(f"### Machine ({env['mode']} run, {env['reps']} timed rounds per group, medians)\n")
+    p(f"### Machine ({env['mode']} run, {env['reps']} timed rounds per group"
+      f" ({env.get('small_reps', env['reps'])} for smollm2), medians)\n")
     p(f"- CPU: {env['cpu']}, {cores} cores, {env['mem']} RAM, kernel {env['kernel']}, SHA-NI: {env['shani']}")
     p(f"- R (one core, `openssl speed -evp sha256`, 1 MiB blocks): **{r1 / 1e9:.3f} GB/s**;"
       f" {cores} processes together: {rn / 1e9:.3f} GB/s ({rn / r1:.2f} R)")
