@@ -84,15 +84,19 @@ struct ShortRanges {
     span: Option<(usize, usize)>,
 }
 
+/// The most the kernel maps at once: a 2 MiB folio of the page cache,
+/// mapped whole with one PMD entry (file offset and address share alignment).
+const HUGE_PAGE: usize = 2 << 20;
+
 /// Ranges shorter than this do not drop their own pages when hashed...
 const SHORT_RANGE: usize = 1 << 20;
 /// ...instead the pages of the span that holds them are dropped at once
-/// whenever this many bytes of short ranges have been hashed. Each drop is
+/// whenever the short ranges hashed may hold this much mapped. Each drop is
 /// a `madvise` call that also flushes the TLB of every core running another
 /// hashing thread; one per short tensor cost SmolLM2 (hundreds of tensors
 /// under 1 MiB) ~5 % of its wall time with two threads. The resident set
-/// stays bounded: at most this much of short ranges per open file.
-const SHORT_RANGES_DROPPED_EVERY: usize = 8 << 20;
+/// stays bounded: about this much of short ranges per open file.
+const SHORT_RANGES_DROPPED_EVERY: usize = 16 << 20;
 
 impl std::fmt::Debug for FileMap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -364,7 +368,10 @@ impl MappedRange<'_> {
         let (start, end) = (self.start.saturating_add(start), self.start.saturating_add(end));
         let due = {
             let Ok(mut short) = self.file.short.lock() else { return };
-            short.bytes = short.bytes.saturating_add(len);
+            // A range may hold more than itself mapped: a 2 MiB folio is
+            // mapped whole, so count every 2 MiB block the range touches.
+            let blocks = end.div_ceil(HUGE_PAGE).saturating_sub(start.checked_div(HUGE_PAGE).unwrap_or(0));
+            short.bytes = short.bytes.saturating_add(blocks.saturating_mul(HUGE_PAGE));
             let (lo, hi) = short.span.unwrap_or((start, end));
             short.span = Some((lo.min(start), hi.max(end)));
             if short.bytes < SHORT_RANGES_DROPPED_EVERY {
