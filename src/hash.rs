@@ -41,8 +41,9 @@ pub fn hash_tensor(source: &Source, file: &GgufFile, t: &TensorInfo, progress: &
 }
 
 /// Tensors smaller than this are read, not hashed from the map: for a few
-/// KiB, copying costs less than the two `madvise` calls (each a TLB flush
-/// on every core running a hashing thread) that a mapped window needs.
+/// KiB, copying costs less than the `madvise` calls that bring a mapped
+/// range in and drop it again (a drop flushes the TLB of every core running
+/// another hashing thread).
 const MIN_MAPPED: u64 = 64 * 1024;
 
 /// Bytes per chunk: whole blocks, so big-endian conversion never splits one.

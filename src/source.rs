@@ -76,11 +76,11 @@ struct FileMap {
     short: Mutex<ShortRanges>,
 }
 
-/// What short ranges have been hashed: their byte count and the span of
-/// map positions that holds them all.
+/// The short ranges hashed since the last drop: how much they may hold
+/// mapped, and the span of map positions that holds them all.
 #[derive(Default)]
 struct ShortRanges {
-    bytes: usize,
+    mapped: usize,
     span: Option<(usize, usize)>,
 }
 
@@ -94,7 +94,7 @@ const SHORT_RANGE: usize = 1 << 20;
 /// whenever the short ranges hashed may hold this much mapped. Each drop is
 /// a `madvise` call that also flushes the TLB of every core running another
 /// hashing thread; one per short tensor cost SmolLM2 (hundreds of tensors
-/// under 1 MiB) ~5 % of its wall time with two threads. The resident set
+/// under 1 MiB) several per cent of its wall time with two threads. The resident set
 /// stays bounded: about this much of short ranges per open file.
 const SHORT_RANGES_DROPPED_EVERY: usize = 16 << 20;
 
@@ -199,11 +199,10 @@ impl Source {
             return Ok(made.as_ref());
         }
         // SAFETY: the map is read-only, and nothing in this process writes
-        // the file. Another process may still change it:
-        // changed metadata bytes give a parse error or the metadata of the
-        // changed content, changed tensor bytes another digest, and any
-        // change of size or time is caught by `check_unchanged` after
-        // hashing. A truncation makes reads of the vanished pages fault
+        // the file. Another process may still change it: changed metadata
+        // bytes give a parse error or the metadata of the changed content,
+        // changed tensor bytes another digest, and any change of size or
+        // time is caught by `check_unchanged` after hashing. A truncation makes reads of the vanished pages fault
         // with SIGBUS; the guard turns those faults into zero pages and a
         // flag, which `parse_mapped` and `MappedRange::check` report, so the
         // process never dies of it. See docs/adr/0001-parser-over-a-map.md
@@ -371,13 +370,13 @@ impl MappedRange<'_> {
             // A range may hold more than itself mapped: a 2 MiB folio is
             // mapped whole, so count every 2 MiB block the range touches.
             let blocks = end.div_ceil(HUGE_PAGE).saturating_sub(start.checked_div(HUGE_PAGE).unwrap_or(0));
-            short.bytes = short.bytes.saturating_add(blocks.saturating_mul(HUGE_PAGE));
+            short.mapped = short.mapped.saturating_add(blocks.saturating_mul(HUGE_PAGE));
             let (lo, hi) = short.span.unwrap_or((start, end));
             short.span = Some((lo.min(start), hi.max(end)));
-            if short.bytes < SHORT_RANGES_DROPPED_EVERY {
+            if short.mapped < SHORT_RANGES_DROPPED_EVERY {
                 return;
             }
-            short.bytes = 0;
+            short.mapped = 0;
             short.span.take()
         };
         // Pages in the span that another thread is hashing are dropped too;
