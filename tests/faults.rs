@@ -148,10 +148,15 @@ fn race(args: &[&std::ffi::OsStr], ready: impl Fn(u32) -> bool, act: impl FnOnce
     Race::Hit(finish(child, Duration::from_secs(120), what))
 }
 
-/// Runs `attempt(size)` for growing sparse sizes until the race is won.
-fn until_hit(what: &str, mut attempt: impl FnMut(u64) -> Race) -> Run {
+/// Runs `attempt(size)` for each sparse size in turn until the race is won.
+/// Once the child is seen reading, the change must land before it
+/// finishes, and on a loaded machine (CI building other crates on both
+/// cores) this test's thread can wait half a second for a core: tensor
+/// races start at 4 GiB, which a won race does not cost (hashing stops at
+/// the first window after a truncation, and a rewrite is seen at the end).
+fn until_hit(what: &str, sizes: &[u64], mut attempt: impl FnMut(u64) -> Race) -> Run {
     let mut notes = Vec::new();
-    for size in [1u64 << 30, 4 << 30, 16 << 30] {
+    for &size in sizes {
         match attempt(size) {
             Race::Hit(run) => return run,
             Race::TooLate(run) => {
@@ -178,11 +183,14 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
     Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
+/// Sparse model sizes for races against tensor hashing.
+const TENSOR_RACE_SIZES: [u64; 3] = [4 << 30, 16 << 30, 64 << 30];
+
 fn truncated_while_hashing(extra: &[&str]) {
     let dir = Dir::new();
     let path = dir.path("big.gguf");
     let what = format!("truncation while hashing {extra:?}");
-    let run = until_hit(&what, |size| {
+    let run = until_hit(&what, &TENSOR_RACE_SIZES, |size| {
         let data_start = sparse_model(&path, size);
         let mut args: Vec<&std::ffi::OsStr> = vec!["-j".as_ref(), "1".as_ref()];
         args.extend(extra.iter().map(std::ffi::OsStr::new));
@@ -214,7 +222,7 @@ fn rewritten_while_hashing_is_an_error() {
     let path = dir.path("big.gguf");
     let what = "rewrite while hashing";
     let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
-    let run = until_hit(what, |size| {
+    let run = until_hit(what, &TENSOR_RACE_SIZES, |size| {
         let data_start = sparse_model(&path, size);
         File::options().write(true).open(&path).unwrap().set_modified(old).unwrap();
         let rewrite = || {
@@ -237,7 +245,9 @@ fn truncated_while_metadata_is_mapped_is_an_error_not_sigbus() {
     let dir = Dir::new();
     let path = dir.path("bigkv.gguf");
     let what = "truncation while parsing from the map";
-    let run = until_hit(what, |size| {
+    // The parser hashes a string in one call, so every size is read in
+    // full: these stay small.
+    let run = until_hit(what, &[1 << 30, 4 << 30, 16 << 30], |size| {
         sparse_string_kv(&path, size);
         let cut = || OpenOptions::new().write(true).open(&path).unwrap().set_len(4096).unwrap();
         // Give the parser a moment inside the map before cutting.
