@@ -152,8 +152,9 @@ fn race(args: &[&std::ffi::OsStr], ready: impl Fn(u32) -> bool, act: impl FnOnce
 /// Once the child is seen reading, the change must land before it
 /// finishes, and on a loaded machine (CI building other crates on both
 /// cores) this test's thread can wait half a second for a core: tensor
-/// races start at 4 GiB, which a won race does not cost (hashing stops at
-/// the first window after a truncation, and a rewrite is seen at the end).
+/// races start at 4 GiB. A won truncation race does not pay for the size
+/// (hashing stops at the first window after it); a rewrite is only seen
+/// after hashing, so that race hashes all 4 GiB of holes (a few seconds).
 fn until_hit(what: &str, sizes: &[u64], mut attempt: impl FnMut(u64) -> Race) -> Run {
     let mut notes = Vec::new();
     for &size in sizes {
