@@ -10,6 +10,8 @@
 //! blanks from being misread. BSD `--tag` lines (`SHA256 (f) = …`) name the
 //! SHA-256 of the file, not a label, and are treated as misformatted.
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -45,11 +47,11 @@ pub fn parse_list(list: &[u8], from_stdin: bool) -> Vec<Line> {
     let mut bsd_reversed = None;
     let mut lines = Vec::new();
     let mut rest = list;
-    let mut line_no = 0;
+    let mut line_no = 0usize;
     while !rest.is_empty() {
-        line_no += 1;
+        line_no = line_no.saturating_add(1);
         let (line, next) = match rest.iter().position(|&b| b == b'\n') {
-            Some(i) => (rest.get(..i).unwrap_or(&[]), rest.get(i + 1..).unwrap_or(&[])),
+            Some(i) => (rest.get(..i).unwrap_or(&[]), rest.get(i.saturating_add(1)..).unwrap_or(&[])),
             None => (rest, &[][..]),
         };
         rest = next;
@@ -77,11 +79,11 @@ fn is_blank(b: Option<&u8>) -> bool {
 fn split_line(s: &[u8], bsd_reversed: &mut Option<bool>) -> Option<(String, Vec<u8>)> {
     let mut i = 0;
     while is_blank(s.get(i)) {
-        i += 1;
+        i = i.saturating_add(1);
     }
     let escaped = s.get(i) == Some(&b'\\');
     if escaped {
-        i += 1;
+        i = i.saturating_add(1);
     }
     let rest = s.get(i..)?;
     // The digest, one blank, and at least one more byte.
@@ -208,12 +210,12 @@ pub fn verify(
     let mut warn_misformatted = |upto: usize, sum: &mut CheckSummary, err: &mut dyn Write| -> std::io::Result<()> {
         while next_line < upto {
             if let Some(Line::Misformatted { line_no }) = lines.get(next_line) {
-                sum.misformatted += 1;
+                sum.misformatted = sum.misformatted.saturating_add(1);
                 if opts.warn {
                     writeln!(err, "gguf-digest: {list_name}: {line_no}: improperly formatted GGUF label line")?;
                 }
             }
-            next_line += 1;
+            next_line = next_line.saturating_add(1);
         }
         Ok(())
     };
@@ -221,7 +223,7 @@ pub fn verify(
         let Some(&(line_index, expected, name)) = entries.get(k) else {
             return;
         };
-        let step = warn_misformatted(line_index + 1, &mut sum, err)
+        let step = warn_misformatted(line_index.saturating_add(1), &mut sum, err)
             .and_then(|()| report(&mut sum, opts, expected, name, r, out, err));
         if io_result.is_ok() {
             io_result = step;
@@ -268,20 +270,20 @@ fn report(
     let verdict: &[u8] = match r {
         Err(e) if opts.ignore_missing && e.is_not_found() => return Ok(()),
         Err(e) => {
-            sum.unreadable += 1;
+            sum.unreadable = sum.unreadable.saturating_add(1);
             // Even --status says why a file could not be read, as coreutils does.
             writeln!(err, "gguf-digest: {}", error_line(&e))?;
             b"FAILED open or read"
         }
         Ok(label) if label == expected => {
-            sum.matched += 1;
+            sum.matched = sum.matched.saturating_add(1);
             if opts.quiet || opts.status {
                 return Ok(());
             }
             b"OK"
         }
         Ok(_) => {
-            sum.mismatched += 1;
+            sum.mismatched = sum.mismatched.saturating_add(1);
             b"FAILED"
         }
     };

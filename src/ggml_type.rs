@@ -3,6 +3,8 @@
 //!
 //! ggml keeps adding types; a new one is a new row in [`TABLE`].
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 /// How a big-endian file stores a type's data, relative to little-endian.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Swap {
@@ -99,7 +101,7 @@ impl GgmlType {
                 let block = usize::try_from(self.type_size).unwrap_or(usize::MAX);
                 for b in buf.chunks_exact_mut(block) {
                     for &o in offsets {
-                        if let Some(half) = b.get_mut(o..o + 2) {
+                        if let Some(half) = b.get_mut(o..o.saturating_add(2)) {
                             half.reverse();
                         }
                     }
@@ -110,6 +112,8 @@ impl GgmlType {
 }
 
 #[cfg(test)]
+// Tests index the fixed table and their own fixtures, never file bytes.
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

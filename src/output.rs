@@ -4,6 +4,8 @@
 //! parses flags and writes these bytes out, and tests can check the formats
 //! without running it.
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -38,7 +40,7 @@ fn escape_name(name: &[u8], out: &mut Vec<u8>) {
 /// exactly as GNU sha256sum writes it, so `--check` reads it back.
 pub fn sums_line(label: &str, path: &Path) -> Vec<u8> {
     let name = path.as_os_str().as_bytes();
-    let mut out = Vec::with_capacity(label.len() + name.len() + 4);
+    let mut out = Vec::with_capacity(label.len().saturating_add(name.len()).saturating_add(4));
     if needs_escape(name) {
         out.push(b'\\');
         out.extend_from_slice(label.as_bytes());
@@ -56,7 +58,7 @@ pub fn sums_line(label: &str, path: &Path) -> Vec<u8> {
 /// A file name as `--check` prints it before `: OK`: escaped (with a leading
 /// `\`) only when it holds a newline, as GNU sha256sum 9 does.
 pub fn check_name(name: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(name.len() + 1);
+    let mut out = Vec::with_capacity(name.len().saturating_add(1));
     if name.contains(&b'\n') {
         out.push(b'\\');
         escape_name(name, &mut out);

@@ -1,6 +1,8 @@
 //! The canonical skeleton (spec §2): a fixed-size record per KV and per
 //! tensor, in sorted order, with every payload replaced by its digest.
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 use sha2::{Digest as _, Sha256};
 
 use crate::model::Model;
@@ -15,7 +17,12 @@ pub const SKELETON_VERSION: u32 = 3;
 /// tensors in [`Model::tensors`] order.
 pub fn skeleton_bytes(model: &Model, tensor_sha256: &[Sha256Digest]) -> Vec<u8> {
     // Header 32 bytes; a KV at most 32+4+44; a tensor at most 32+4+32+4+8+32.
-    let cap = 32 + model.kvs().len() * 80 + model.tensors().len() * 112;
+    let cap = model
+        .kvs()
+        .len()
+        .saturating_mul(80)
+        .saturating_add(model.tensors().len().saturating_mul(112))
+        .saturating_add(32);
     let mut out = Vec::with_capacity(cap);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&SKELETON_VERSION.to_le_bytes());
