@@ -70,13 +70,9 @@ def info(out: Path, model_path: str) -> dict:
         "tensors": len(sizes),
         "total": f["tensor_bytes"],
         "largest": max(sizes) if sizes else 0,
+        # The name the page-cache records use: the real file (smollm2.gguf is a link).
+        "real_name": Path(f["shards"][0]["path"]).resolve().name,
     }
-
-
-def real_name(out: Path, model_path: str) -> str:
-    """The name the page-cache records use: the model's real file (smollm2.gguf is a link)."""
-    files = json.loads((out / "info" / f"{Path(model_path).name}.json").read_text())["files"]
-    return Path(files[0]["shards"][0]["path"]).resolve().name
 
 
 def model_path(group: dict) -> str:
@@ -135,7 +131,7 @@ def main() -> None:
         p(f"Floor -j1 = {fmt_s(fl[1])} s, floor -j2 = {fmt_s(fl[2])} s;"
           f" metadata time (gguf-digest on the metadata twin) -j1 {1000 * meta[1]:.1f} ms,"
           f" -j2 {1000 * meta[2]:.1f} ms, -j2 --no-mmap {1000 * g['meta -j2 --no-mmap']['median']:.1f} ms.")
-        p(cache_state(extra, group, real_name(out, model_path(g))) + "\n")
+        p(cache_state(extra, group, m["real_name"]) + "\n")
         p("| tool | median s | min s | CPU s | GB/s | × openssl | (wall − meta) / floor | peak RSS MiB |")
         p("|---|---:|---:|---:|---:|---:|---:|---:|")
         for tool in TOOLS:
