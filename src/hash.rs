@@ -32,19 +32,13 @@ pub const CHUNK: u64 = 256 * 1024;
 pub fn hash_tensor(source: &Source, file: &GgufFile, t: &TensorInfo, progress: &dyn Fn(u64)) -> Result<Sha256Digest> {
     let located = |e: Error| e.about(Subject::Tensor(t.name.clone()));
     let start = file.data_position(t);
-    if source.mode() == ReadMode::Mmap && t.nbytes >= MIN_MAPPED {
+    if source.mode() == ReadMode::Mmap {
         if let Some(range) = source.map_range(start, t.nbytes).map_err(located)? {
             return hash_mapped(&range, source.path(), file.byte_order, t, progress).map_err(located);
         }
     }
     hash_read(source, start, file.byte_order, t, progress).map_err(located)
 }
-
-/// Tensors smaller than this are read, not hashed from the map: for a few
-/// KiB, copying costs less than the `madvise` calls that bring a mapped
-/// range in and drop it again (a drop flushes the TLB of every core running
-/// another hashing thread).
-const MIN_MAPPED: u64 = 64 * 1024;
 
 /// Bytes per chunk: whole blocks, so big-endian conversion never splits one.
 fn chunk_size(t: &TensorInfo) -> u64 {

@@ -88,7 +88,13 @@ struct ShortRanges {
 /// mapped whole with one PMD entry (file offset and address share alignment).
 const HUGE_PAGE: usize = 2 << 20;
 
-/// Ranges shorter than this do not drop their own pages when hashed...
+/// Ranges shorter than this are read, not mapped: for a few KiB, copying
+/// costs less than the `madvise` calls that bring a mapped range in and
+/// drop it again (a drop flushes the TLB of every core running another
+/// hashing thread).
+const MIN_MAPPED: u64 = 64 << 10;
+
+/// Mapped ranges shorter than this do not drop their own pages when hashed...
 const SHORT_RANGE: usize = 1 << 20;
 /// ...instead the pages of the span that holds them are dropped at once
 /// whenever the short ranges hashed may hold this much mapped. Each drop is
@@ -258,9 +264,13 @@ impl Source {
     }
 
     /// The guarded map of `len` bytes at file position `offset`, for
-    /// streaming; `None` when the file has no guarded map or the map does
-    /// not reach that far (read instead: a short read says what changed).
+    /// streaming; `None` when the range is better read (under
+    /// `MIN_MAPPED`), the file has no guarded map, or the map does not
+    /// reach that far (a read then says what changed).
     pub(crate) fn map_range(&self, offset: u64, len: u64) -> Result<Option<MappedRange<'_>>> {
+        if len < MIN_MAPPED {
+            return Ok(None);
+        }
         let Some(fm) = self.file_map()? else {
             return Ok(None);
         };
