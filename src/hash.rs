@@ -19,7 +19,7 @@ use crate::error::{Error, Result, Subject};
 use crate::model::Model;
 use crate::parse::{GgufFile, TensorInfo};
 use crate::skeleton::skeleton_bytes;
-use crate::source::{MappedRange, ReadMode, Source};
+use crate::source::{MappedRange, Source};
 use crate::value::Sha256Digest;
 
 /// Bytes read per `pread`: large enough that syscalls cost nothing next to
@@ -32,10 +32,8 @@ pub const CHUNK: u64 = 256 * 1024;
 pub fn hash_tensor(source: &Source, file: &GgufFile, t: &TensorInfo, progress: &dyn Fn(u64)) -> Result<Sha256Digest> {
     let located = |e: Error| e.about(Subject::Tensor(t.name.clone()));
     let start = file.data_position(t);
-    if source.mode() == ReadMode::Mmap {
-        if let Some(range) = source.map_range(start, t.nbytes).map_err(located)? {
-            return hash_mapped(&range, source.path(), file.byte_order, t, progress).map_err(located);
-        }
+    if let Some(range) = source.map_range(start, t.nbytes).map_err(located)? {
+        return hash_mapped(&range, source.path(), file.byte_order, t, progress).map_err(located);
     }
     hash_read(source, start, file.byte_order, t, progress).map_err(located)
 }

@@ -264,11 +264,12 @@ impl Source {
     }
 
     /// The guarded map of `len` bytes at file position `offset`, for
-    /// streaming; `None` when the range is better read (under
-    /// `MIN_MAPPED`), the file has no guarded map, or the map does not
-    /// reach that far (a read then says what changed).
+    /// streaming; `None` when the file is to be read (`--no-mmap`), the
+    /// range is better read (under `MIN_MAPPED`), the file has no guarded
+    /// map, or the map does not reach that far (a read then says what
+    /// changed).
     pub(crate) fn map_range(&self, offset: u64, len: u64) -> Result<Option<MappedRange<'_>>> {
-        if len < MIN_MAPPED {
+        if self.mode == ReadMode::Pread || len < MIN_MAPPED {
             return Ok(None);
         }
         let Some(fm) = self.file_map()? else {

@@ -249,6 +249,22 @@ fn shards_beyond_the_guard_slots_are_read_instead() {
     assert_eq!(model.label().unwrap_or_else(|e| panic!("hashes: {e}")), want);
 }
 
+/// `--no-mmap` (`ReadMode::Pread`) never maps the file, for metadata or for
+/// a tensor big enough to be mapped otherwise. (The default mode is not
+/// checked the other way round: with the 300-shard test holding the guard
+/// slots at the same time, it may rightly read instead.)
+#[test]
+fn read_mode_pread_never_maps_the_file() {
+    let g = Gguf::new().tensor(Tensor::filled("big", &[300_000], 24, 3));
+    let d = Dir::new();
+    let p = d.write("m.gguf", &g.build());
+    let name = p.to_string_lossy().into_owned();
+    let model = open_with(&p, true, ReadMode::Pread);
+    assert_eq!(model.label().unwrap_or_else(|e| panic!("hashes: {e}")), g.expected_label());
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("maps");
+    assert!(!maps.lines().any(|l| l.ends_with(name.as_str())), "mapped with the model still open");
+}
+
 #[test]
 fn shards_may_differ_in_version_and_byte_order() {
     let g = rich_model(&BE_TYPES);
