@@ -150,6 +150,21 @@ pub enum ErrorKind {
     /// A big-endian tensor of a type that has no byte-swap rule.
     #[error("big-endian tensor of type {0} cannot be converted to little-endian")]
     BigEndianType(&'static str),
+    /// A byte-order conversion was handed part of a block. Input cannot
+    /// cause this: it is a bug in how data was cut into pieces, reported
+    /// instead of a wrong label.
+    #[error(
+        "internal error: {len} bytes handed to the {type_name} byte-order conversion are not a whole number of \
+         {type_size}-byte blocks; please report this"
+    )]
+    PartialBlock {
+        /// The length of the buffer.
+        len: u64,
+        /// The tensor type's name.
+        type_name: &'static str,
+        /// Bytes per block of the type.
+        type_size: u64,
+    },
     /// A shard file name that does not follow `-NNNNN-of-MMMMM.gguf`.
     #[error(
         "split.count is {count} but the file name does not end in -{:05}-of-{:05}.gguf",

@@ -5,6 +5,8 @@
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
+use crate::error::{Error, ErrorKind};
+
 /// How a big-endian file stores a type's data, relative to little-endian.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Swap {
@@ -87,9 +89,18 @@ impl GgmlType {
 
     /// Converts whole blocks of big-endian data to little-endian in place.
     ///
-    /// `buf.len()` must be a multiple of [`GgmlType::type_size`]; a trailing
-    /// partial block is left as it is (callers only pass whole blocks).
-    pub fn big_to_little(&self, buf: &mut [u8]) {
+    /// A buffer that is not a whole number of blocks is an error, never a
+    /// partial conversion: a block cut in two would have its halves swapped
+    /// at the wrong offsets, or its tail left as stored. No caller should
+    /// ever hand one over (see `hash::PieceSizes`); if one does, the label
+    /// is refused rather than wrong.
+    pub fn big_to_little(&self, buf: &mut [u8]) -> Result<(), Error> {
+        let block = usize::try_from(self.type_size).unwrap_or(usize::MAX);
+        if block == 0 || buf.len().checked_rem(block) != Some(0) {
+            let kind =
+                ErrorKind::PartialBlock { len: buf.len() as u64, type_name: self.name, type_size: self.type_size };
+            return Err(Error::new(kind));
+        }
         match self.swap {
             Swap::Unsupported | Swap::None => {}
             Swap::Words(n) => {
@@ -98,7 +109,6 @@ impl GgmlType {
                 }
             }
             Swap::Halves(offsets) => {
-                let block = usize::try_from(self.type_size).unwrap_or(usize::MAX);
                 for b in buf.chunks_exact_mut(block) {
                     for &o in offsets {
                         if let Some(half) = b.get_mut(o..o.saturating_add(2)) {
@@ -108,6 +118,7 @@ impl GgmlType {
                 }
             }
         }
+        Ok(())
     }
 }
 
@@ -152,14 +163,40 @@ mod tests {
         let mut block = vec![0u8; 144];
         block[..4].copy_from_slice(&[1, 2, 3, 4]);
         block[4] = 9;
-        t.big_to_little(&mut block);
+        t.big_to_little(&mut block).unwrap();
         assert_eq!(&block[..5], &[2, 1, 4, 3, 9]);
     }
 
     #[test]
     fn words_reverse() {
         let mut b = [1, 2, 3, 4, 5, 6, 7, 8];
-        GgmlType::from_id(0).unwrap().big_to_little(&mut b);
+        GgmlType::from_id(0).unwrap().big_to_little(&mut b).unwrap();
         assert_eq!(b, [4, 3, 2, 1, 8, 7, 6, 5]);
+    }
+
+    #[test]
+    fn a_partial_block_is_an_error_for_every_type() {
+        // Whatever the rule (none, words, halves), a buffer that is not
+        // whole blocks is refused and left untouched, never half converted.
+        for t in TABLE {
+            let size = t.type_size as usize;
+            for len in [1, size - 1, size + 1, 2 * size + size / 2] {
+                if len % size == 0 {
+                    continue;
+                }
+                let mut buf: Vec<u8> = (0..len).map(|i| i as u8).collect();
+                let before = buf.clone();
+                let e = t.big_to_little(&mut buf).unwrap_err();
+                assert!(
+                    matches!(e.kind(), ErrorKind::PartialBlock { len: l, .. } if *l == len as u64),
+                    "{}: {e}",
+                    t.name
+                );
+                assert_eq!(buf, before, "{}", t.name);
+            }
+            let mut whole = vec![0u8; 3 * size];
+            t.big_to_little(&mut whole).unwrap();
+            t.big_to_little(&mut []).unwrap();
+        }
     }
 }

@@ -45,7 +45,7 @@ pub use batch::{BatchOptions, digest_paths};
 pub use bytes::{ByteOrder, escape_bytes};
 pub use error::{Error, ErrorKind, Result, Subject};
 pub use ggml_type::{GgmlType, Swap, TABLE as GGML_TYPES};
-pub use hash::{CHUNK, Digest, hash_tensor};
+pub use hash::{CHUNK, Digest, MIN_MAPPED, PieceSizes, WINDOW, hash_tensor};
 pub use model::{Model, ModelKv, ModelTensor, OpenOptions, Shard};
 pub use parse::{
     ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, MAX_DIMS, SPLIT_PREFIX, Shape, TensorInfo, align_up, parse,

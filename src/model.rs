@@ -10,7 +10,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::error::{Error, ErrorKind, Result, Subject};
-use crate::hash::{Digest, hash_tensor};
+use crate::hash::{Digest, PieceSizes, hash_tensor};
 use crate::parse::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, SPLIT_PREFIX, TensorInfo, align_up};
 use crate::shards::ShardName;
 use crate::source::{ReadMode, Source};
@@ -24,11 +24,13 @@ pub struct OpenOptions {
     pub join_shards: bool,
     /// How the metadata is read.
     pub read_mode: ReadMode,
+    /// The pieces tensor data is hashed in (speed and memory only).
+    pub pieces: PieceSizes,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions { join_shards: true, read_mode: ReadMode::Mmap }
+        OpenOptions { join_shards: true, read_mode: ReadMode::Mmap, pieces: PieceSizes::default() }
     }
 }
 
@@ -82,6 +84,7 @@ pub struct Model {
     kvs: Vec<ModelKv>,
     tensors: Vec<ModelTensor>,
     alignment: u64,
+    pieces: PieceSizes,
 }
 
 impl Model {
@@ -95,7 +98,7 @@ impl Model {
         let first = Shard::open(path, opts.read_mode)?;
         let count = first.file.split_value(b"split.count").unwrap_or(0);
         let shards = if opts.join_shards && count > 1 { open_shard_set(first, opts.read_mode)? } else { vec![first] };
-        Model::join(shards)
+        Ok(Model { pieces: opts.pieces, ..Model::join(shards)? })
     }
 
     /// Joins parsed shards into one logical model (spec §5).
@@ -155,7 +158,7 @@ impl Model {
             })?;
             next = t.offset.checked_add(t.info.nbytes).and_then(|end| align_up(end, alignment));
         }
-        Ok(Model { shards, kvs, tensors, alignment })
+        Ok(Model { shards, kvs, tensors, alignment, pieces: PieceSizes::default() })
     }
 
     /// The files the model was read from; the first is the path given.
@@ -203,7 +206,7 @@ impl Model {
             let e = std::io::Error::other("the tensor names no shard of this model");
             return Err(Error::new(ErrorKind::Io(e)).about(Subject::Tensor(t.info.name.clone())));
         };
-        hash_tensor(&shard.source, &shard.file, &t.info, progress)
+        hash_tensor(&shard.source, &shard.file, &t.info, &self.pieces, progress)
     }
 
     /// Hashes every tensor (in parallel, on the current rayon pool), checks

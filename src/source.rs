@@ -88,12 +88,6 @@ struct ShortRanges {
 /// mapped whole with one PMD entry (file offset and address share alignment).
 const HUGE_PAGE: usize = 2 << 20;
 
-/// Ranges shorter than this are read, not mapped: for a few KiB, copying
-/// costs less than the `madvise` calls that bring a mapped range in and
-/// drop it again (a drop flushes the TLB of every core running another
-/// hashing thread).
-const MIN_MAPPED: u64 = 64 << 10;
-
 /// Mapped ranges shorter than this do not drop their own pages when hashed...
 const SHORT_RANGE: usize = 1 << 20;
 /// ...instead the pages of the span that holds them are dropped at once
@@ -265,11 +259,11 @@ impl Source {
 
     /// The guarded map of `len` bytes at file position `offset`, for
     /// streaming; `None` when the file is to be read (`--no-mmap`), the
-    /// range is better read (under `MIN_MAPPED`), the file has no guarded
-    /// map, or the map does not reach that far (a read then says what
-    /// changed).
-    pub(crate) fn map_range(&self, offset: u64, len: u64) -> Result<Option<MappedRange<'_>>> {
-        if self.mode == ReadMode::Pread || len < MIN_MAPPED {
+    /// range is better read (shorter than `min_mapped`), the file has no
+    /// guarded map, or the map does not reach that far (a read then says
+    /// what changed).
+    pub(crate) fn map_range(&self, offset: u64, len: u64, min_mapped: u64) -> Result<Option<MappedRange<'_>>> {
+        if self.mode == ReadMode::Pread || len < min_mapped {
             return Ok(None);
         }
         let Some(fm) = self.file_map()? else {

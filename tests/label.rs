@@ -15,7 +15,8 @@ use common::*;
 use gguf_digest::{Model, OpenOptions, ReadMode, Value};
 
 fn open_with(p: &Path, join_shards: bool, read_mode: ReadMode) -> Model {
-    Model::open_with(p, OpenOptions { join_shards, read_mode }).unwrap_or_else(|e| panic!("opens: {e}"))
+    Model::open_with(p, OpenOptions { join_shards, read_mode, ..OpenOptions::default() })
+        .unwrap_or_else(|e| panic!("opens: {e}"))
 }
 
 /// Labels a file both ways of reading its metadata; they must agree.

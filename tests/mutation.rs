@@ -720,7 +720,8 @@ impl Runner {
         for mode in [ReadMode::Mmap, ReadMode::Pread] {
             let t0 = Instant::now();
             let mem0 = window_start();
-            let opened = Model::open_with(&path, OpenOptions { join_shards: false, read_mode: mode });
+            let opened =
+                Model::open_with(&path, OpenOptions { join_shards: false, read_mode: mode, ..OpenOptions::default() });
             let digest = opened.as_ref().map(|m| m.digest());
             let mem = window_peak(mem0);
             self.note(desc, bytes.len(), mem, t0.elapsed());
@@ -782,7 +783,7 @@ impl Runner {
 fn base_label(runner: &Runner, base: &mut Base) {
     let path = runner.dir.path().join(format!("base-{}", base.file_name));
     std::fs::write(&path, &base.bytes).unwrap();
-    let opts = OpenOptions { join_shards: false, read_mode: ReadMode::Mmap };
+    let opts = OpenOptions { join_shards: false, read_mode: ReadMode::Mmap, ..OpenOptions::default() };
     base.label = Model::open_with(&path, opts).and_then(|m| m.label()).ok();
     std::fs::remove_file(&path).unwrap();
 }

@@ -13,7 +13,7 @@ use common::*;
 use gguf_digest::{Error, ErrorKind, Model, OpenOptions, ReadMode};
 
 fn open_mode(p: &Path, read_mode: ReadMode) -> Result<String, Error> {
-    Model::open_with(p, OpenOptions { join_shards: true, read_mode }).and_then(|m| m.label())
+    Model::open_with(p, OpenOptions { join_shards: true, read_mode, ..OpenOptions::default() }).and_then(|m| m.label())
 }
 
 /// Opens `p` both ways of reading metadata; both must fail the same way.

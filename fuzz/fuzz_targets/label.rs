@@ -31,7 +31,7 @@ fn dir() -> &'static PathBuf {
 }
 
 fn label(path: &std::path::Path, join_shards: bool, read_mode: ReadMode) -> Option<String> {
-    let m = Model::open_with(path, OpenOptions { join_shards, read_mode }).ok()?;
+    let m = Model::open_with(path, OpenOptions { join_shards, read_mode, ..OpenOptions::default() }).ok()?;
     match m.digest() {
         Ok(d) => Some(d.label()),
         Err(e) => panic!("opened but did not label: {e}"),

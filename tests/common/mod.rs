@@ -562,3 +562,21 @@ pub fn set_kv(g: &mut Gguf, key: &str, v: Val) {
     let slot = g.kvs.iter_mut().find(|(k, _)| k == key.as_bytes()).expect("key present");
     slot.1 = v;
 }
+
+/// Big-endian data back to little-endian. Every rule of spec §6 reverses
+/// bytes in place (words, or 2-byte halves at fixed block offsets), so the
+/// conversion is its own inverse.
+pub fn from_big_endian(t: u32, data: &[u8]) -> Vec<u8> {
+    to_big_endian(t, data)
+}
+
+/// The one-shot oracle of a tensor's data digest: read all of its stored
+/// bytes out of the built file, convert all of them to little-endian at
+/// once, hash once. No pieces, so no piece boundary can hide a bug; every
+/// read path of the library is compared with it.
+pub fn oracle_tensor_sha256(g: &Gguf, file: &[u8], layout: &Layout, i: usize) -> [u8; 32] {
+    let t = &g.tensors[i];
+    let start = (layout.data_start + layout.offsets[i]) as usize;
+    let stored = &file[start..start + t.data.len()];
+    if g.big_endian { sha(&from_big_endian(t.ggml_type, stored)) } else { sha(stored) }
+}

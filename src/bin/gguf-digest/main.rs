@@ -137,6 +137,7 @@ fn run(args: &Args) -> io::Result<u8> {
         open: OpenOptions {
             join_shards: !args.no_join,
             read_mode: if args.no_mmap { ReadMode::Pread } else { ReadMode::Mmap },
+            ..OpenOptions::default()
         },
         progress: None,
     };
