@@ -598,3 +598,55 @@ fn d_gguf_split_shards_and_merge_keep_label() {
     assert!(alone.status.success(), "{}", describe("gguf-digest --no-join", &alone));
     assert!(!String::from_utf8_lossy(&alone.stdout).starts_with(want), "--no-join labels the first shard alone");
 }
+
+/// (e) Issue #11: quantized tensors over the 8 MiB map window (Q4_0, Q8_0,
+/// Q4_K, Q6_K, whose blocks do not divide it), converted to big-endian by
+/// gguf-py's own gguf_convert_endian.py: both files, both read modes, one
+/// label; each tensor's sha256 is gguf_hash.py's for the little-endian file
+/// and the spec's swap of the big-endian file's bytes hashed in one go.
+#[test]
+fn e_large_quantized_tensors_big_endian_by_gguf_convert_endian() {
+    let Some(py) = prerequisites() else { return };
+    let dir = tempdir();
+    let le = dir.path().join("large.gguf");
+    let be = dir.path().join("large-be.gguf");
+    let info = py.run("write_all_types.py", &[os(&le), OsStr::new("--large")]);
+    assert_eq!(info["tensors"]["large.q8_0"], "Q8_0");
+    std::fs::copy(&le, &be).expect("copies the model");
+    py.run_gguf_script("gguf_convert_endian.py", &[os(&be), OsStr::new("big")], b"YES\n");
+
+    let l = json_of(&le);
+    let window = 8 << 20;
+    let large: Vec<&Json> =
+        l["tensors"].as_array().expect("tensors").iter().filter(|t| t["nbytes"].as_u64() > Some(window)).collect();
+    let types: BTreeSet<&str> = large.iter().filter_map(|t| t["type"].as_str()).collect();
+    assert_eq!(types, BTreeSet::from(["Q4_0", "Q8_0", "Q4_K", "Q6_K"]), "every large type is over the window");
+
+    let want = l["label"].as_str().expect("label").to_string();
+    for mode in [None, Some("--no-mmap")] {
+        for file in [&le, &be] {
+            let mut args: Vec<&OsStr> = mode.map(OsStr::new).into_iter().collect();
+            args.extend([OsStr::new("--json"), os(file)]);
+            let out = gguf_digest(&args);
+            assert!(out.status.success(), "{}", describe("gguf-digest --json", &out));
+            let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+            let got = &doc["files"][0];
+            assert_eq!(got["label"], want.as_str(), "{} with {mode:?}", file.display());
+            assert_eq!(tensor_content(got), tensor_content(&l), "{} with {mode:?}", file.display());
+            // The one-shot oracle: every tensor's stored bytes, converted
+            // whole by the spec's table, hashed once.
+            let bytes = std::fs::read(file).expect("reads");
+            let by_name = by(&got["tensors"], "name");
+            for (name, (ty, stored)) in stored_tensor_bytes(got, &bytes) {
+                let le_bytes = if file == &be { spec_be_to_le(&ty, stored) } else { stored.to_vec() };
+                assert_eq!(
+                    by_name[&name]["sha256"],
+                    sha256_hex(&le_bytes),
+                    "{name} in {} with {mode:?}",
+                    file.display()
+                );
+            }
+        }
+    }
+    assert_tensor_sha256_match(&l, &gguf_hash(py, &le));
+}

@@ -5,7 +5,11 @@ with raw_dtype) and KVs of every GGUF value type: each scalar type, STRING,
 arrays of each scalar type, of strings and of bools, and nested arrays
 (arrays of arrays of INT32, of UINT8, of STRING, and three deep).
 
-usage: write_all_types.py OUT [--seed N]
+usage: write_all_types.py OUT [--seed N] [--alignment N] [--large]
+
+With --large it also writes Q4_0, Q8_0, Q4_K and Q6_K tensors of 9 to 17
+MiB: larger than gguf-digest's 8 MiB map window, with blocks (18, 34, 144,
+210 bytes) that do not divide it, so big-endian blocks straddle windows.
 
 The written file is read back with GGUFReader and checked here: every KV has
 the intended value type (and array element types, at every depth), and
@@ -48,6 +52,15 @@ TENSORS = [
     ("q8_0.weight", Q.Q8_0, (3, 64)),
     ("q4_k.weight", Q.Q4_K, (2, 256)),
     ("q6_k.weight", Q.Q6_K, (1, 512)),
+]
+
+MIB = 1 << 20
+# (name, type, shape): each over 8 MiB, a whole number of blocks.
+LARGE_TENSORS = [
+    ("large.q4_0", Q.Q4_0, (1, 32 * (9 * MIB // 18 + 1))),
+    ("large.q8_0", Q.Q8_0, (1, 32 * (9 * MIB // 34 + 1))),
+    ("large.q4_k", Q.Q4_K, (2, 256 * (5 * MIB // 144 + 1))),
+    ("large.q6_k", Q.Q6_K, (1, 256 * (17 * MIB // 210 + 1))),
 ]
 
 
@@ -111,7 +124,9 @@ def main() -> None:
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--alignment", type=int, default=64)
+    ap.add_argument("--large", action="store_true", help="add tensors over 8 MiB")
     args = ap.parse_args()
+    tensor_table = TENSORS + (LARGE_TENSORS if args.large else [])
 
     rng = np.random.default_rng(args.seed)
     w = GGUFWriter(args.out, arch="interop")
@@ -121,7 +136,7 @@ def main() -> None:
         # add_key_value, not add_string/add_array: those silently drop empty values.
         w.add_key_value(key, value, vtype, sub_type=sub_type)
     expected_data = {}
-    for name, qtype, shape in TENSORS:
+    for name, qtype, shape in tensor_table:
         data = tensor_data(rng, qtype, shape)
         expected_data[name] = data.tobytes()
         if qtype in (Q.F32, Q.F16):
@@ -152,7 +167,7 @@ def main() -> None:
     tensors = {}
     for t in r.tensors:
         name = t.name
-        spec = {n: (q, s) for n, q, s in TENSORS}.get(name)
+        spec = {n: (q, s) for n, q, s in tensor_table}.get(name)
         if spec is None:
             fail(f"unexpected tensor {name!r}")
         qtype, shape = spec
@@ -163,8 +178,8 @@ def main() -> None:
         if t.data.tobytes() != expected_data[name]:
             fail(f"{name}: data differs from what was written")
         tensors[name] = qtype.name
-    if len(tensors) != len(TENSORS):
-        fail(f"read back {len(tensors)} tensors, wrote {len(TENSORS)}")
+    if len(tensors) != len(tensor_table):
+        fail(f"read back {len(tensors)} tensors, wrote {len(tensor_table)}")
 
     emit({"kv_types": got_types, "tensors": tensors})
 
