@@ -7,7 +7,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::bytes::escape_bytes;
+use crate::text::escape_bytes;
 
 /// Shorthand used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -363,6 +363,40 @@ impl std::error::Error for Error {
         match &self.0.kind {
             ErrorKind::Io(e) => Some(e),
             _ => None,
+        }
+    }
+}
+
+/// Why a parse of a file's prefix could not finish: the protocol between a
+/// format's pure parser, which may be handed only the first bytes of a
+/// file, and `Source`, which reads more and tries again.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// The file itself is malformed: a final error.
+    Fail(Error),
+    /// The cursor holds a prefix of the file and the read needs the bytes up
+    /// to this file position.
+    NeedMore(u64),
+}
+
+impl From<Error> for Step {
+    fn from(e: Error) -> Self {
+        Step::Fail(e)
+    }
+}
+
+impl From<ErrorKind> for Step {
+    fn from(k: ErrorKind) -> Self {
+        Step::Fail(Error::new(k))
+    }
+}
+
+impl Step {
+    /// Attaches a location to a final error; a request for more bytes passes.
+    pub(crate) fn map_err(self, f: impl FnOnce(Error) -> Error) -> Step {
+        match self {
+            Step::Fail(e) => Step::Fail(f(e)),
+            more => more,
         }
     }
 }

@@ -1,6 +1,9 @@
-//! Streaming tensor data into SHA-256, and the finished [`Digest`] of a model.
+//! Hashing jobs, and the finished [`Digest`] of a model. Format-neutral: a
+//! format describes each tensor's data as a [`Job`] (a file, a byte range,
+//! a [`Conversion`]) and builds its skeleton from the digests; this module
+//! knows nothing of any format.
 //!
-//! Each tensor is one SHA-256 stream, fed in pieces whose sizes are
+//! Each job is one SHA-256 stream, fed in pieces whose sizes are
 //! [`PieceSizes`]. By default its bytes are hashed where they lie in the
 //! file's guarded map, a window at a time (faulted in with one call, dropped
 //! from the process after): no copy, so hashing runs at the SHA-NI rate, and
@@ -12,22 +15,20 @@
 //! Big-endian data is converted to little-endian in a buffer before it is
 //! hashed, and a conversion works on whole blocks only. So every piece this
 //! module cuts is a whole number of blocks: a chunk is whole blocks, a
-//! window is whole chunks, and a tensor is whole blocks (the parser checks
-//! it). A piece that is not is a bug, and the conversion returns an error
-//! for it instead of leaving its tail unconverted. See docs/adr/0003 and
-//! docs/adr/0005.
+//! window is whole chunks, and a job is whole blocks (its format's parser
+//! checks it). A piece that is not is a bug, and the conversion returns an
+//! error for it instead of leaving its tail unconverted. See docs/adr/0003
+//! and docs/adr/0005.
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
 use sha2::{Digest as _, Sha256};
 
-use crate::bytes::ByteOrder;
-use crate::error::{Error, Result, Subject};
-use crate::model::Model;
-use crate::parse::{GgufFile, TensorInfo};
-use crate::skeleton::skeleton_bytes;
+use crate::error::{Error, ErrorKind, Result, Subject};
 use crate::source::{MappedRange, Source};
-use crate::value::Sha256Digest;
+
+/// A SHA-256 digest.
+pub type Sha256Digest = [u8; 32];
 
 /// Bytes read per `pread` by default: large enough that syscalls cost
 /// nothing next to hashing, small enough to stay in the core's L2 cache.
@@ -86,80 +87,146 @@ impl PieceSizes {
     }
 }
 
-/// Hashes the `nbytes` data bytes of `t` in `file`, converted to
-/// little-endian when the file is big-endian, in pieces of `pieces`.
-/// `progress` is called with each piece's size after it is hashed.
-pub fn hash_tensor(
-    source: &Source,
-    file: &GgufFile,
-    t: &TensorInfo,
-    pieces: &PieceSizes,
-    progress: &dyn Fn(u64),
-) -> Result<Sha256Digest> {
-    let located = |e: Error| e.about(Subject::Tensor(t.name.clone()));
-    let start = file.data_position(t);
-    let plan = pieces.plan(t.ggml_type.type_size);
-    if let Some(range) = source.map_range(start, t.nbytes, pieces.min_mapped).map_err(located)? {
-        return hash_mapped(&range, source.path(), file.byte_order, t, plan, progress).map_err(located);
-    }
-    hash_read(source, start, file.byte_order, t, plan, progress).map_err(located)
+/// How a job's stored bytes become the bytes that are hashed: a rule
+/// applied to each block of `block` bytes (reversing words or halves for
+/// big-endian data; nothing for little-endian data).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conversion {
+    /// Bytes per block: pieces are cut at whole blocks.
+    pub block: u64,
+    /// What to do to each block.
+    pub swap: Swap,
+    /// The name of the block's type, for the one error a conversion has.
+    pub type_name: &'static str,
 }
 
-/// Streams a mapped range: little-endian data is hashed where it lies, with
-/// no copy; big-endian data goes through a chunk-sized buffer.
-fn hash_mapped(
-    range: &MappedRange,
-    path: &std::path::Path,
-    order: ByteOrder,
-    t: &TensorInfo,
-    plan: Plan,
-    progress: &dyn Fn(u64),
-) -> Result<Sha256Digest> {
+/// What a [`Conversion`] does to each block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Swap {
+    /// No conversion rule is defined (a format rejects such data before it
+    /// makes a job of it).
+    Unsupported,
+    /// The bytes are hashed as stored.
+    None,
+    /// Every `n`-byte word is reversed (plain integer and float types).
+    Words(usize),
+    /// Within each block, the 2-byte halves at these block offsets are
+    /// reversed (the fp16 scales of quantized blocks); the rest is bytes.
+    Halves(&'static [usize]),
+}
+
+impl Conversion {
+    /// Data hashed as stored, cut at whole `block`-byte blocks.
+    pub fn none(block: u64, type_name: &'static str) -> Conversion {
+        Conversion { block, swap: Swap::None, type_name }
+    }
+
+    /// Converts whole blocks in place.
+    ///
+    /// A buffer that is not a whole number of blocks is an error, never a
+    /// partial conversion: a block cut in two would have its halves swapped
+    /// at the wrong offsets, or its tail left as stored. No caller hands one
+    /// over (see [`PieceSizes`]); if one did, the label is refused rather
+    /// than wrong.
+    pub fn apply(&self, buf: &mut [u8]) -> Result<()> {
+        let block = usize::try_from(self.block).unwrap_or(usize::MAX);
+        if block == 0 || buf.len().checked_rem(block) != Some(0) {
+            let kind =
+                ErrorKind::PartialBlock { len: buf.len() as u64, type_name: self.type_name, type_size: self.block };
+            return Err(Error::new(kind));
+        }
+        match self.swap {
+            Swap::Unsupported | Swap::None => {}
+            Swap::Words(n) => {
+                for word in buf.chunks_exact_mut(n) {
+                    word.reverse();
+                }
+            }
+            Swap::Halves(offsets) => {
+                for b in buf.chunks_exact_mut(block) {
+                    for &o in offsets {
+                        if let Some(half) = b.get_mut(o..o.saturating_add(2)) {
+                            half.reverse();
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// True when bytes are hashed as stored (no copy needed).
+    fn is_identity(&self) -> bool {
+        matches!(self.swap, Swap::None | Swap::Unsupported)
+    }
+}
+
+/// One hashing job: `len` bytes at `start` in `source`, converted by
+/// `conversion`, into one SHA-256. What a format hands the core per tensor.
+#[derive(Debug, Clone)]
+pub struct Job<'a> {
+    /// The file holding the bytes.
+    pub source: &'a Source,
+    /// The file position of the first byte.
+    pub start: u64,
+    /// The number of bytes.
+    pub len: u64,
+    /// How the stored bytes become the hashed ones.
+    pub conversion: Conversion,
+    /// The tensor it hashes, named in errors.
+    pub subject: Subject,
+}
+
+/// Hashes one job in pieces of `pieces`; `progress` is called with each
+/// piece's size after it is hashed.
+pub fn hash_job(job: &Job<'_>, pieces: &PieceSizes, progress: &dyn Fn(u64)) -> Result<Sha256Digest> {
+    let located = |e: Error| e.about(job.subject.clone());
+    let plan = pieces.plan(job.conversion.block);
+    if let Some(range) = job.source.map_range(job.start, job.len, pieces.min_mapped).map_err(located)? {
+        return hash_mapped(&range, job, plan, progress).map_err(located);
+    }
+    hash_read(job, plan, progress).map_err(located)
+}
+
+/// Streams a mapped range: data hashed as stored is hashed where it lies,
+/// with no copy; converted data goes through a chunk-sized buffer.
+fn hash_mapped(range: &MappedRange, job: &Job<'_>, plan: Plan, progress: &dyn Fn(u64)) -> Result<Sha256Digest> {
     let mut hasher = Sha256::new();
-    let mut swapped = Vec::new();
+    let mut converted = Vec::new();
     let mut done = 0usize;
     for window in range.bytes().chunks(plan.window) {
         range.populate(done, window.len());
         let start = done;
         for part in window.chunks(plan.chunk) {
-            if order == ByteOrder::Big {
-                swapped.clear();
-                swapped.extend_from_slice(part);
-                t.ggml_type.big_to_little(&mut swapped)?;
-                hasher.update(&swapped);
-            } else {
+            if job.conversion.is_identity() {
                 hasher.update(part);
+            } else {
+                converted.clear();
+                converted.extend_from_slice(part);
+                job.conversion.apply(&mut converted)?;
+                hasher.update(&converted);
             }
             progress(part.len() as u64);
         }
         done = done.saturating_add(window.len());
         range.release(start, done);
         // A truncated file reads as zeros from here on: stop, not hash them.
-        range.check(path)?;
+        range.check(job.source.path())?;
     }
     Ok(hasher.finalize().into())
 }
 
 /// Streams a range with `pread` into one chunk-sized buffer.
-fn hash_read(
-    source: &Source,
-    start: u64,
-    order: ByteOrder,
-    t: &TensorInfo,
-    plan: Plan,
-    progress: &dyn Fn(u64),
-) -> Result<Sha256Digest> {
+fn hash_read(job: &Job<'_>, plan: Plan, progress: &dyn Fn(u64)) -> Result<Sha256Digest> {
     let chunk = plan.chunk as u64;
-    let mut buf = vec![0u8; usize::try_from(chunk.min(t.nbytes)).unwrap_or(0)];
+    let mut buf = vec![0u8; usize::try_from(chunk.min(job.len)).unwrap_or(0)];
     let mut hasher = Sha256::new();
     let mut done = 0u64;
-    while done < t.nbytes {
-        let n = chunk.min(t.nbytes.saturating_sub(done));
+    while done < job.len {
+        let n = chunk.min(job.len.saturating_sub(done));
         let part = buf.get_mut(..usize::try_from(n).unwrap_or(0)).unwrap_or(&mut []);
-        source.read_exact_at(part, start.saturating_add(done))?;
-        if order == ByteOrder::Big {
-            t.ggml_type.big_to_little(part)?;
-        }
+        job.source.read_exact_at(part, job.start.saturating_add(done))?;
+        job.conversion.apply(part)?;
         hasher.update(&*part);
         done = done.saturating_add(n);
         progress(n);
@@ -167,7 +234,7 @@ fn hash_read(
     Ok(hasher.finalize().into())
 }
 
-/// A model's skeleton and label, with the data digest of every tensor.
+/// A model's skeleton and label, with the data digest of every job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Digest {
     skeleton: Vec<u8>,
@@ -176,20 +243,19 @@ pub struct Digest {
 }
 
 impl Digest {
-    /// Builds the skeleton of `model` from its tensors' data digests (in
-    /// [`Model::tensors`] order) and hashes it.
-    pub fn new(model: &Model, tensor_sha256: Vec<Sha256Digest>) -> Digest {
-        let skeleton = skeleton_bytes(model, &tensor_sha256);
+    /// Hashes a skeleton built by a format from its jobs' digests (in the
+    /// format's tensor order, as given here).
+    pub fn from_skeleton(skeleton: Vec<u8>, tensor_sha256: Vec<Sha256Digest>) -> Digest {
         let label = Sha256::digest(&skeleton).into();
         Digest { skeleton, label, tensor_sha256 }
     }
 
-    /// The canonical skeleton bytes (spec §2).
+    /// The canonical skeleton bytes.
     pub fn skeleton(&self) -> &[u8] {
         &self.skeleton
     }
 
-    /// The label as 64 lowercase hex digits (spec §1).
+    /// The label as 64 lowercase hex digits.
     pub fn label(&self) -> String {
         hex::encode(self.label)
     }
@@ -199,7 +265,7 @@ impl Digest {
         &self.label
     }
 
-    /// The SHA-256 of each tensor's data, in [`Model::tensors`] order.
+    /// The SHA-256 of each tensor's data, in the model's tensor order.
     pub fn tensor_sha256(&self) -> &[Sha256Digest] {
         &self.tensor_sha256
     }
@@ -226,6 +292,29 @@ mod tests {
                     assert!(p.window as u64 <= window.max(p.chunk as u64), "{p:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_partial_block_is_an_error_for_every_rule() {
+        // Whatever the rule (none, words, halves), a buffer that is not
+        // whole blocks is refused and left untouched, never half converted.
+        let rules = [(4, Swap::Words(4)), (34, Swap::Halves(&[0])), (144, Swap::Halves(&[0, 2])), (17, Swap::None)];
+        for (block, swap) in rules {
+            let c = Conversion { block, swap, type_name: "T" };
+            let size = block as usize;
+            for len in [1, size - 1, size + 1, 2 * size + size / 2] {
+                let mut buf: Vec<u8> = (0..len).map(|i| i as u8).collect();
+                let before = buf.clone();
+                let e = c.apply(&mut buf).unwrap_err();
+                assert!(
+                    matches!(e.kind(), ErrorKind::PartialBlock { len: l, .. } if *l == len as u64),
+                    "{swap:?}: {e}"
+                );
+                assert_eq!(buf, before, "{swap:?}");
+            }
+            c.apply(&mut vec![0u8; 3 * size]).unwrap();
+            c.apply(&mut []).unwrap();
         }
     }
 

@@ -17,41 +17,47 @@
 //! # Ok::<(), gguf_digest::Error>(())
 //! ```
 //!
-//! The path of the data: [`Source`] (an open file) → [`parse()`] (bytes to
-//! [`GgufFile`]) → [`Model`] (one file or joined shards, sorted) →
-//! [`Digest`] (tensor data hashed, skeleton built, label).
+//! The path of the data (ARCHITECTURE.md has the map): an argument is
+//! opened as a [`Source`] and sniffed (`input`); its format parses it
+//! ([`parse()`] for GGUF: bytes to [`GgufFile`]) and joins its files into a
+//! model ([`Model`]) that hands the core one hashing [`Job`] per tensor
+//! ([`Labelled`]); the core hashes them (`hash`, `schedule`) and the format
+//! builds the skeleton, whose SHA-256 is the label ([`Digest`]).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-mod batch;
-mod bytes;
+// The core: format-neutral.
 pub mod check;
-pub mod diff;
 mod error;
-mod ggml_type;
+mod format;
 mod hash;
-pub mod inspect;
+mod input;
 mod map_guard;
-mod model;
 pub mod output;
-mod parse;
-mod shards;
-mod skeleton;
+mod schedule;
 mod source;
-mod value;
+mod text;
 
-pub use batch::{BatchOptions, digest_paths};
-pub use bytes::{ByteOrder, escape_bytes};
+// The formats.
+pub mod gguf;
+
+// What inspect and diff show, on one renderer.
+pub mod diff;
+pub mod inspect;
+pub mod render;
+
 pub use error::{Error, ErrorKind, Result, Subject};
-pub use ggml_type::{GgmlType, Swap, TABLE as GGML_TYPES};
-pub use hash::{CHUNK, Digest, MIN_MAPPED, PieceSizes, WINDOW, hash_tensor};
-pub use model::{Model, ModelKv, ModelTensor, OpenOptions, Shard};
-pub use parse::{
-    ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, MAX_DIMS, SPLIT_PREFIX, Shape, TensorInfo, align_up, parse,
-    tensor_nbytes,
-};
-pub use shards::ShardName;
-pub use skeleton::skeleton_bytes;
+pub use format::{Labelled, OpenOptions, digest, finish, hash_order, run_job};
+pub use hash::{CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, Sha256Digest, Swap, WINDOW, hash_job};
+pub use input::{Format, Input, digest_paths, label_paths, open_model, sniff};
+pub use schedule::{AnyModel, BatchOptions, Opener, schedule};
 pub use source::{MAX_READ_METADATA, ReadMode, Source};
-pub use value::{ArrayValue, MAX_ARRAY_DEPTH, Sha256Digest, StringValue, Value, ValueType, canonical_payload};
+pub use text::escape_bytes;
+
+// GGUF's public face, at the crate root as before the formats had folders.
+pub use gguf::{
+    ALIGNMENT_KEY, ArrayValue, ByteOrder, DEFAULT_ALIGNMENT, GGML_TYPES, GgmlType, GgufFile, Kv, MAX_ARRAY_DEPTH,
+    MAX_DIMS, Model, ModelKv, ModelTensor, SPLIT_PREFIX, Shape, Shard, ShardName, StringValue, TensorInfo, Value,
+    ValueType, align_up, canonical_payload, parse, skeleton_bytes, tensor_nbytes,
+};

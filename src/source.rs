@@ -1,5 +1,6 @@
 //! One opened input file: its length, its identity, the bytes of its
-//! metadata, and reads of its tensor data. The memory map lives here; the
+//! metadata (handed to a format's parser), and reads of its tensor data.
+//! Format-neutral: a parser is a function of a byte prefix. The memory map lives here; the
 //! SIGBUS guard that keeps it sound is `map_guard`.
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
@@ -13,10 +14,8 @@ use std::time::SystemTime;
 
 use memmap2::{Advice, Mmap, UncheckedAdvice};
 
-use crate::bytes::Step;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, Step};
 use crate::map_guard::Guard;
-use crate::parse::{GgufFile, parse_prefix};
 
 /// How the metadata of a file is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,6 +51,11 @@ const FIRST_READ: u64 = 1 << 20;
 /// below it (a 262,144-token vocabulary with merges is tens of MiB); past it
 /// a hostile file could make the process hold gigabytes.
 pub const MAX_READ_METADATA: u64 = 128 << 20;
+
+/// A format's pure metadata parser: handed the file or a prefix of it and
+/// the file's length, it returns the parsed metadata and the file position
+/// where the metadata ends, or asks for a longer prefix ([`Step::NeedMore`]).
+pub(crate) type PrefixParser<T> = dyn Fn(&[u8], u64) -> Result<(T, u64), Step>;
 
 /// An open, regular input file.
 #[derive(Debug)]
@@ -159,37 +163,44 @@ impl Source {
         self.identity.len == 0
     }
 
-    /// Parses the file's metadata (header, KVs, tensor infos).
-    pub fn parse(&self) -> Result<GgufFile> {
+    /// Parses the file's metadata with a format's pure parser.
+    ///
+    /// `parse(bytes, file_len)` is handed the file or a prefix of it; it
+    /// returns the parsed metadata and the file position where the metadata
+    /// ends, or [`Step::NeedMore`] to be called again with a longer prefix.
+    /// By default the prefix is the whole file's guarded map (the metadata's
+    /// pages are dropped after the parse); with `--no-mmap`, or when no map
+    /// can be guarded, it is read into memory, up to [`MAX_READ_METADATA`].
+    pub(crate) fn parse<T>(&self, parse: &PrefixParser<T>) -> Result<T> {
         let r = match self.mode {
-            ReadMode::Mmap if !self.is_empty() => self.parse_mapped(),
-            _ => self.parse_read(),
+            ReadMode::Mmap if !self.is_empty() => self.parse_mapped(parse),
+            _ => self.parse_read(parse),
         };
         r.map_err(|e| e.in_file(&self.path))
     }
 
-    fn parse_mapped(&self) -> Result<GgufFile> {
+    fn parse_mapped<T>(&self, parse: &PrefixParser<T>) -> Result<T> {
         let Some(fm) = self.file_map()? else {
             // No guard to be had (every slot busy, or no signal handler):
             // reading is always safe.
-            return self.parse_read();
+            return self.parse_read(parse);
         };
         // The length may have changed between stat and map; parse only what
         // both agree on, so that no read reaches past the mapped length.
         let len = (fm.map.len() as u64).min(self.len());
-        let parsed = parse_prefix(&fm.map, len);
+        let parsed = parse(&fm.map, len);
         if fm.guard.was_hit() {
             return Err(changed("it was truncated while its metadata was read"));
         }
-        let file = match parsed {
-            Ok(f) => f,
+        let (parsed, metadata_end) = match parsed {
+            Ok(p) => p,
             Err(Step::Fail(e)) => return Err(e),
             Err(Step::NeedMore(_)) => return Err(changed("shorter than when opened")),
         };
-        // The parsed file owns what it needs; the metadata pages (a
-        // vocabulary can be tens of MiB) need not stay in the resident set.
-        fm.release(0, usize::try_from(file.data_start).unwrap_or(fm.map.len()));
-        Ok(file)
+        // The parsed metadata owns what it needs; its pages (a vocabulary
+        // can be tens of MiB) need not stay in the resident set.
+        fm.release(0, usize::try_from(metadata_end).unwrap_or(fm.map.len()));
+        Ok(parsed)
     }
 
     /// The guarded map of the whole file, made on first call; `None` when
@@ -217,14 +228,14 @@ impl Source {
         Ok(self.map.get_or_init(|| made).as_ref())
     }
 
-    fn parse_read(&self) -> Result<GgufFile> {
+    fn parse_read<T>(&self, parse: &PrefixParser<T>) -> Result<T> {
         let len = self.len();
         let mut buf = Vec::new();
         let mut want = len.min(FIRST_READ);
         loop {
             self.fill_to(&mut buf, want)?;
-            match parse_prefix(&buf, len) {
-                Ok(f) => return Ok(f),
+            match parse(&buf, len) {
+                Ok((parsed, _)) => return Ok(parsed),
                 Err(Step::Fail(e)) => return Err(e),
                 Err(Step::NeedMore(upto)) => {
                     if upto <= buf.len() as u64 || upto > len {
@@ -276,6 +287,14 @@ impl Source {
             Some(end) if end <= fm.map.len() => Ok(Some(MappedRange { file: fm, start, len })),
             _ => Ok(None),
         }
+    }
+
+    /// The first `n` bytes of the file, or all of it when it is shorter:
+    /// enough to tell formats apart.
+    pub fn head(&self, n: u64) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; usize::try_from(n.min(self.len())).unwrap_or(0)];
+        self.read_exact_at(&mut buf, 0)?;
+        Ok(buf)
     }
 
     /// Reads exactly `buf.len()` bytes at file position `offset`; a file that

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use gguf_digest::check::{self, CheckOptions};
-use gguf_digest::output::{document_json, error_json, error_line, model_json, quote_name, sums_line};
-use gguf_digest::{BatchOptions, Digest, Model, OpenOptions, ReadMode, ShardName, digest_paths};
+use gguf_digest::output::{document_json, error_json, error_line, quote_name, sums_line};
+use gguf_digest::{AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, ShardName, digest_paths};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -161,10 +161,10 @@ fn run(args: &Args) -> io::Result<u8> {
     let mut failed = false;
     let mut json_files = Vec::new();
     let mut io_result = Ok(());
-    let report = |i: usize, r: gguf_digest::Result<(Model, Digest)>| {
+    let report = |i: usize, r: gguf_digest::Result<(AnyModel, Digest)>| {
         let Some(path) = args.files.get(i) else { return };
         match r {
-            Ok((model, digest)) if args.json => json_files.push(model_json(path, &model, &digest)),
+            Ok((model, digest)) if args.json => json_files.push(model.json(path, &digest)),
             Ok((_, digest)) => {
                 if io_result.is_ok() {
                     io_result = out.write_all(&sums_line(&digest.label(), path));
@@ -264,7 +264,7 @@ fn digest_with_progress(
     paths: &[PathBuf],
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
-    mut emit: impl FnMut(usize, gguf_digest::Result<(Model, Digest)>),
+    mut emit: impl FnMut(usize, gguf_digest::Result<(AnyModel, Digest)>),
 ) {
     let mut opts = opts.clone();
     let progress = Progress::start(args, paths, &mut opts);

@@ -5,8 +5,8 @@
 
 use sha2::{Digest as _, Sha256};
 
-use crate::model::Model;
-use crate::value::Sha256Digest;
+use crate::gguf::model::Model;
+use crate::hash::Sha256Digest;
 
 /// The skeleton's magic, `GGUF`.
 pub const MAGIC: &[u8; 4] = b"GGUF";

@@ -5,21 +5,9 @@
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
-use crate::error::{Error, ErrorKind};
-
-/// How a big-endian file stores a type's data, relative to little-endian.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Swap {
-    /// No conversion rule is defined: a big-endian tensor of this type is an error.
-    Unsupported,
-    /// Byte order does not affect the data (single bytes, nibbles).
-    None,
-    /// Every `n`-byte word is reversed (plain integer and float types).
-    Words(usize),
-    /// Within each block, the 2-byte halves at these block offsets are reversed
-    /// (the fp16 scales of quantized blocks); the rest is bytes.
-    Halves(&'static [usize]),
-}
+use crate::error::Error;
+use crate::gguf::cursor::ByteOrder;
+use crate::hash::{Conversion, Swap};
 
 /// One row of the ggml type table.
 #[derive(Debug, PartialEq, Eq)]
@@ -32,7 +20,8 @@ pub struct GgmlType {
     pub block_size: u64,
     /// Bytes per block.
     pub type_size: u64,
-    /// The big-endian conversion rule.
+    /// The big-endian conversion rule: how a big-endian file stores the
+    /// type's data, relative to little-endian.
     pub swap: Swap,
 }
 
@@ -87,38 +76,19 @@ impl GgmlType {
         TABLE.iter().find(|t| t.id == id)
     }
 
-    /// Converts whole blocks of big-endian data to little-endian in place.
-    ///
-    /// A buffer that is not a whole number of blocks is an error, never a
-    /// partial conversion: a block cut in two would have its halves swapped
-    /// at the wrong offsets, or its tail left as stored. No caller should
-    /// ever hand one over (see `hash::PieceSizes`); if one does, the label
-    /// is refused rather than wrong.
+    /// How data of this type stored in `order` becomes the little-endian
+    /// bytes that are hashed, a block at a time.
+    pub fn conversion(&self, order: ByteOrder) -> Conversion {
+        match order {
+            ByteOrder::Little => Conversion::none(self.type_size, self.name),
+            ByteOrder::Big => Conversion { block: self.type_size, swap: self.swap, type_name: self.name },
+        }
+    }
+
+    /// Converts whole blocks of big-endian data to little-endian in place;
+    /// a buffer that is not whole blocks is an error ([`Conversion::apply`]).
     pub fn big_to_little(&self, buf: &mut [u8]) -> Result<(), Error> {
-        let block = usize::try_from(self.type_size).unwrap_or(usize::MAX);
-        if block == 0 || buf.len().checked_rem(block) != Some(0) {
-            let kind =
-                ErrorKind::PartialBlock { len: buf.len() as u64, type_name: self.name, type_size: self.type_size };
-            return Err(Error::new(kind));
-        }
-        match self.swap {
-            Swap::Unsupported | Swap::None => {}
-            Swap::Words(n) => {
-                for word in buf.chunks_exact_mut(n) {
-                    word.reverse();
-                }
-            }
-            Swap::Halves(offsets) => {
-                for b in buf.chunks_exact_mut(block) {
-                    for &o in offsets {
-                        if let Some(half) = b.get_mut(o..o.saturating_add(2)) {
-                            half.reverse();
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
+        self.conversion(ByteOrder::Big).apply(buf)
     }
 }
 
@@ -188,7 +158,7 @@ mod tests {
                 let before = buf.clone();
                 let e = t.big_to_little(&mut buf).unwrap_err();
                 assert!(
-                    matches!(e.kind(), ErrorKind::PartialBlock { len: l, .. } if *l == len as u64),
+                    matches!(e.kind(), crate::ErrorKind::PartialBlock { len: l, .. } if *l == len as u64),
                     "{}: {e}",
                     t.name
                 );

@@ -10,14 +10,13 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::bytes::{ByteOrder, Cursor, Step};
+use crate::error::Step;
 use crate::error::{Error, ErrorKind};
+use crate::gguf::cursor::{ByteOrder, Cursor};
+use crate::hash::Sha256Digest;
 
 /// Arrays may nest this deep; an array at depth 9 is an error (spec §2).
 pub const MAX_ARRAY_DEPTH: u32 = 8;
-
-/// A SHA-256 digest.
-pub type Sha256Digest = [u8; 32];
 
 /// The GGUF value types (the `value_type` / `elem_type` field).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -1,4 +1,4 @@
-//! Reading integers of either byte order from a byte slice, bounds-checked.
+//! Reading GGUF integers of either byte order from a byte slice, bounds-checked.
 //!
 //! [`Cursor`] is the only place that indexes into file bytes during parsing.
 //! It knows two lengths: the bytes it holds and the length of the whole file.
@@ -9,7 +9,7 @@
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, Step};
 
 /// The byte order of a GGUF file's header, KV and tensor-info numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -26,38 +26,6 @@ impl ByteOrder {
         match self {
             ByteOrder::Little => "little",
             ByteOrder::Big => "big",
-        }
-    }
-}
-
-/// Why a read could not be served.
-#[derive(Debug)]
-pub(crate) enum Step {
-    /// The file itself is malformed: a final error.
-    Fail(Error),
-    /// The cursor holds a prefix of the file and the read needs the bytes up
-    /// to this file position.
-    NeedMore(u64),
-}
-
-impl From<Error> for Step {
-    fn from(e: Error) -> Self {
-        Step::Fail(e)
-    }
-}
-
-impl From<ErrorKind> for Step {
-    fn from(k: ErrorKind) -> Self {
-        Step::Fail(Error::new(k))
-    }
-}
-
-impl Step {
-    /// Attaches a location to a final error; a request for more bytes passes.
-    pub(crate) fn map_err(self, f: impl FnOnce(Error) -> Error) -> Step {
-        match self {
-            Step::Fail(e) => Step::Fail(f(e)),
-            more => more,
         }
     }
 }
@@ -169,29 +137,6 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Shows bytes as text: printable ASCII as is, everything else escaped, so
-/// that a hostile key or tensor name cannot forge terminal output.
-pub fn escape_bytes(b: &[u8]) -> String {
-    let mut s = String::with_capacity(b.len());
-    for chunk in b.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            match c {
-                '\n' => s.push_str("\\n"),
-                '\r' => s.push_str("\\r"),
-                '\t' => s.push_str("\\t"),
-                '\\' => s.push_str("\\\\"),
-                '\'' => s.push_str("\\'"),
-                c if c.is_control() => s.push_str(&c.escape_unicode().to_string()),
-                c => s.push(c),
-            }
-        }
-        for byte in chunk.invalid() {
-            s.push_str(&format!("\\x{byte:02x}"));
-        }
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,12 +185,5 @@ mod tests {
         assert!(c.check_count(u64::MAX, 2, "KV count", 0).is_err());
         assert!(c.check_count(5, 2, "KV count", 0).is_ok());
         assert!(c.check_count(6, 2, "KV count", 0).is_err());
-    }
-
-    #[test]
-    fn escaping() {
-        assert_eq!(escape_bytes(b"ok.name"), "ok.name");
-        assert_eq!(escape_bytes(b"\x1b[2J"), "\\u{1b}[2J");
-        assert_eq!(escape_bytes("é".as_bytes()), "é");
     }
 }

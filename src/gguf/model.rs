@@ -7,32 +7,15 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use rayon::prelude::*;
-
 use crate::error::{Error, ErrorKind, Result, Subject};
-use crate::hash::{Digest, PieceSizes, hash_tensor};
-use crate::parse::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, SPLIT_PREFIX, TensorInfo, align_up};
-use crate::shards::ShardName;
+use crate::format::{self, OpenOptions};
+use crate::gguf::parse::{
+    ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, SPLIT_PREFIX, TensorInfo, align_up, parse_prefix,
+};
+use crate::gguf::shards::ShardName;
+use crate::gguf::value::Value;
+use crate::hash::{Digest, Job, PieceSizes, Sha256Digest};
 use crate::source::{ReadMode, Source};
-use crate::value::{Sha256Digest, Value};
-
-/// How to open a model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OpenOptions {
-    /// Join the shards of a split model (the default); when false, a shard
-    /// is labelled alone as a model of its own.
-    pub join_shards: bool,
-    /// How the metadata is read.
-    pub read_mode: ReadMode,
-    /// The pieces tensor data is hashed in (speed and memory only).
-    pub pieces: PieceSizes,
-}
-
-impl Default for OpenOptions {
-    fn default() -> Self {
-        OpenOptions { join_shards: true, read_mode: ReadMode::Mmap, pieces: PieceSizes::default() }
-    }
-}
 
 /// One file of a model, opened and parsed.
 #[derive(Debug)]
@@ -45,8 +28,17 @@ pub struct Shard {
 
 impl Shard {
     fn open(path: &Path, mode: ReadMode) -> Result<Shard> {
-        let source = Source::open(path, mode)?;
-        let file = source.parse()?;
+        Shard::from_source(Source::open(path, mode)?)
+    }
+
+    fn from_source(source: Source) -> Result<Shard> {
+        // The metadata ends where the data starts.
+        let file = source.parse(&|bytes, len| {
+            parse_prefix(bytes, len).map(|f| {
+                let end = f.data_start;
+                (f, end)
+            })
+        })?;
         Ok(Shard { source, file })
     }
 
@@ -95,7 +87,12 @@ impl Model {
 
     /// Opens a model.
     pub fn open_with(path: &Path, opts: OpenOptions) -> Result<Model> {
-        let first = Shard::open(path, opts.read_mode)?;
+        Model::from_source(Source::open(path, opts.read_mode)?, opts)
+    }
+
+    /// Opens a model whose first (or only) file is already open.
+    pub fn from_source(source: Source, opts: OpenOptions) -> Result<Model> {
+        let first = Shard::from_source(source)?;
         let count = first.file.split_value(b"split.count").unwrap_or(0);
         let shards = if opts.join_shards && count > 1 { open_shard_set(first, opts.read_mode)? } else { vec![first] };
         Ok(Model { pieces: opts.pieces, ..Model::join(shards)? })
@@ -194,46 +191,42 @@ impl Model {
     /// Tensor indices, largest first: the order that keeps every core busy
     /// until the end when one tensor dominates.
     pub fn hash_order(&self) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..self.tensors.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(self.tensors.get(i).map_or(0, |t| t.info.nbytes)));
-        order
+        format::hash_order(self)
+    }
+
+    /// The hashing job of a tensor: its data range in its shard, and the
+    /// conversion of its ggml type from the shard's byte order.
+    pub fn job(&self, t: &ModelTensor) -> Option<Job<'_>> {
+        let shard = self.shards.get(t.shard)?;
+        Some(Job {
+            source: &shard.source,
+            start: shard.file.data_position(&t.info),
+            len: t.info.nbytes,
+            conversion: t.info.ggml_type.conversion(shard.file.byte_order),
+            subject: Subject::Tensor(t.info.name.clone()),
+        })
     }
 
     /// Hashes one tensor's data (spec §2, `H(tensor data bytes)`);
-    /// `progress` is told of every chunk's bytes as they are hashed.
+    /// `progress` is told of every piece's bytes as they are hashed.
     pub fn hash_tensor(&self, t: &ModelTensor, progress: &dyn Fn(u64)) -> Result<Sha256Digest> {
-        let Some(shard) = self.shards.get(t.shard) else {
+        let Some(job) = self.job(t) else {
             let e = std::io::Error::other("the tensor names no shard of this model");
             return Err(Error::new(ErrorKind::Io(e)).about(Subject::Tensor(t.info.name.clone())));
         };
-        hash_tensor(&shard.source, &shard.file, &t.info, &self.pieces, progress)
+        crate::hash::hash_job(&job, &self.pieces, progress)
     }
 
     /// Hashes every tensor (in parallel, on the current rayon pool), checks
     /// that no file changed meanwhile, and builds the skeleton.
     pub fn digest(&self) -> Result<Digest> {
-        let order = self.hash_order();
-        let hashed: Vec<(usize, Result<Sha256Digest>)> = order
-            .par_iter()
-            .with_max_len(1)
-            .filter_map(|&i| Some((i, self.hash_tensor(self.tensors.get(i)?, &|_| {}))))
-            .collect();
-        let mut digests = vec![[0u8; 32]; self.tensors.len()];
-        for (i, r) in hashed {
-            if let Some(d) = digests.get_mut(i) {
-                *d = r?;
-            }
-        }
-        self.finish(digests)
+        format::digest(self, &self.pieces)
     }
 
     /// Builds the digest from the tensor data digests (in [`Model::tensors`]
     /// order), after checking that no file changed while it was read.
     pub fn finish(&self, tensor_sha256: Vec<Sha256Digest>) -> Result<Digest> {
-        for s in &self.shards {
-            s.source.check_unchanged()?;
-        }
-        Ok(Digest::new(self, tensor_sha256))
+        format::finish(self, tensor_sha256)
     }
 
     /// The skeleton bytes (hashes every tensor).
@@ -245,6 +238,13 @@ impl Model {
     pub fn label(&self) -> Result<String> {
         Ok(self.digest()?.label())
     }
+}
+
+/// The shard at index `i` of a model. [`Model::join`] sets every index from
+/// the model's own shard list, so the error is unreachable; it stands in for
+/// an index that would otherwise panic.
+pub(crate) fn shard_of(model: &Model, i: usize) -> Result<&Shard> {
+    model.shards().get(i).ok_or_else(|| Error::new(ErrorKind::Io(std::io::Error::other(format!("no shard #{i}")))))
 }
 
 /// Two values are the same content when type and canonical bytes agree.

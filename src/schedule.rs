@@ -1,6 +1,8 @@
-//! Labelling many models at once: every tensor of every file is one job on
-//! a shared thread pool, so the cores stay busy across file boundaries,
-//! while results come back in the order the paths were given.
+//! Labelling many models at once, of any formats: every tensor of every
+//! file is one job on a shared thread pool, so the cores stay busy across
+//! file boundaries, while results come back in the order the paths were
+//! given. Format-neutral: models are [`Labelled`], opened by the function
+//! the caller passes (`input::open_model`, which knows the formats).
 //!
 //! Jobs are queued file by file, largest tensor first within a file; the
 //! pool takes them first in, first out. A file's result is reported as soon
@@ -9,14 +11,16 @@
 //! much memory.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use crate::error::Result;
-use crate::hash::Digest;
-use crate::model::{Model, OpenOptions};
-use crate::value::Sha256Digest;
+use crate::format::{self, Labelled, OpenOptions};
+use crate::hash::{Digest, Sha256Digest};
+
+/// A labelled model of some format, as the scheduler hands it back.
+pub type AnyModel = Box<dyn Labelled>;
 
 /// How to label a batch of paths.
 #[derive(Debug, Clone, Default)]
@@ -30,30 +34,28 @@ pub struct BatchOptions {
 /// One file in flight: its model and the digests its jobs fill in.
 struct FileWork {
     index: usize,
-    model: Model,
+    model: AnyModel,
     digests: Mutex<Vec<Option<Result<Sha256Digest>>>>,
     remaining: AtomicUsize,
     failed: AtomicBool,
 }
 
 impl FileWork {
-    fn run(&self, t: usize, progress: Option<&AtomicU64>) {
+    fn run(&self, t: usize, opts: &OpenOptions, progress: Option<&AtomicU64>) {
         // After one failure the file's label is lost anyway: skip the rest.
         let result = if self.failed.load(Ordering::Relaxed) {
             None
         } else {
-            self.model.tensors().get(t).map(|tensor| {
-                let counter = |n| {
-                    if let Some(p) = progress {
-                        p.fetch_add(n, Ordering::Relaxed);
-                    }
-                };
-                let r = self.model.hash_tensor(tensor, &counter);
-                if r.is_err() {
-                    self.failed.store(true, Ordering::Relaxed);
+            let counter = |n| {
+                if let Some(p) = progress {
+                    p.fetch_add(n, Ordering::Relaxed);
                 }
-                r
-            })
+            };
+            let r = format::run_job(self.model.as_ref(), t, &opts.pieces, &counter);
+            if r.is_err() {
+                self.failed.store(true, Ordering::Relaxed);
+            }
+            Some(r)
         };
         if let Ok(mut d) = self.digests.lock() {
             if let Some(slot) = d.get_mut(t) {
@@ -63,7 +65,7 @@ impl FileWork {
     }
 
     /// The finished digest, or the first error in tensor order.
-    fn finish(self) -> Result<(Model, Digest)> {
+    fn finish(self) -> Result<(AnyModel, Digest)> {
         let slots = self.digests.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut digests = Vec::with_capacity(slots.len());
         let mut skipped = false;
@@ -79,23 +81,28 @@ impl FileWork {
                 "tensor hashing was interrupted",
             ))));
         }
-        let digest = self.model.finish(digests)?;
+        let digest = format::finish(self.model.as_ref(), digests)?;
         Ok((self.model, digest))
     }
 }
 
-/// Labels every path on `pool`, calling `emit(i, result)` for the i-th path
-/// in order, as soon as it and all before it are finished.
-pub fn digest_paths(
+/// Opens a model of whatever format a path holds.
+pub type Opener = dyn Fn(&Path, &OpenOptions) -> Result<AnyModel>;
+
+/// Labels every path on `pool`, each opened by `open`, calling
+/// `emit(i, result)` for the i-th path in order, as soon as it and all
+/// before it are finished.
+pub fn schedule(
     paths: &[PathBuf],
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
-    mut emit: impl FnMut(usize, Result<(Model, Digest)>),
+    open: &Opener,
+    mut emit: impl FnMut(usize, Result<(AnyModel, Digest)>),
 ) {
     let (done_tx, done_rx) = mpsc::channel::<usize>();
     let window = pool.current_num_threads().max(1) * 2;
     let mut in_flight: BTreeMap<usize, Arc<FileWork>> = BTreeMap::new();
-    let mut ready: BTreeMap<usize, Result<(Model, Digest)>> = BTreeMap::new();
+    let mut ready: BTreeMap<usize, Result<(AnyModel, Digest)>> = BTreeMap::new();
     let mut next_open = 0;
     let mut next_emit = 0;
     while next_emit < paths.len() {
@@ -103,16 +110,16 @@ pub fn digest_paths(
             let index = next_open;
             next_open += 1;
             let Some(path) = paths.get(index) else { break };
-            match Model::open_with(path, opts.open) {
+            match open(path, &opts.open) {
                 Err(e) => {
                     ready.insert(index, Err(e));
                 }
-                Ok(model) if model.tensors().is_empty() => {
-                    let r = model.finish(Vec::new()).map(|d| (model, d));
+                Ok(model) if model.job_count() == 0 => {
+                    let r = format::finish(model.as_ref(), Vec::new()).map(|d| (model, d));
                     ready.insert(index, r);
                 }
                 Ok(model) => {
-                    let order = model.hash_order();
+                    let order = format::hash_order(model.as_ref());
                     let n = order.len();
                     let work = Arc::new(FileWork {
                         index,
@@ -125,8 +132,9 @@ pub fn digest_paths(
                         let work = Arc::clone(&work);
                         let tx = done_tx.clone();
                         let progress = opts.progress.clone();
+                        let open = opts.open;
                         pool.spawn_fifo(move || {
-                            work.run(t, progress.as_deref());
+                            work.run(t, &open, progress.as_deref());
                             if work.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
                                 // The receiver outlives every job; a send error cannot happen.
                                 let _ = tx.send(work.index);
@@ -158,7 +166,7 @@ pub fn digest_paths(
 
 /// Takes the file's work back from the job that announced it (which may
 /// still hold its reference for an instant) and finishes it.
-fn finish_when_released(mut work: Arc<FileWork>) -> Result<(Model, Digest)> {
+fn finish_when_released(mut work: Arc<FileWork>) -> Result<(AnyModel, Digest)> {
     loop {
         match Arc::try_unwrap(work) {
             Ok(w) => return w.finish(),

@@ -9,10 +9,12 @@
 
 use std::collections::HashSet;
 
-use crate::bytes::{ByteOrder, Cursor, Step};
+use crate::error::Step;
 use crate::error::{Error, ErrorKind, Result, Subject};
-use crate::ggml_type::{GgmlType, Swap};
-use crate::value::{Value, ValueType};
+use crate::gguf::cursor::{ByteOrder, Cursor};
+use crate::gguf::ggml_type::GgmlType;
+use crate::gguf::value::{Value, ValueType};
+use crate::hash::Swap;
 
 /// The alignment when `general.alignment` is absent.
 pub const DEFAULT_ALIGNMENT: u64 = 32;

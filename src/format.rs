@@ -1,0 +1,99 @@
+//! The seam between the core and the formats: what an opened model of any
+//! format hands the core, and what the core hands back.
+//!
+//! A format hands over hashing [`Job`]s (a file, a byte range, a
+//! conversion: one per tensor) and, given their digests, its skeleton bytes
+//! and its `--json` entry. The core opens files, schedules and runs the
+//! jobs of all models of all arguments on one thread pool, checks that no
+//! file changed, and hashes the skeleton into the label. See
+//! docs/adr/0011-one-core-one-folder-per-format.md.
+
+use std::any::Any;
+use std::path::Path;
+
+use serde_json::Value as Json;
+
+use crate::error::Result;
+use crate::hash::{Digest, Job, PieceSizes, Sha256Digest, hash_job};
+use crate::source::{ReadMode, Source};
+
+/// How to open a model, whatever its format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Join the shards of a split model (the default); when false, a shard
+    /// is labelled alone as a model of its own.
+    pub join_shards: bool,
+    /// How metadata and data are read.
+    pub read_mode: ReadMode,
+    /// The pieces tensor data is hashed in (speed and memory only).
+    pub pieces: PieceSizes,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions { join_shards: true, read_mode: ReadMode::Mmap, pieces: PieceSizes::default() }
+    }
+}
+
+/// An opened, parsed model of some format: everything the core needs to
+/// label it. Implemented once per format folder.
+pub trait Labelled: Send + Sync {
+    /// The number of hashing jobs (one per tensor).
+    fn job_count(&self) -> usize;
+
+    /// Job `i`, `0 <= i < job_count()`, in the format's tensor order.
+    fn job(&self, i: usize) -> Option<Job<'_>>;
+
+    /// Every file the model was read from; the first is the path given.
+    fn sources(&self) -> Vec<&Source>;
+
+    /// The skeleton bytes, from the jobs' data digests in job order.
+    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Vec<u8>;
+
+    /// The model's entry in the `--json` document.
+    fn json(&self, path: &Path, digest: &Digest) -> Json;
+
+    /// The model as its own type, for the per-format sections of `inspect`
+    /// and `diff`.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Job indices, largest first: the order that keeps every core busy until
+/// the end when one tensor dominates.
+pub fn hash_order(model: &dyn Labelled) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..model.job_count()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(model.job(i).map_or(0, |j| j.len)));
+    order
+}
+
+/// Hashes job `i` of `model`.
+pub fn run_job(model: &dyn Labelled, i: usize, pieces: &PieceSizes, progress: &dyn Fn(u64)) -> Result<Sha256Digest> {
+    match model.job(i) {
+        Some(job) => hash_job(&job, pieces, progress),
+        None => Err(std::io::Error::other(format!("no hashing job #{i}")).into()),
+    }
+}
+
+/// The digest of a model whose jobs were hashed into `data_sha256` (in job
+/// order), after checking that no file changed while it was read.
+pub fn finish(model: &dyn Labelled, data_sha256: Vec<Sha256Digest>) -> Result<Digest> {
+    for s in model.sources() {
+        s.check_unchanged()?;
+    }
+    Ok(Digest::from_skeleton(model.skeleton(&data_sha256), data_sha256))
+}
+
+/// Hashes every job of `model` on the current rayon pool and finishes it.
+pub fn digest(model: &dyn Labelled, pieces: &PieceSizes) -> Result<Digest> {
+    use rayon::prelude::*;
+    let order = hash_order(model);
+    let hashed: Vec<(usize, Result<Sha256Digest>)> =
+        order.par_iter().with_max_len(1).map(|&i| (i, run_job(model, i, pieces, &|_| {}))).collect();
+    let mut digests = vec![[0u8; 32]; model.job_count()];
+    for (i, r) in hashed {
+        if let Some(d) = digests.get_mut(i) {
+            *d = r?;
+        }
+    }
+    finish(model, digests)
+}

@@ -1,0 +1,66 @@
+//! GGUF: everything that knows GGUF bytes. The cursor reads integers in a
+//! file's byte order; `parse` turns a file's bytes into a [`GgufFile`] (pure,
+//! no I/O); `model` joins one file or the shards of a split model into a
+//! logical [`Model`], sorted; `skeleton` builds the canonical skeleton
+//! (docs/SPEC.md). The core reaches it only through [`Labelled`].
+
+mod arrays;
+mod cursor;
+pub mod diff;
+mod ggml_type;
+pub mod inspect;
+mod json;
+mod model;
+mod parse;
+mod shards;
+mod skeleton;
+mod value;
+pub mod warnings;
+
+use std::any::Any;
+use std::path::Path;
+
+use serde_json::Value as Json;
+
+use crate::format::Labelled;
+use crate::hash::{Digest, Job, Sha256Digest};
+use crate::source::Source;
+
+pub use arrays::{ElementDifference, first_difference, show_value};
+pub use cursor::ByteOrder;
+pub use ggml_type::{GgmlType, TABLE as GGML_TYPES};
+pub use json::{model_json, value_json};
+pub use model::{Model, ModelKv, ModelTensor, Shard};
+pub use parse::{
+    ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, MAX_DIMS, SPLIT_PREFIX, Shape, TensorInfo, align_up, parse,
+    tensor_nbytes,
+};
+pub use shards::ShardName;
+pub use skeleton::skeleton_bytes;
+pub use value::{ArrayValue, MAX_ARRAY_DEPTH, StringValue, Value, ValueType, canonical_payload};
+
+impl Labelled for Model {
+    fn job_count(&self) -> usize {
+        self.tensors().len()
+    }
+
+    fn job(&self, i: usize) -> Option<Job<'_>> {
+        Model::job(self, self.tensors().get(i)?)
+    }
+
+    fn sources(&self) -> Vec<&Source> {
+        self.shards().iter().map(|s| &s.source).collect()
+    }
+
+    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Vec<u8> {
+        skeleton_bytes(self, data_sha256)
+    }
+
+    fn json(&self, path: &Path, digest: &Digest) -> Json {
+        model_json(path, self, digest)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

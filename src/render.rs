@@ -1,0 +1,211 @@
+//! Showing leaves to a person: values cut to a width, names escaped, dims,
+//! paths and column-aligned tables. Shared by every format's `inspect` and
+//! `diff` sections, so both commands show a leaf the same way; knows no
+//! format.
+
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
+use std::fmt::{self, Write as _};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use serde_json::{Map, Value as Json, json};
+
+use crate::text::escape_bytes;
+
+/// A value prepared for showing: numbers as they are, strings and arrays cut
+/// to what is shown, with their full length or count kept beside.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shown {
+    /// UINT8, UINT16, UINT32 or UINT64.
+    Uint(u64),
+    /// INT8, INT16, INT32 or INT64.
+    Int(i64),
+    /// FLOAT32, bit for bit.
+    F32(f32),
+    /// FLOAT64, bit for bit.
+    F64(f64),
+    /// BOOL.
+    Bool(bool),
+    /// A string: its first bytes (never a partial UTF-8 character when the
+    /// cut falls inside one) and its whole length.
+    Str {
+        /// The bytes shown.
+        prefix: Vec<u8>,
+        /// The string's length in bytes.
+        len: u64,
+    },
+    /// An array: element type, count and the first elements.
+    Array {
+        /// The element type.
+        elem_type: &'static str,
+        /// Number of elements in the file.
+        count: u64,
+        /// The elements shown (a prefix of all of them).
+        elements: Vec<Shown>,
+    },
+}
+
+impl Shown {
+    /// The JSON form: numbers and bools as JSON values (non-finite floats as
+    /// the strings `NaN`, `inf`, `-inf`); a string as a JSON string when it is
+    /// whole and valid UTF-8, else as `{text, len, hex?}`; an array as
+    /// `{elem_type, count, elements}`.
+    pub fn to_json(&self) -> Json {
+        match self {
+            Shown::Uint(v) => json!(v),
+            Shown::Int(v) => json!(v),
+            Shown::F32(v) => float_json(&format!("{v:?}"), v.is_finite()),
+            Shown::F64(v) => float_json(&format!("{v:?}"), v.is_finite()),
+            Shown::Bool(v) => json!(v),
+            Shown::Str { prefix, len } => match std::str::from_utf8(prefix) {
+                Ok(s) if prefix.len() as u64 == *len => json!(s),
+                _ => {
+                    let mut o = Map::new();
+                    crate::output::put_name(&mut o, "text", prefix);
+                    o.insert("len".into(), json!(len));
+                    Json::Object(o)
+                }
+            },
+            Shown::Array { elem_type, count, elements } => json!({
+                "elem_type": elem_type,
+                "count": count,
+                "elements": elements.iter().map(Shown::to_json).collect::<Vec<_>>(),
+            }),
+        }
+    }
+}
+
+/// A float as its shortest decimal form, which is what `Debug` prints; JSON
+/// has no NaN or infinity, so those stay text.
+fn float_json(text: &str, finite: bool) -> Json {
+    match text.parse::<f64>() {
+        Ok(v) if finite => json!(v),
+        _ => json!(text),
+    }
+}
+
+impl fmt::Display for Shown {
+    /// Strings in single quotes, escaped with [`escape_bytes`]; a cut string is
+    /// followed by `… (N bytes)`; an array is `TYPE[count] [e0, e1, … N more]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shown::Uint(v) => write!(f, "{v}"),
+            Shown::Int(v) => write!(f, "{v}"),
+            Shown::F32(v) => write!(f, "{v:?}"),
+            Shown::F64(v) => write!(f, "{v:?}"),
+            Shown::Bool(v) => write!(f, "{v}"),
+            Shown::Str { prefix, len } => {
+                write!(f, "'{}'", escape_bytes(prefix))?;
+                if (prefix.len() as u64) < *len {
+                    write!(f, "… ({len} bytes)")?;
+                }
+                Ok(())
+            }
+            Shown::Array { elem_type, count, elements } => {
+                write!(f, "{elem_type}[{count}] [")?;
+                for (i, e) in elements.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                let more = count.saturating_sub(elements.len() as u64);
+                if more > 0 {
+                    if !elements.is_empty() {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "… {more} more")?;
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+/// Dims as `[a, b, c]`.
+pub fn dims_text(dims: &[u64]) -> String {
+    let parts: Vec<String> = dims.iter().map(u64::to_string).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// A path as text, escaped like any name from a file (a path may hold
+/// control bytes too).
+pub fn path_text(p: &Path) -> String {
+    escape_bytes(p.as_os_str().as_bytes())
+}
+
+/// A digest as printed in text: the first 16 hex digits are plenty to tell two apart.
+pub fn short_digest(sha: &[u8; 32]) -> String {
+    hex::encode(sha.get(..8).unwrap_or(&[]))
+}
+
+/// Padding for columns is capped so that one very long name does not push
+/// every other row off the screen; longer cells just run over.
+const MAX_COLUMN: usize = 48;
+
+/// Writes rows as column-aligned text, two spaces between columns, numbers
+/// right-aligned where `right` says so; the last column is not padded.
+pub fn table(out: &mut String, header: &[&str], right: &[bool], rows: &[Vec<String>]) -> fmt::Result {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count().min(MAX_COLUMN));
+        }
+    }
+    let head: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    for row in std::iter::once(&head).chain(rows) {
+        let mut line = String::from("  ");
+        let last = row.len().saturating_sub(1);
+        for (i, cell) in row.iter().enumerate() {
+            let w = widths.get(i).copied().unwrap_or(0);
+            let pad = w.saturating_sub(cell.chars().count());
+            let is_right = right.get(i).copied().unwrap_or(false);
+            if i > 0 {
+                line.push_str("  ");
+            }
+            if is_right {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                if i < last {
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_text() {
+        let s = Shown::Array {
+            elem_type: "STRING",
+            count: 3,
+            elements: vec![
+                Shown::Str { prefix: b"a\n".to_vec(), len: 2 },
+                Shown::Str { prefix: b"xy".to_vec(), len: 9 },
+            ],
+        };
+        assert_eq!(s.to_string(), "STRING[3] ['a\\n', 'xy'… (9 bytes), … 1 more]");
+        assert_eq!(Shown::F32(0.1).to_string(), "0.1");
+        assert_eq!(Shown::F32(0.1).to_json(), json!(0.1));
+        assert_eq!(Shown::F64(f64::NAN).to_json(), json!("NaN"));
+        let e = Shown::Array { elem_type: "UINT8", count: 0, elements: vec![] };
+        assert_eq!(e.to_string(), "UINT8[0] []");
+    }
+
+    #[test]
+    fn tables_align_columns() {
+        let mut out = String::new();
+        let rows = vec![vec!["a".to_string(), "1".to_string()], vec!["long name".to_string(), "100".to_string()]];
+        table(&mut out, &["name", "n"], &[false, true], &rows).unwrap();
+        assert_eq!(out, "  name         n\n  a            1\n  long name  100\n");
+    }
+}
