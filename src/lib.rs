@@ -39,6 +39,12 @@ mod schedule;
 mod source;
 mod text;
 
+/// The README's code blocks, compiled as doc tests so its library example
+/// stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 // The formats.
 pub mod gguf;
 
