@@ -7,6 +7,8 @@
 //! open file. Adding a format adds one arm to [`sniff`] and one to
 //! [`open_model`].
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;

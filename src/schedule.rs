@@ -10,6 +10,8 @@
 //! at a time, so a long argument list needs neither many descriptors nor
 //! much memory.
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -100,15 +102,15 @@ pub fn schedule(
     mut emit: impl FnMut(usize, Result<(AnyModel, Digest)>),
 ) {
     let (done_tx, done_rx) = mpsc::channel::<usize>();
-    let window = pool.current_num_threads().max(1) * 2;
+    let window = pool.current_num_threads().max(1).saturating_mul(2);
     let mut in_flight: BTreeMap<usize, Arc<FileWork>> = BTreeMap::new();
     let mut ready: BTreeMap<usize, Result<(AnyModel, Digest)>> = BTreeMap::new();
     let mut next_open = 0;
     let mut next_emit = 0;
     while next_emit < paths.len() {
-        while next_open < paths.len() && in_flight.len() + ready.len() < window {
+        while next_open < paths.len() && in_flight.len().saturating_add(ready.len()) < window {
             let index = next_open;
-            next_open += 1;
+            next_open = next_open.saturating_add(1);
             let Some(path) = paths.get(index) else { break };
             match open(path, &opts.open) {
                 Err(e) => {
@@ -147,7 +149,7 @@ pub fn schedule(
         }
         while let Some(r) = ready.remove(&next_emit) {
             emit(next_emit, r);
-            next_emit += 1;
+            next_emit = next_emit.saturating_add(1);
         }
         if next_emit >= paths.len() {
             break;

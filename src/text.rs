@@ -4,6 +4,8 @@
 //! one could move the cursor or clear a terminal. Errors, `inspect`, `diff`
 //! and JSON all show them through here.
 
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 /// Shows bytes as text: printable ASCII as is, everything else escaped, so
 /// that a hostile key or tensor name cannot forge terminal output.
 pub fn escape_bytes(b: &[u8]) -> String {
