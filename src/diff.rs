@@ -12,9 +12,10 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::gguf;
 use crate::input::label_paths;
+use crate::safetensors;
 use crate::schedule::BatchOptions;
 
 /// How much of a changed value `diff` shows.
@@ -38,6 +39,8 @@ impl Default for DiffOptions {
 pub enum Diff {
     /// Two GGUF models.
     Gguf(gguf::diff::Diff),
+    /// Two safetensors models.
+    Safetensors(safetensors::diff::Diff),
 }
 
 impl Diff {
@@ -45,6 +48,7 @@ impl Diff {
     pub fn labels_equal(&self) -> bool {
         match self {
             Diff::Gguf(d) => d.labels_equal(),
+            Diff::Safetensors(d) => d.labels_equal(),
         }
     }
 
@@ -52,6 +56,7 @@ impl Diff {
     pub fn text(&self) -> String {
         match self {
             Diff::Gguf(d) => d.text(),
+            Diff::Safetensors(d) => d.text(),
         }
     }
 
@@ -59,6 +64,7 @@ impl Diff {
     pub fn to_json(&self) -> Json {
         match self {
             Diff::Gguf(d) => d.to_json(),
+            Diff::Safetensors(d) => d.to_json(),
         }
     }
 }
@@ -79,5 +85,19 @@ pub fn diff_paths(
     if let (Some(a), Some(b)) = (a.downcast_ref::<gguf::Model>(), b.downcast_ref::<gguf::Model>()) {
         return gguf::diff::diff(a, &da, b, &db, opts).map(Diff::Gguf);
     }
-    Err(std::io::Error::other("diff knows no section for these models' formats").into())
+    if let (Some(a), Some(b)) = (a.downcast_ref::<safetensors::Model>(), b.downcast_ref::<safetensors::Model>()) {
+        return Ok(Diff::Safetensors(safetensors::diff::diff(a, &da, b, &db, opts)));
+    }
+    Err(Error::new(ErrorKind::DifferentFormats { a: format_of(a), b: format_of(b) }))
+}
+
+/// What a model is, in words, for the message of a diff across formats.
+fn format_of(m: &dyn std::any::Any) -> &'static str {
+    if m.is::<gguf::Model>() {
+        "a GGUF model"
+    } else if m.is::<safetensors::Model>() {
+        "a safetensors model"
+    } else {
+        "a model of another format"
+    }
 }

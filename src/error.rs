@@ -232,6 +232,61 @@ pub enum ErrorKind {
         /// The most metadata held in memory.
         limit: u64,
     },
+    /// A safetensors header or index longer than the reader accepts.
+    #[error("declares a {declared}-byte JSON header; at most {limit} bytes are accepted")]
+    HeaderTooLarge {
+        /// The declared length.
+        declared: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// JSON text that breaks the strict rules (syntax, repeated key, depth,
+    /// trailing bytes, lone surrogate, not UTF-8).
+    #[error("invalid JSON: {0}")]
+    Json(String),
+    /// Well-formed JSON whose members are not what the format requires.
+    #[error("{0}")]
+    Schema(String),
+    /// A safetensors dtype not in the table.
+    #[error("unknown dtype '{}'", escape_bytes(.0.as_bytes()))]
+    UnknownDtype(String),
+    /// A tensor whose shape has no byte size, or whose data range does not hold it.
+    #[error("{0}")]
+    TensorSize(String),
+    /// Tensor data ranges that do not tile the data region exactly.
+    #[error("tensor data does not tile the data region: {0}")]
+    Tiling(String),
+    /// An index and the files it names disagree.
+    #[error("{0}")]
+    IndexMismatch(String),
+    /// A metadata key with one value in a file's header and another in the index.
+    #[error("metadata key has one value in the file's __metadata__ and another in the index")]
+    MetadataConflict,
+    /// A file name read from an input that is not a plain name in its directory.
+    #[error("file name '{}' {why}: only a plain file name in the index's directory is accepted", escape_bytes(.name.as_bytes()))]
+    NotPlainName {
+        /// The name as read.
+        name: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// A directory that holds no model.
+    #[error("holds no model: no *.safetensors.index.json, *.safetensors or *.gguf file")]
+    NoModelInDirectory,
+    /// A directory that holds several models.
+    #[error("holds several models; name one of them: {}", .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    SeveralModels(Vec<PathBuf>),
+    /// `diff` of two models of different formats.
+    #[error(
+        "A is {a} and B is {b}: different formats never share a label (names, types and metadata all change \
+         in a conversion); compare models of one format"
+    )]
+    DifferentFormats {
+        /// What A is.
+        a: &'static str,
+        /// What B is.
+        b: &'static str,
+    },
     /// The file changed (size, time or content) while it was being read.
     #[error("file changed while hashing ({0})")]
     FileChanged(String),

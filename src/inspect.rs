@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 use crate::error::Result;
 use crate::gguf;
 use crate::input::label_paths;
+use crate::safetensors;
 use crate::schedule::BatchOptions;
 
 /// How much of a model `inspect` shows.
@@ -36,6 +37,8 @@ impl Default for InspectOptions {
 pub enum Inspection {
     /// A GGUF model.
     Gguf(gguf::inspect::Inspection),
+    /// A safetensors model.
+    Safetensors(safetensors::inspect::Inspection),
 }
 
 impl Inspection {
@@ -43,6 +46,7 @@ impl Inspection {
     pub fn text(&self) -> String {
         match self {
             Inspection::Gguf(i) => i.text(),
+            Inspection::Safetensors(i) => i.text(),
         }
     }
 
@@ -50,6 +54,7 @@ impl Inspection {
     pub fn to_json(&self) -> Json {
         match self {
             Inspection::Gguf(i) => i.to_json(),
+            Inspection::Safetensors(i) => i.to_json(),
         }
     }
 }
@@ -66,6 +71,9 @@ pub fn inspect_path(
     let any = model.as_any();
     if let Some(m) = any.downcast_ref::<gguf::Model>() {
         return gguf::inspect::inspect(m, &digest, opts).map(Inspection::Gguf);
+    }
+    if let Some(m) = any.downcast_ref::<safetensors::Model>() {
+        return Ok(Inspection::Safetensors(safetensors::inspect::inspect(m, &digest, opts)));
     }
     Err(std::io::Error::other("inspect knows no section for this model's format").into())
 }

@@ -1,13 +1,16 @@
 //! What an argument names, which format reads it, and labelling arguments:
 //! the one place that lists the formats (the core never imports one).
 //!
-//! An argument is a path today; standard input (`-`) and store references
-//! (`ollama:NAME`) will be variants of [`Input`]. A path is opened once and
-//! sniffed by its first bytes; the format that claims it parses the same
-//! open file. Adding a format adds one arm to [`sniff`] and one to
-//! [`open_model`].
+//! An argument is a file or a directory today; standard input (`-`) and
+//! store references (`ollama:NAME`) will be variants of [`Input`]. A file is
+//! opened once and sniffed by its first bytes (an index file by its name);
+//! the format that claims it parses the same open file. A directory names
+//! the one model in it (`directory`). Adding a format adds one arm to
+//! [`sniff`] and one to [`open_model`].
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
+mod directory;
 
 use std::path::{Path, PathBuf};
 
@@ -15,20 +18,23 @@ use crate::error::Result;
 use crate::format::OpenOptions;
 use crate::gguf;
 use crate::hash::Digest;
+use crate::safetensors;
 use crate::schedule::{AnyModel, BatchOptions, schedule};
 use crate::source::Source;
 
 /// What a command-line argument names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
-    /// A file (or, in a later format, a directory) on disk.
-    Path(PathBuf),
+    /// A file on disk.
+    File(PathBuf),
+    /// A directory on disk: the one model in it is labelled.
+    Directory(PathBuf),
 }
 
 impl Input {
     /// The input an argument names.
     pub fn from_arg(arg: &Path) -> Input {
-        Input::Path(arg.to_path_buf())
+        if arg.is_dir() { Input::Directory(arg.to_path_buf()) } else { Input::File(arg.to_path_buf()) }
     }
 }
 
@@ -37,32 +43,78 @@ impl Input {
 pub enum Format {
     /// A GGUF file (magic `GGUF`), one file or the first shard of a set.
     Gguf,
+    /// A safetensors file (a little-endian header length, then JSON).
+    Safetensors,
 }
 
 /// Bytes read from the start of a file to tell its format.
-const SNIFF_BYTES: u64 = 8;
+const SNIFF_BYTES: u64 = 9;
 
 /// The format whose signature `head` (a file's first bytes) carries, if any.
 pub fn sniff(head: &[u8]) -> Option<Format> {
     if head.starts_with(b"GGUF") {
         return Some(Format::Gguf);
     }
+    if safetensors::sniff(head) {
+        return Some(Format::Safetensors);
+    }
     None
+}
+
+/// The format a file's name promises, for files whose bytes claim none (so
+/// that a broken safetensors file gets safetensors' error, not GGUF's).
+fn by_extension(path: &Path) -> Option<Format> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("safetensors") => Some(Format::Safetensors),
+        Some("gguf") => Some(Format::Gguf),
+        _ => None,
+    }
 }
 
 /// Opens and parses the model at `path`, in whichever format it is.
 pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
     match Input::from_arg(path) {
-        Input::Path(path) => {
+        Input::Directory(dir) => open_model(&directory::model_in(&dir)?, opts),
+        Input::File(path) if safetensors::is_index_name(&path) => {
+            Ok(Box::new(safetensors::Model::open_with(&path, *opts)?))
+        }
+        Input::File(path) => {
             let source = Source::open(&path, opts.read_mode)?;
-            let format = sniff(&source.head(SNIFF_BYTES)?);
-            match format {
+            match sniff(&source.head(SNIFF_BYTES)?).or_else(|| by_extension(&path)) {
+                Some(Format::Safetensors) => Ok(Box::new(safetensors::Model::from_source(source, *opts)?)),
                 // A file no format claims is read as GGUF, whose parser says
                 // precisely what is wrong with it (empty, bad magic, ...).
                 Some(Format::Gguf) | None => Ok(Box::new(gguf::Model::from_source(source, *opts)?)),
             }
         }
     }
+}
+
+/// About how many bytes labelling `path` reads: the sizes of every file of
+/// the model it names (shard siblings, the files of an index, the model in
+/// a directory). For a progress bar's length; 0 where nothing can be seen.
+pub fn approximate_bytes(path: &Path) -> u64 {
+    let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    let sum = |paths: &mut dyn Iterator<Item = PathBuf>| paths.fold(0u64, |t, p| t.saturating_add(size(&p)));
+    if path.is_dir() {
+        return directory::model_in(path).map_or(0, |m| approximate_bytes(&m));
+    }
+    if safetensors::is_index_name(path) {
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let files = safetensors::read_index(path, crate::source::ReadMode::Pread).map(|i| i.files).unwrap_or_default();
+        return sum(&mut files.iter().filter_map(|f| safetensors::plain_name_in(dir, f).ok()));
+    }
+    if let Some(name) = gguf::ShardName::parse(path).filter(|n| n.no == 1) {
+        return sum(&mut (1..=name.count).map(|no| name.sibling(no)));
+    }
+    if let Some(name) = safetensors::ShardName::parse(path) {
+        let index = name.index_path();
+        if index.is_file() {
+            return approximate_bytes(&index);
+        }
+        return sum(&mut (1..=name.count).map(|no| name.sibling(no)));
+    }
+    size(path)
 }
 
 /// Labels every path on `pool` (all tensors of all files scheduled
@@ -96,6 +148,17 @@ pub fn label_paths<const N: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sniffs_safetensors_by_header_start() {
+        assert_eq!(sniff(b"\x02\0\0\0\0\0\0\0{}"), Some(Format::Safetensors));
+        assert_eq!(sniff(b"\x02\0\0\0\0\0\0\0 {"), Some(Format::Safetensors));
+        assert_eq!(sniff(b"\x02\0\0\0\0\0\0\0["), None);
+        assert_eq!(sniff(b"\xff\xff\xff\xff\xff\xff\xff\xff{"), None);
+        assert_eq!(sniff(b"\x02\0\0\0\0\0\0\0"), None);
+        assert_eq!(by_extension(Path::new("a.safetensors")), Some(Format::Safetensors));
+        assert_eq!(by_extension(Path::new("a.bin")), None);
+    }
 
     #[test]
     fn sniffs_gguf_by_magic_only() {

@@ -7,6 +7,8 @@
 //! reading cannot hide behind the same bug in the writing.
 #![allow(dead_code)]
 
+pub mod st;
+
 use sha2::{Digest, Sha256};
 
 /// A KV value as the test writes it.

@@ -4,7 +4,7 @@ mod inspect_diff;
 
 use std::io::{self, IsTerminal, Read, Write};
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use gguf_digest::check::{self, CheckOptions};
 use gguf_digest::output::{document_json, error_json, error_line, quote_name, sums_line};
-use gguf_digest::{AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, ShardName, digest_paths};
+use gguf_digest::{AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, approximate_bytes, digest_paths};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -291,19 +291,9 @@ fn wants_progress(args: &Args, stderr_is_terminal: bool, total_bytes: impl FnOnc
     Some(total_bytes()).filter(|&t| t >= PROGRESS_MIN_BYTES)
 }
 
-/// Bytes on disk of these models, shard siblings included (the bar's length).
+/// Bytes on disk of these models, every file of each included (the bar's length).
 fn total_size(paths: &[PathBuf]) -> u64 {
-    let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
-    let mut total = 0u64;
-    for p in paths {
-        total = total.saturating_add(size(p));
-        if let Some(name) = ShardName::parse(p).filter(|n| n.no == 1) {
-            for no in 2..=name.count {
-                total = total.saturating_add(size(&name.sibling(no)));
-            }
-        }
-    }
-    total
+    paths.iter().fold(0u64, |t, p| t.saturating_add(approximate_bytes(p)))
 }
 
 /// A progress bar on stderr fed from the batch's byte counter.
