@@ -334,7 +334,7 @@ fn bad_inputs_between_good_ones(extra: &[&str]) {
 
     // (path, what its stderr line must say)
     let bad: Vec<(PathBuf, &str)> = vec![
-        (subdir, "Is a directory"),
+        (subdir, "holds no model"),
         (fifo, "FIFO"),
         (PathBuf::from("/dev/null"), "not a regular file"),
         (PathBuf::from("/proc/self/status"), "empty"),
