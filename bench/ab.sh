@@ -13,7 +13,8 @@
 # each at -j1 and -j2, warm page cache (bench/pagecache.py warm before each group).
 # Prints each group's medians and the ratio NEW / OLD (1.00 = no change).
 #
-# Environment: GGUF_DIGEST_BENCH_DIR (default /tmp/gguf-digest-bench),
+# Environment: AB_GROUPS (space-separated subset of the model names above),
+# GGUF_DIGEST_BENCH_DIR (default /tmp/gguf-digest-bench),
 # GGUF_DIGEST_VENV (default ~/.cache/gguf-digest/venv), BENCH_REPS (default 7,
 # 21 for SmolLM2).
 set -euo pipefail
@@ -49,6 +50,7 @@ echo "A/B $old (old) vs $new (new); results in $results; load $(cut -d' ' -f1 /p
 for spec in "equal-2g:$scratch/equal-2g.gguf:$reps" "smollm2:$smollm2:${BENCH_REPS_SMALL:-21}" \
     "equal-1g-be:$scratch/equal-1g-be.gguf:$reps" "quant-be:$scratch/quant-be.gguf:$reps"; do
     IFS=: read -r name file n <<< "$spec"
+    case " ${AB_GROUPS:-$name} " in *" $name "*) ;; *) continue ;; esac
     for j in 1 2; do
         python3 "$here/pagecache.py" warm "$file" > /dev/null
         python3 "$here/measure.py" --out "$results" --group "$name-j$j" --reps "$n" -- \
