@@ -10,6 +10,8 @@ alignment 32.
                                         layer tensors, and a gemma-sized vocabulary
   skewed OUT --bytes N                  one tensor of ~80% of N plus 15 small ones
                                         (a file that alone keeps only one core busy)
+  safetensors OUT --bytes N [--tensors 64]   a safetensors file of equal F32 tensors
+                                        (odd header length: unaligned data)
   twin   SRC OUT                        SRC's KVs byte for byte and its tensor infos
                                         with every tensor shrunk to one F32 element:
                                         the same metadata work, (almost) no data
@@ -22,6 +24,7 @@ on a run of zeros, and the page cache should hold real pages.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import struct
@@ -263,6 +266,33 @@ def make_twin(src: str, path: str) -> None:
     os.replace(path + ".part", path)
 
 
+def make_safetensors(path: str, nbytes: int, n_tensors: int, seed: int = 0) -> None:
+    """A safetensors file of `n_tensors` equal F32 tensors holding about
+    `nbytes` in all, with `{"format": "pt"}` metadata. The header is padded
+    to an odd length, so no tensor's data starts on an aligned address:
+    the worst case for a reader that maps the file."""
+    per = max(nbytes // n_tensors // 4, 0)
+    header, offset = {"__metadata__": {"format": "pt"}}, 0
+    for i in range(n_tensors):
+        header[f"model.layers.{i}.weight"] = {"dtype": "F32", "shape": [per], "data_offsets": [offset, offset + 4 * per]}
+        offset += 4 * per
+    text = json.dumps(header, separators=(",", ":")).encode()
+    if len(text) % 2 == 0:
+        text += b" "
+    rng = random.Random(seed)
+    pool = rng.randbytes(POOL_SIZE)
+    tmp = path + ".part"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        left = offset
+        while left:
+            n = min(left, WRITE_SIZE)
+            start = rng.randrange(POOL_SIZE - n + 1)
+            f.write(pool[start : start + n])
+            left -= n
+    os.replace(tmp, path)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="kind", required=True)
@@ -278,6 +308,10 @@ def main() -> None:
     s.add_argument("out")
     s.add_argument("--bytes", type=int, required=True)
     s.add_argument("--seed", type=int, default=0)
+    st = sub.add_parser("safetensors")
+    st.add_argument("out")
+    st.add_argument("--bytes", type=int, required=True)
+    st.add_argument("--tensors", type=int, default=64)
     t = sub.add_parser("twin")
     t.add_argument("src")
     t.add_argument("out")
@@ -288,6 +322,8 @@ def main() -> None:
         make_gemma(a.out, a.bytes, a.vocab)
     elif a.kind == "skewed":
         make_skewed(a.out, a.bytes, a.seed)
+    elif a.kind == "safetensors":
+        make_safetensors(a.out, a.bytes, a.tensors)
     else:
         make_twin(a.src, a.out)
 

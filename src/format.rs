@@ -63,9 +63,11 @@ pub trait Labelled: Send + Sync {
 /// Job indices, largest first: the order that keeps every core busy until
 /// the end when one tensor dominates.
 pub fn hash_order(model: &dyn Labelled) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..model.job_count()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(model.job(i).map_or(0, |j| j.len)));
-    order
+    // Each job's length once: a key function would build a job (and clone
+    // its tensor's name) O(n log n) times.
+    let mut order: Vec<(u64, usize)> = (0..model.job_count()).map(|i| (model.job(i).map_or(0, |j| j.len), i)).collect();
+    order.sort_by_key(|&(len, i)| (std::cmp::Reverse(len), i));
+    order.into_iter().map(|(_, i)| i).collect()
 }
 
 /// Hashes job `i` of `model`.

@@ -241,6 +241,10 @@ impl St {
             let shard = St {
                 metadata: Some(vec![("format".into(), "pt".into())]),
                 tensors: self.tensors[next..next + k].to_vec(),
+                // Layout choices carry over to every shard.
+                pad: self.pad,
+                escape: self.escape,
+                extra_member: self.extra_member.clone(),
                 ..St::default()
             };
             for t in &shard.tensors {

@@ -1,0 +1,181 @@
+//! The real binary on safetensors models: sums lines, `--json`,
+//! `--skeleton`, `--check`, `inspect`, `diff` (within and across formats),
+//! directories and exit codes.
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use common::st::*;
+use common::*;
+use serde_json::Value as Json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
+
+fn gd(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN).args(args).current_dir(dir).stdin(Stdio::null()).output().expect("runs gguf-digest")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn model() -> St {
+    St::new()
+        .meta("format", "pt")
+        .meta("license", "apache-2.0")
+        .tensor(StTensor::filled("embed.weight", "BF16", &[16, 4], 1))
+        .tensor(StTensor::filled("layer.0.w", "F32", &[4, 4], 2))
+        .tensor(StTensor::filled("layer.0.b", "F32", &[4], 3))
+        .tensor(StTensor::filled("step", "I64", &[], 4))
+}
+
+#[test]
+fn sums_skeleton_and_check() {
+    let d = Dir::new();
+    let st = model();
+    d.write("m.safetensors", &st.build());
+    let want = st.expected_label();
+    let out = gd(d.dir.path(), &["m.safetensors"]);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), format!("{want}  m.safetensors\n")));
+
+    let out = gd(d.dir.path(), &["--skeleton", "m.safetensors"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(hex(&sha(&out.stdout)), want, "the skeleton hashes to the label");
+    assert_eq!(&out.stdout[..4], b"SFTN");
+
+    // A sums file over a file, its shards by index and by first shard, and the directory.
+    let (files, index) = st.sharded("model", &[1, 3]);
+    std::fs::create_dir(d.path("ckpt")).unwrap();
+    for (name, bytes) in &files {
+        d.write(&format!("ckpt/{name}"), bytes);
+    }
+    d.write("ckpt/model.safetensors.index.json", index.as_bytes());
+    let names = ["m.safetensors", "ckpt/model.safetensors.index.json", "ckpt/model-00001-of-00002.safetensors", "ckpt"];
+    let sums: String = names.iter().map(|n| format!("{want}  {n}\n")).collect();
+    d.write("models.sums", sums.as_bytes());
+    let out = gd(d.dir.path(), &["-c", "models.sums"]);
+    let ok: String = names.iter().map(|n| format!("{n}: OK\n")).collect();
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), ok), "{}", text(&out.stderr));
+
+    // A changed byte fails the check with exit 1.
+    let mut changed = st.clone();
+    changed.tensors[1].data[0] ^= 0x80;
+    d.write("m.safetensors", &changed.build());
+    let out = gd(d.dir.path(), &["-c", "--quiet", "models.sums"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("m.safetensors: FAILED"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn json_entry() {
+    let d = Dir::new();
+    let st = model();
+    d.write("m.safetensors", &st.build());
+    let out = gd(d.dir.path(), &["--json", "m.safetensors", "missing.safetensors"]);
+    assert_eq!(out.status.code(), Some(2), "one path failed");
+    let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    let f = &doc["files"][0];
+    assert_eq!(f["format"], "safetensors");
+    assert_eq!(f["spec"], "safetensors-skeleton-v1");
+    assert_eq!(f["label"], st.expected_label().as_str());
+    assert_eq!(f["tensor_count"], 4);
+    assert_eq!(f["metadata_groups"][0]["metadata"]["license"], "apache-2.0");
+    let names: Vec<&str> = f["tensors"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["embed.weight", "layer.0.b", "layer.0.w", "step"], "name order");
+    let step = &f["tensors"][3];
+    assert_eq!(step["shape"], serde_json::json!([]));
+    assert_eq!(step["dtype"], "I64");
+    assert_eq!(step["sha256"], hex(&sha(&st.tensors[3].data)).as_str());
+    // Offsets recomputed in name order: 128 + 16 + 64.
+    assert_eq!(step["offset"], 208);
+    assert!(doc["files"][1]["error"].as_str().unwrap().contains("No such file"));
+}
+
+#[test]
+fn inspect_shows_groups_dtypes_tensors_and_warnings() {
+    let d = Dir::new();
+    let st = St { extra_member: Some("\"note\":1".into()), ..model() };
+    let (files, index) = st.sharded("model", &[2, 2]);
+    for (name, bytes) in &files {
+        d.write(name, bytes);
+    }
+    // A total_size that disagrees with the tensors: layout, so only a warning.
+    let index = index.replace("\"total_size\":", "\"total_size\":1");
+    d.write("model.safetensors.index.json", index.as_bytes());
+    let out = gd(d.dir.path(), &["inspect", "model.safetensors.index.json"]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for want in
+        ["format      safetensors", "(2 files)", "Metadata group 1", "license", "BF16", "total-size", "unknown-members"]
+    {
+        assert!(t.contains(want), "inspect shows {want:?}:\n{t}");
+    }
+    assert!(t.contains(&st.expected_label()), "{t}");
+    let out = gd(d.dir.path(), &["inspect", "--json", "model-00002-of-00002.safetensors"]);
+    let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["model_format"], "safetensors");
+    assert_eq!(doc["warnings"].as_array().unwrap().len(), 5, "total_size, and 4 tensors' unknown members");
+}
+
+#[test]
+fn diff_within_and_across_formats() {
+    let d = Dir::new();
+    let a = model();
+    let mut b = a.clone();
+    b.tensors[2].data[0] ^= 1;
+    b.metadata = Some(vec![("format".into(), "pt".into()), ("license".into(), "mit".into())]);
+    d.write("a.safetensors", &a.build());
+    d.write("b.safetensors", &b.build());
+    d.write("a2.safetensors", &St { pad: 5, key_order: Some(vec![3, 2, 1, 0]), ..a.clone() }.build());
+    d.write("m.gguf", &rich_model(&[0]).build());
+
+    let out = gd(d.dir.path(), &["diff", "a.safetensors", "a2.safetensors"]);
+    assert_eq!(out.status.code(), Some(0), "same model, other layout");
+    assert!(text(&out.stdout).contains("labels equal"));
+
+    let out = gd(d.dir.path(), &["diff", "a.safetensors", "b.safetensors"]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(t.contains("~ metadata license: 'apache-2.0' → 'mit'"), "{t}");
+    assert!(t.contains("~ tensor layer.0.b: data sha256"), "{t}");
+    let out = gd(d.dir.path(), &["diff", "--json", "a.safetensors", "b.safetensors"]);
+    let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["labels_equal"], false);
+    assert_eq!(doc["metadata"][0]["key"], "license");
+
+    let out = gd(d.dir.path(), &["diff", "a.safetensors", "m.gguf"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = text(&out.stderr);
+    assert!(e.contains("A is a safetensors model and B is a GGUF model") && e.contains("different formats"), "{e}");
+}
+
+#[test]
+fn directories_name_their_one_model() {
+    let d = Dir::new();
+    let st = model();
+    std::fs::create_dir(d.path("one")).unwrap();
+    d.write("one/model.safetensors", &st.build());
+    d.write("one/config.json", b"{}");
+    d.write("one/other.gguf", &rich_model(&[0]).build());
+    let out = gd(d.dir.path(), &["one"]);
+    assert_eq!(text(&out.stdout), format!("{}  one\n", st.expected_label()), "safetensors wins over GGUF");
+
+    std::fs::create_dir(d.path("two")).unwrap();
+    d.write("two/a.safetensors", &st.build());
+    d.write("two/b.safetensors", &st.build());
+    let out = gd(d.dir.path(), &["two", "one"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = text(&out.stderr);
+    assert!(e.contains("holds several models") && e.contains("a.safetensors") && e.contains("b.safetensors"), "{e}");
+    assert!(text(&out.stdout).contains("  one\n"), "the other argument is still labelled");
+
+    std::fs::create_dir(d.path("gguf")).unwrap();
+    let g = rich_model(&[0, 1]);
+    let parts = g.split(&[1, 1]);
+    for (i, p) in parts.iter().enumerate() {
+        d.write(&format!("gguf/m-{:05}-of-00002.gguf", i + 1), &p.build());
+    }
+    let out = gd(d.dir.path(), &["gguf"]);
+    assert_eq!(text(&out.stdout), format!("{}  gguf\n", g.expected_label()), "a GGUF shard set counts once");
+}
