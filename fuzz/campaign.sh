@@ -4,7 +4,8 @@
 #
 #   fuzz/campaign.sh [SECONDS_PER_TARGET] [TARGET...]
 #
-# Defaults: 600 seconds each, targets parse, payloads and label. Needs
+# Defaults: 600 seconds each, targets parse, payloads, label, json,
+# st_header and st_index. Needs
 # cargo-fuzz and a nightly toolchain, or RUSTC_BOOTSTRAP=1 on stable (see
 # docs/FUZZING.md). Logs go to fuzz/target/logs/<target>.log; crashes to
 # fuzz/artifacts/<target>/.
@@ -13,7 +14,7 @@ cd "$(dirname "$0")"
 secs=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(parse payloads label)
+[ ${#targets[@]} -gt 0 ] || targets=(parse payloads label json st_header st_index)
 
 # Nightly when rustup has it; otherwise stable with the nightly-only flags allowed.
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
