@@ -207,3 +207,25 @@ fn a_safetensors_label_is_never_a_gguf_one() {
     let skeleton = open(&p, ReadMode::Mmap, PieceSizes::default()).digest().unwrap().skeleton().to_vec();
     assert_eq!(&skeleton[..4], b"SFTN");
 }
+
+#[test]
+fn the_progress_bar_counts_every_file_of_the_model() {
+    let st = rich();
+    let d = Dir::new();
+    let (files, index) = st.sharded("model", &[3, 10, st.tensors.len() - 13]);
+    let total: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
+    for (name, bytes) in &files {
+        d.write(name, bytes);
+    }
+    let index_path = d.write("model.safetensors.index.json", index.as_bytes());
+    assert_eq!(gguf_digest::approximate_bytes(&index_path), total, "by index");
+    assert_eq!(gguf_digest::approximate_bytes(&d.path(&files[1].0)), total, "by a shard beside its index");
+    assert_eq!(gguf_digest::approximate_bytes(d.dir.path()), total, "by directory");
+    let single = d.write("one.safetensors", &st.build());
+    assert_eq!(gguf_digest::approximate_bytes(&single), std::fs::metadata(&single).unwrap().len());
+    let g = rich_model(&[0, 1]);
+    let gd = Dir::new();
+    let paths = write_set(&gd, "g", &g.split(&[1, 1]));
+    let gtotal: u64 = paths.iter().map(|p| std::fs::metadata(p).unwrap().len()).sum();
+    assert_eq!(gguf_digest::approximate_bytes(&paths[0]), gtotal, "a GGUF shard set");
+}
