@@ -44,10 +44,13 @@ pub enum Json {
     Null,
     /// `true` or `false`.
     Bool(bool),
-    /// non-negative integer, no fraction/exponent, fits u64
+    /// A non-negative integer without fraction or exponent that fits a u64
+    /// (its token is its decimal digits: JSON allows no other spelling).
     Uint(u64),
-    /// any other number, as parsed (negative, fractional, exponent, or too large)
-    Number(f64),
+    /// Any other number (negative, fractional, exponent, or too large): its
+    /// value as parsed, and its token exactly as written (`1e3`, `-0`,
+    /// `1.50`), which a canonical encoding of the text needs.
+    Number(f64, String),
     /// A string, unescaped.
     Str(String),
     /// An array, elements in file order.
@@ -64,7 +67,7 @@ impl Json {
             Json::Null => "null",
             Json::Bool(_) => "boolean",
             Json::Uint(_) => "integer",
-            Json::Number(_) => "number",
+            Json::Number(..) => "number",
             Json::Str(_) => "string",
             Json::Array(_) => "array",
             Json::Object(_) => "object",
@@ -165,8 +168,9 @@ pub fn parse_strict(text: &[u8], max_depth: usize) -> Result<Json, JsonError> {
     // `checked` the text before it, which serde_json accepted as far as it went.
     let (first, checked) = match (parsed, bad_utf8) {
         (Ok(value), None) => {
-            check_structure(valid, max_depth)?;
-            return Ok(convert(value));
+            let numbers = check_structure(valid, max_depth)?;
+            let mut tokens = numbers.into_iter().map(|(a, b)| valid.get(a..b).unwrap_or(""));
+            return Ok(convert(value, &mut tokens));
         }
         (Ok(_), Some(bad)) => (bad, valid),
         (Err(e), bad) => {
@@ -250,8 +254,11 @@ enum Open<'a> {
 /// serde_json found a problem; a prefix may end inside a string, which ends
 /// the scan. Because the syntax is known good, brackets outside strings are
 /// containers and a string right after `{` or `,` in an object is a key.
-fn check_structure(text: &str, max_depth: usize) -> Result<(), JsonError> {
+fn check_structure(text: &str, max_depth: usize) -> Result<Vec<(usize, usize)>, JsonError> {
     let bytes = text.as_bytes();
+    // The span of every number token, in text order: the order in which
+    // `convert` meets the numbers of the parsed value.
+    let mut numbers: Vec<(usize, usize)> = Vec::new();
     // At most `max_depth` entries: the depth check comes before each push.
     let mut open: Vec<Open<'_>> = Vec::new();
     let mut i = 0usize;
@@ -277,7 +284,7 @@ fn check_structure(text: &str, max_depth: usize) -> Result<(), JsonError> {
             }
             b'"' => {
                 let Some(end) = string_end(bytes, i) else {
-                    return Ok(());
+                    return Ok(numbers);
                 };
                 if let Some(Open::Object { keys, expect_key: expect_key @ true }) = open.last_mut() {
                     *expect_key = false;
@@ -289,12 +296,23 @@ fn check_structure(text: &str, max_depth: usize) -> Result<(), JsonError> {
                 }
                 i = end;
             }
+            b'-' | b'0'..=b'9' => {
+                let len = bytes.get(i..).map_or(0, |rest| {
+                    rest.iter()
+                        .position(|c| !matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                        .unwrap_or(rest.len())
+                });
+                let end = i.saturating_add(len);
+                numbers.push((i, end));
+                // The loop's increment steps past the token's last byte.
+                i = end.saturating_sub(1);
+            }
             _ => {}
         }
         // i < bytes.len(), so this cannot saturate.
         i = i.saturating_add(1);
     }
-    Ok(())
+    Ok(numbers)
 }
 
 /// The index of the quote that closes the string opening at `start`, or
@@ -329,24 +347,28 @@ fn unescape(text: &str, start: usize, end: usize) -> Result<Cow<'_, str>, JsonEr
     })
 }
 
-/// The parsed value as ours. Recursion is bounded: the value passed the
-/// depth check, which allows at most [`SERDE_MAX_DEPTH`] levels.
-fn convert(v: Value) -> Json {
+/// The parsed value as ours, each number with the next token of `tokens`
+/// (the numbers' tokens in text order). Recursion is bounded: the value
+/// passed the depth check, which allows at most [`SERDE_MAX_DEPTH`] levels.
+fn convert<'t>(v: Value, tokens: &mut impl Iterator<Item = &'t str>) -> Json {
     match v {
         Value::Null => Json::Null,
         Value::Bool(b) => Json::Bool(b),
         // serde_json keeps a u64 only for an integer without sign, fraction or
         // exponent that fits; `-0`, `1.0`, `1e3` and 2^64 arrive as f64.
-        Value::Number(n) => match n.as_u64() {
-            Some(u) => Json::Uint(u),
-            // Always Some without serde_json's arbitrary_precision feature.
-            None => Json::Number(n.as_f64().unwrap_or(f64::NAN)),
-        },
+        Value::Number(n) => {
+            let token = tokens.next().unwrap_or_default();
+            match n.as_u64() {
+                Some(u) => Json::Uint(u),
+                // Always Some without serde_json's arbitrary_precision feature.
+                None => Json::Number(n.as_f64().unwrap_or(f64::NAN), token.to_string()),
+            }
+        }
         Value::String(s) => Json::Str(s),
-        Value::Array(a) => Json::Array(a.into_iter().map(convert).collect()),
+        Value::Array(a) => Json::Array(a.into_iter().map(|e| convert(e, tokens)).collect()),
         // preserve_order: members in file order; no duplicates were merged,
         // as check_structure refused them.
-        Value::Object(m) => Json::Object(m.into_iter().map(|(k, v)| (k, convert(v))).collect()),
+        Value::Object(m) => Json::Object(m.into_iter().map(|(k, v)| (k, convert(v, tokens))).collect()),
     }
 }
 
@@ -376,7 +398,7 @@ mod tests {
         assert_eq!(members.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["b", "a"], "file order");
         let b = v.get("b").unwrap().as_array().unwrap();
         assert_eq!(b[0], Json::Uint(1));
-        assert_eq!(b[1], Json::Number(-2.5));
+        assert_eq!(b[1], Json::Number(-2.5, "-2.5".into()));
         assert_eq!(b[2].as_str(), Some("x"));
         assert_eq!(b[3], Json::Bool(true));
         assert_eq!(b[4], Json::Null);
@@ -532,15 +554,36 @@ mod tests {
             ("123456789012345678901234567890", 1.2345678901234568e29),
         ] {
             let v = ok(text);
-            assert_eq!(v, Json::Number(value), "{text}");
+            assert_eq!(v, Json::Number(value, text.to_string()), "{text}: the value, and the token as written");
             assert_eq!((v.as_u64(), v.kind()), (None, "number"), "{text}");
         }
         // -0 is a number, not the integer 0, and keeps its sign.
-        let Json::Number(z) = ok("-0") else { panic!("-0 is not a Number") };
+        let Json::Number(z, _) = ok("-0") else { panic!("-0 is not a Number") };
         assert!(z == 0.0 && z.is_sign_negative());
         assert_eq!(ok("-0.0").as_u64(), None);
         // Integers inside containers behave the same.
-        assert_eq!(ok(r#"{"s":[0,1.0]}"#).get("s").unwrap().as_array().unwrap(), [Json::Uint(0), Json::Number(1.0)]);
+        assert_eq!(
+            ok(r#"{"s":[0,1.0]}"#).get("s").unwrap().as_array().unwrap(),
+            [Json::Uint(0), Json::Number(1.0, "1.0".into())]
+        );
+        // Tokens pair with their numbers in document order, however nested,
+        // and strings that look like numbers are not tokens.
+        let v = ok(r#"{"a": [1e0, "2.5", {"b": -0.50}], "c": 7, "d": [[3E-1]], "e": "-1"}"#);
+        let tokens: Vec<String> = {
+            fn walk(v: &Json, out: &mut Vec<String>) {
+                match v {
+                    Json::Number(_, t) => out.push(t.clone()),
+                    Json::Uint(u) => out.push(u.to_string()),
+                    Json::Array(a) => a.iter().for_each(|e| walk(e, out)),
+                    Json::Object(o) => o.iter().for_each(|(_, e)| walk(e, out)),
+                    _ => {}
+                }
+            }
+            let mut out = Vec::new();
+            walk(&v, &mut out);
+            out
+        };
+        assert_eq!(tokens, ["1e0", "-0.50", "7", "3E-1"]);
         // Not JSON numbers, or beyond f64: refused.
         assert_eq!(err(b"01"), (1, "invalid number".into()));
         assert_eq!(err(b"+1").1, "expected value");
