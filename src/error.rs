@@ -276,6 +276,18 @@ pub enum ErrorKind {
     /// A directory that holds several models.
     #[error("holds several models; name one of them: {}", .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     SeveralModels(Vec<PathBuf>),
+    /// An Ollama model name that is malformed or could leave the store.
+    #[error("Ollama model name '{}' is not valid: {why}", escape_bytes(.name.as_bytes()))]
+    OllamaName {
+        /// The name as given.
+        name: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// An Ollama blob that is not what its layer says (missing, not a file,
+    /// another size, another digest): the store is damaged.
+    #[error("{0}")]
+    DamagedStore(String),
     /// `diff` of two models of different formats.
     #[error(
         "A is {a} and B is {b}: different formats never share a label (names, types and metadata all change \

@@ -29,11 +29,14 @@ pub struct OpenOptions {
     pub read_mode: ReadMode,
     /// The pieces tensor data is hashed in (speed and memory only).
     pub pieces: PieceSizes,
+    /// Ollama models: also hash every weights blob whole and check it
+    /// against its layer's digest (a store audit; the label is the same).
+    pub verify_blobs: bool,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions { join_shards: true, read_mode: ReadMode::Mmap, pieces: PieceSizes::default() }
+        OpenOptions { join_shards: true, read_mode: ReadMode::Mmap, pieces: PieceSizes::default(), verify_blobs: false }
     }
 }
 
@@ -49,8 +52,10 @@ pub trait Labelled: Send + Sync {
     /// Every file the model was read from; the first is the path given.
     fn sources(&self) -> Vec<&Source>;
 
-    /// The skeleton bytes, from the jobs' data digests in job order.
-    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Vec<u8>;
+    /// The skeleton bytes, from the jobs' data digests in job order. An
+    /// error when a digest contradicts the input (an Ollama blob whose bytes
+    /// are not its layer's digest).
+    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Result<Vec<u8>>;
 
     /// The model's entry in the `--json` document.
     fn json(&self, path: &Path, digest: &Digest) -> Json;
@@ -84,7 +89,7 @@ pub fn finish(model: &dyn Labelled, data_sha256: Vec<Sha256Digest>) -> Result<Di
     for s in model.sources() {
         s.check_unchanged()?;
     }
-    Ok(Digest::from_skeleton(model.skeleton(&data_sha256), data_sha256))
+    Ok(Digest::from_skeleton(model.skeleton(&data_sha256)?, data_sha256))
 }
 
 /// Hashes every job of `model` on the current rayon pool and finishes it.

@@ -48,6 +48,7 @@ pub struct ReadmeDoctests;
 
 // The formats.
 pub mod gguf;
+pub mod ollama;
 pub mod safetensors;
 
 // What inspect and diff show, on one renderer.
@@ -58,7 +59,7 @@ pub mod render;
 pub use error::{Error, ErrorKind, Result, Subject};
 pub use format::{Labelled, OpenOptions, digest, finish, hash_order, run_job};
 pub use hash::{CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, Sha256Digest, Swap, WINDOW, hash_job};
-pub use input::{Format, Input, approximate_bytes, digest_paths, label_paths, open_model, sniff};
+pub use input::{Format, Input, approximate_bytes, digest_paths, expand_arguments, label_paths, open_model, sniff};
 pub use schedule::{AnyModel, BatchOptions, Opener, schedule};
 pub use source::{MAX_READ_METADATA, ReadMode, Source};
 pub use text::escape_bytes;

@@ -52,8 +52,8 @@ impl Labelled for Model {
         self.shards().iter().map(|s| &s.source).collect()
     }
 
-    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Vec<u8> {
-        skeleton_bytes(self, data_sha256)
+    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> crate::Result<Vec<u8>> {
+        Ok(skeleton_bytes(self, data_sha256))
     }
 
     fn json(&self, path: &Path, digest: &Digest) -> Json {

@@ -18,6 +18,7 @@ use crate::error::Result;
 use crate::format::OpenOptions;
 use crate::gguf;
 use crate::hash::Digest;
+use crate::ollama;
 use crate::safetensors;
 use crate::schedule::{AnyModel, BatchOptions, schedule};
 use crate::source::Source;
@@ -29,11 +30,17 @@ pub enum Input {
     File(PathBuf),
     /// A directory on disk: the one model in it is labelled.
     Directory(PathBuf),
+    /// `ollama:NAME`: a model in the Ollama store.
+    Ollama(String),
 }
 
 impl Input {
     /// The input an argument names.
     pub fn from_arg(arg: &Path) -> Input {
+        // The prefix wins over a file of that name (`./ollama:x` is the file).
+        if let Some(s) = arg.to_str().filter(|s| s.starts_with(ollama::SCHEME)) {
+            return Input::Ollama(s.to_string());
+        }
         if arg.is_dir() { Input::Directory(arg.to_path_buf()) } else { Input::File(arg.to_path_buf()) }
     }
 }
@@ -74,13 +81,20 @@ fn by_extension(path: &Path) -> Option<Format> {
 /// Opens and parses the model at `path`, in whichever format it is.
 pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
     match Input::from_arg(path) {
+        Input::Ollama(reference) => Ok(Box::new(ollama::open_reference(&reference, *opts)?)),
         Input::Directory(dir) => open_model(&directory::model_in(&dir)?, opts),
         Input::File(path) if safetensors::is_index_name(&path) => {
             Ok(Box::new(safetensors::Model::open_with(&path, *opts)?))
         }
         Input::File(path) => {
             let source = Source::open(&path, opts.read_mode)?;
-            match sniff(&source.head(SNIFF_BYTES)?).or_else(|| by_extension(&path)) {
+            let head = source.head(SNIFF_BYTES)?;
+            // A manifest given by path: JSON inside a store's manifests/.
+            if let (Some(b'{'), Some(root)) = (head.first(), ollama::root_of_manifest(&path)) {
+                drop(source);
+                return Ok(Box::new(ollama::Model::open(&path.to_string_lossy(), &root, &path, *opts)?));
+            }
+            match sniff(&head).or_else(|| by_extension(&path)) {
                 Some(Format::Safetensors) => Ok(Box::new(safetensors::Model::from_source(source, *opts)?)),
                 // A file no format claims is read as GGUF, whose parser says
                 // precisely what is wrong with it (empty, bad magic, ...).
@@ -88,6 +102,20 @@ pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
             }
         }
     }
+}
+
+/// The arguments with `ollama:` alone expanded to every model in the store
+/// (`ollama:host/namespace/model:tag`, sorted); every other argument as it is.
+pub fn expand_arguments(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::with_capacity(args.len());
+    for a in args {
+        if a.as_os_str() == ollama::SCHEME {
+            out.extend(ollama::every_model(&ollama::store_root()?)?.into_iter().map(PathBuf::from));
+        } else {
+            out.push(a.clone());
+        }
+    }
+    Ok(out)
 }
 
 /// About how many bytes labelling `path` reads: the sizes of every file of
@@ -98,6 +126,10 @@ pub fn approximate_bytes(path: &Path) -> u64 {
     let sum = |paths: &mut dyn Iterator<Item = PathBuf>| paths.fold(0u64, |t, p| t.saturating_add(size(&p)));
     if path.is_dir() {
         return directory::model_in(path).map_or(0, |m| approximate_bytes(&m));
+    }
+    if let Input::Ollama(r) = Input::from_arg(path) {
+        let model = ollama::open_reference(&r, OpenOptions::default());
+        return model.map_or(0, |m| m.manifest().layers.iter().fold(0u64, |t, l| t.saturating_add(l.size)));
     }
     if safetensors::is_index_name(path) {
         let dir = path.parent().unwrap_or(Path::new(""));

@@ -57,8 +57,8 @@ impl Labelled for Model {
         self.files().iter().map(|f| &f.source).collect()
     }
 
-    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Vec<u8> {
-        skeleton_bytes(self, data_sha256)
+    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> crate::Result<Vec<u8>> {
+        Ok(skeleton_bytes(self, data_sha256))
     }
 
     fn json(&self, path: &Path, digest: &Digest) -> Json {

@@ -135,6 +135,17 @@ impl Model {
         Model::join(vec![(source, file, BTreeMap::new())], None, opts)
     }
 
+    /// A model whose files are these, each with its own `__metadata__`
+    /// only (Ollama's tensor blobs: no index, any file names).
+    pub fn from_files(paths: &[PathBuf], opts: OpenOptions) -> Result<Model> {
+        let mut opened = Vec::with_capacity(paths.len());
+        for p in paths {
+            let (source, file) = StFile::open(p, opts.read_mode)?;
+            opened.push((source, file, BTreeMap::new()));
+        }
+        Model::join(opened, None, opts)
+    }
+
     fn open_index(index_path: &Path, given: Option<&Path>, opts: OpenOptions) -> Result<Model> {
         let index = read_index(index_path, opts.read_mode)?;
         let Index { files: names, weight_map, metadata, total_size } = index;

@@ -14,7 +14,9 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use gguf_digest::check::{self, CheckOptions};
 use gguf_digest::output::{document_json, error_json, error_line, quote_name, sums_line};
-use gguf_digest::{AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, approximate_bytes, digest_paths};
+use gguf_digest::{
+    AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, approximate_bytes, digest_paths, expand_arguments,
+};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -51,8 +53,10 @@ struct Args {
     #[command(subcommand)]
     command: Option<Command>,
 
-    /// GGUF files (for a split model, its first shard); with --check, label
-    /// lists to verify ('-' or none: standard input).
+    /// Models: GGUF or safetensors files (for a split model, its first shard),
+    /// *.safetensors.index.json files, directories, ollama:NAME references
+    /// ('ollama:' alone: every model in the store); with --check, label lists
+    /// to verify ('-' or none: standard input).
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
 
@@ -96,6 +100,11 @@ struct Args {
     #[arg(long)]
     no_mmap: bool,
 
+    /// Ollama models: also check every weights blob against its digest and
+    /// size (a store audit; the label is the same).
+    #[arg(long)]
+    verify_blobs: bool,
+
     /// Hash with at most N threads (default: RAYON_NUM_THREADS, else all cores).
     #[arg(short = 'j', long, value_name = "N")]
     threads: Option<NonZeroUsize>,
@@ -137,6 +146,7 @@ fn run(args: &Args) -> io::Result<u8> {
         open: OpenOptions {
             join_shards: !args.no_join,
             read_mode: if args.no_mmap { ReadMode::Pread } else { ReadMode::Mmap },
+            verify_blobs: args.verify_blobs,
             ..OpenOptions::default()
         },
         progress: None,
@@ -156,13 +166,20 @@ fn run(args: &Args) -> io::Result<u8> {
     if args.skeleton {
         return run_skeleton(args, &opts, &pool);
     }
+    let files = match expand_arguments(&args.files) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("gguf-digest: {}", error_line(&e));
+            return Ok(EXIT_ERROR);
+        }
+    };
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut failed = false;
     let mut json_files = Vec::new();
     let mut io_result = Ok(());
     let report = |i: usize, r: gguf_digest::Result<(AnyModel, Digest)>| {
-        let Some(path) = args.files.get(i) else { return };
+        let Some(path) = files.get(i) else { return };
         match r {
             Ok((model, digest)) if args.json => json_files.push(model.json(path, &digest)),
             Ok((_, digest)) => {
@@ -179,7 +196,7 @@ fn run(args: &Args) -> io::Result<u8> {
             }
         }
     };
-    digest_with_progress(args, &args.files, &opts, &pool, report);
+    digest_with_progress(args, &files, &opts, &pool, report);
     io_result?;
     if args.json {
         serde_json::to_writer_pretty(&mut out, &document_json(json_files))?;

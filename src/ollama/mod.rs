@@ -1,0 +1,66 @@
+//! Ollama models: a manifest in a store naming content-addressed blobs.
+//! `name` resolves `ollama:NAME` references and digests to paths inside the
+//! store (and nowhere else); `manifest` reads a manifest; `config` gives the
+//! config's content digest; `model` turns layers into components, using the
+//! GGUF and safetensors labels through their public faces. The core reaches
+//! it only through [`Labelled`](crate::format::Labelled).
+
+pub mod config;
+mod json;
+pub mod manifest;
+mod model;
+pub mod name;
+
+pub use json::model_json;
+pub use model::{Component, ComponentKind, Model, WholeBlob, skeleton_of};
+pub use name::{ModelName, SCHEME, store_root};
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Result;
+use crate::format::OpenOptions;
+
+/// Opens the model an `ollama:NAME` reference names, in the store.
+pub fn open_reference(reference: &str, opts: OpenOptions) -> Result<Model> {
+    let name = reference.strip_prefix(SCHEME).unwrap_or(reference);
+    let parsed = ModelName::parse(name).map_err(|e| e.in_file(Path::new(reference)))?;
+    let root = store_root()?;
+    Model::open(reference, &root, &parsed.manifest_path(&root), opts)
+}
+
+/// The store root of a manifest given by path (`<root>/manifests/<host>/
+/// <namespace>/<model>/<tag>`), if it lies in a store.
+pub fn root_of_manifest(path: &Path) -> Option<PathBuf> {
+    let manifests = path.ancestors().nth(4)?;
+    (manifests.file_name()? == "manifests").then(|| manifests.parent().map(Path::to_path_buf))?
+}
+
+/// Every model in the store at `root`, as `ollama:host/namespace/model:tag`
+/// references, sorted.
+pub fn every_model(root: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let dir = root.join("manifests");
+    let list = |p: &Path| -> Result<Vec<(String, PathBuf)>> {
+        let mut v = Vec::new();
+        for e in std::fs::read_dir(p).map_err(|e| crate::Error::from(e).in_file(p))? {
+            let e = e.map_err(|e| crate::Error::from(e).in_file(p))?;
+            if let Some(n) = e.file_name().to_str().filter(|n| !n.starts_with('.')) {
+                v.push((n.to_string(), e.path()));
+            }
+        }
+        Ok(v)
+    };
+    for (host, hp) in list(&dir)? {
+        for (ns, np) in list(&hp)? {
+            for (model, mp) in list(&np)? {
+                for (tag, tp) in list(&mp)? {
+                    if tp.is_file() {
+                        out.push(format!("{SCHEME}{host}/{ns}/{model}:{tag}"));
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}

@@ -1,0 +1,412 @@
+//! An Ollama model: its manifest's layers turned into components (GGUF
+//! weights by their GGUF label, all tensor blobs by one safetensors label,
+//! the config by its content, every other layer by its bytes), and the
+//! hashing jobs that compute them (docs/SPEC.md, Part III).
+
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest as _, Sha256};
+
+use crate::error::{Error, ErrorKind, Result, Subject};
+use crate::format::{self, Labelled, OpenOptions};
+use crate::gguf;
+use crate::hash::{Conversion, Digest, Job, Sha256Digest};
+use crate::json::parse_strict;
+use crate::ollama::config::config_digest;
+use crate::ollama::manifest::{
+    GGUF_MEDIA_TYPES, Layer, MAX_DEPTH, MAX_MANIFEST, Manifest, TENSOR_MEDIA_TYPE, parse_manifest,
+};
+use crate::ollama::name::blob_path;
+use crate::safetensors;
+use crate::source::{ReadMode, Source};
+
+/// How a component's content digest is computed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ComponentKind {
+    /// GGUF weights: the GGUF label of [`Model::gguf`]`(i)`.
+    Gguf(usize),
+    /// All tensor blobs: the safetensors label of [`Model::tensors`].
+    Tensors,
+    /// The config: its content, canonically encoded.
+    Config,
+    /// Any other layer: the SHA-256 of its blob.
+    Blob,
+}
+
+/// One component of the label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Component {
+    /// Its media type.
+    pub media_type: String,
+    /// The layer's name, or empty.
+    pub name: String,
+    /// How its digest is computed.
+    pub kind: ComponentKind,
+    /// The manifest layers it came from (indices into `layers`; the config
+    /// has none).
+    pub layers: Vec<usize>,
+}
+
+/// A job of the model: where in which sub-model.
+#[derive(Debug, Clone, Copy)]
+enum JobRef {
+    /// Tensor `t` of GGUF sub-model `g`.
+    Gguf(usize, usize),
+    /// Tensor `t` of the safetensors sub-model.
+    Tensor(usize),
+    /// The whole blob `b` of [`Model::blobs`].
+    Blob(usize),
+}
+
+/// A blob hashed whole: a non-weights layer, or (with `--verify-blobs`) a
+/// weights blob audited against its digest.
+#[derive(Debug)]
+pub struct WholeBlob {
+    /// The open blob.
+    pub source: Source,
+    /// Its layer (index into the manifest's layers; `None` for the config).
+    pub layer: usize,
+    /// Whether it is only audited (a weights blob, which enters the label
+    /// through its label, not its bytes).
+    pub audit_only: bool,
+}
+
+/// An opened Ollama model.
+#[derive(Debug)]
+pub struct Model {
+    reference: String,
+    root: PathBuf,
+    manifest_path: PathBuf,
+    manifest: Manifest,
+    components: Vec<Component>,
+    ggufs: Vec<gguf::Model>,
+    tensors: Option<safetensors::Model>,
+    config: Sha256Digest,
+    blobs: Vec<WholeBlob>,
+    jobs: Vec<JobRef>,
+    opts: OpenOptions,
+}
+
+fn damaged(what: String) -> Error {
+    Error::new(ErrorKind::DamagedStore(what))
+}
+
+/// The blob of `layer`: a regular file (not a symlink, which could lead out
+/// of the store) of exactly the layer's size.
+fn checked_blob(root: &Path, layer: &Layer) -> Result<PathBuf> {
+    let path = blob_path(root, &layer.digest)?;
+    let meta = std::fs::symlink_metadata(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            damaged(format!("the blob of layer {} is missing: {}", layer.digest, path.display()))
+        } else {
+            Error::from(e).in_file(&path)
+        }
+    })?;
+    let ft = meta.file_type();
+    if ft.is_symlink() {
+        return Err(damaged(format!("the blob {} is a symbolic link; blobs must be regular files", path.display())));
+    }
+    if !ft.is_file() || ft.is_fifo() {
+        return Err(damaged(format!("the blob {} is not a regular file", path.display())));
+    }
+    if meta.len() != layer.size {
+        return Err(damaged(format!(
+            "the blob {} has {} bytes, but its layer says {}",
+            path.display(),
+            meta.len(),
+            layer.size
+        )));
+    }
+    Ok(path)
+}
+
+/// Reads a small file whole, refusing more than `limit` bytes before reading.
+fn read_small(path: &Path, limit: u64, mode: ReadMode) -> Result<Vec<u8>> {
+    let source = Source::open(path, mode)?;
+    if source.len() > limit {
+        return Err(Error::new(ErrorKind::HeaderTooLarge { declared: source.len(), limit }).in_file(path));
+    }
+    source.head(source.len())
+}
+
+impl Model {
+    /// Opens the model whose manifest is at `manifest_path` in the store at
+    /// `root`; `reference` names it in messages.
+    pub fn open(reference: &str, root: &Path, manifest_path: &Path, opts: OpenOptions) -> Result<Model> {
+        let located = |e: Error| if e.path().is_some() { e } else { e.in_file(Path::new(reference)) };
+        Model::open_inner(reference, root, manifest_path, opts).map_err(located)
+    }
+
+    fn open_inner(reference: &str, root: &Path, manifest_path: &Path, opts: OpenOptions) -> Result<Model> {
+        if std::fs::symlink_metadata(manifest_path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(damaged(format!("the manifest {} is a symbolic link", manifest_path.display())));
+        }
+        let text = read_small(manifest_path, MAX_MANIFEST, opts.read_mode).map_err(|e| {
+            if e.is_not_found() {
+                Error::new(ErrorKind::Io(std::io::Error::other(format!(
+                    "no such model in the store (no manifest {})",
+                    manifest_path.display()
+                ))))
+            } else {
+                e
+            }
+        })?;
+        let manifest = parse_manifest(&text).map_err(|e| e.in_file(manifest_path))?;
+
+        // The config: read whole, checked against its digest, pruned.
+        let config_path = checked_blob(root, &manifest.config)?;
+        let config_bytes = read_small(&config_path, MAX_MANIFEST, opts.read_mode)?;
+        let sha: Sha256Digest = Sha256::digest(&config_bytes).into();
+        if hex::encode(sha) != manifest.config.hex {
+            return Err(damaged(format!("the config blob's SHA-256 is {}, not its digest", hex::encode(sha))));
+        }
+        let config_json = parse_strict(&config_bytes, MAX_DEPTH)
+            .map_err(|e| Error::new(ErrorKind::Json(e.what)).at(e.offset.unwrap_or(0)).in_file(&config_path))?;
+        let config = config_digest(&config_json).map_err(|e| e.in_file(&config_path))?;
+
+        let mut components = vec![Component {
+            media_type: manifest.config.media_type.clone(),
+            name: String::new(),
+            kind: ComponentKind::Config,
+            layers: Vec::new(),
+        }];
+        let mut ggufs = Vec::new();
+        let mut tensor_files = Vec::new();
+        let mut tensor_layers = Vec::new();
+        let mut blobs = Vec::new();
+        let single = OpenOptions { join_shards: false, ..opts };
+        for (i, layer) in manifest.layers.iter().enumerate() {
+            let path = checked_blob(root, layer)?;
+            let about = |e: Error| e.about(Subject::Key(format!("layer #{i} ({})", layer.media_type).into_bytes()));
+            if layer.media_type == TENSOR_MEDIA_TYPE {
+                tensor_files.push(path.clone());
+                tensor_layers.push(i);
+                if opts.verify_blobs {
+                    blobs.push(WholeBlob { source: Source::open(&path, opts.read_mode)?, layer: i, audit_only: true });
+                }
+                continue;
+            }
+            let source = Source::open(&path, opts.read_mode)?;
+            let is_gguf = GGUF_MEDIA_TYPES.contains(&layer.media_type.as_str()) && source.head(4)? == b"GGUF";
+            let kind = if is_gguf {
+                let m = gguf::Model::from_source(source, single).map_err(about)?;
+                let split = m.shards().first().and_then(|s| s.file.split_value(b"split.count")).unwrap_or(0);
+                if split > 1 {
+                    return Err(about(damaged(format!(
+                        "the blob {} is one shard of a split GGUF model (split.count {split}); a blob must hold a whole model",
+                        path.display()
+                    ))));
+                }
+                ggufs.push(m);
+                if opts.verify_blobs {
+                    blobs.push(WholeBlob { source: Source::open(&path, opts.read_mode)?, layer: i, audit_only: true });
+                }
+                ComponentKind::Gguf(ggufs.len().saturating_sub(1))
+            } else {
+                blobs.push(WholeBlob { source, layer: i, audit_only: false });
+                ComponentKind::Blob
+            };
+            components.push(Component {
+                media_type: layer.media_type.clone(),
+                name: layer.name.clone(),
+                kind,
+                layers: vec![i],
+            });
+        }
+        let tensors = if tensor_files.is_empty() {
+            None
+        } else {
+            components.push(Component {
+                media_type: TENSOR_MEDIA_TYPE.to_string(),
+                name: String::new(),
+                kind: ComponentKind::Tensors,
+                layers: tensor_layers,
+            });
+            Some(safetensors::Model::from_files(&tensor_files, single)?)
+        };
+        let mut jobs = Vec::new();
+        for (g, m) in ggufs.iter().enumerate() {
+            jobs.extend((0..m.tensors().len()).map(|t| JobRef::Gguf(g, t)));
+        }
+        if let Some(st) = &tensors {
+            jobs.extend((0..st.tensors().len()).map(JobRef::Tensor));
+        }
+        jobs.extend((0..blobs.len()).map(JobRef::Blob));
+        Ok(Model {
+            reference: reference.to_string(),
+            root: root.to_path_buf(),
+            manifest_path: manifest_path.to_path_buf(),
+            manifest,
+            components,
+            ggufs,
+            tensors,
+            config,
+            blobs,
+            jobs,
+            opts,
+        })
+    }
+
+    /// The reference the model was opened by.
+    pub fn reference(&self) -> &str {
+        &self.reference
+    }
+
+    /// The store root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The manifest's path.
+    pub fn manifest_path(&self) -> &Path {
+        &self.manifest_path
+    }
+
+    /// The manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// The components, in manifest order (the config first).
+    pub fn components(&self) -> &[Component] {
+        &self.components
+    }
+
+    /// GGUF weights sub-model `i`.
+    pub fn gguf(&self, i: usize) -> Option<&gguf::Model> {
+        self.ggufs.get(i)
+    }
+
+    /// The safetensors model of all tensor blobs, if any.
+    pub fn tensors(&self) -> Option<&safetensors::Model> {
+        self.tensors.as_ref()
+    }
+
+    /// The blobs hashed whole.
+    pub fn blobs(&self) -> &[WholeBlob] {
+        &self.blobs
+    }
+
+    /// Hashes every job on the current rayon pool and finishes the model.
+    pub fn digest(&self) -> Result<Digest> {
+        format::digest(self, &self.opts.pieces)
+    }
+
+    /// Each component's content digest, given the jobs' digests (in job
+    /// order); checks every blob hashed whole against its layer's digest.
+    pub fn component_digests(&self, data: &[Sha256Digest]) -> Result<Vec<Sha256Digest>> {
+        let mut next = 0usize;
+        let mut take = |n: usize| -> &[Sha256Digest] {
+            let start = next;
+            next = next.saturating_add(n);
+            data.get(start..next).unwrap_or(&[])
+        };
+        let mut gguf_labels = Vec::with_capacity(self.ggufs.len());
+        for m in &self.ggufs {
+            let skeleton = gguf::skeleton_bytes(m, take(m.tensors().len()));
+            gguf_labels.push(Sha256Digest::from(Sha256::digest(&skeleton)));
+        }
+        let tensors_label = self.tensors.as_ref().map(|st| -> Sha256Digest {
+            Sha256::digest(safetensors::skeleton_bytes(st, take(st.tensors().len()))).into()
+        });
+        let mut blob_digest = std::collections::HashMap::new();
+        for (b, d) in self.blobs.iter().zip(take(self.blobs.len())) {
+            let layer = self.manifest.layers.get(b.layer);
+            let want = layer.map(|l| l.hex.as_str()).unwrap_or("");
+            if hex::encode(d) != want {
+                let what = format!(
+                    "the blob {} has SHA-256 {}, not its layer's digest",
+                    b.source.path().display(),
+                    hex::encode(d)
+                );
+                return Err(damaged(what));
+            }
+            blob_digest.insert(b.layer, *d);
+        }
+        self.components
+            .iter()
+            .map(|c| match c.kind {
+                ComponentKind::Config => Ok(self.config),
+                ComponentKind::Gguf(i) => gguf_labels.get(i).copied().ok_or_else(|| damaged("no GGUF label".into())),
+                ComponentKind::Tensors => tensors_label.ok_or_else(|| damaged("no tensor label".into())),
+                ComponentKind::Blob => c
+                    .layers
+                    .first()
+                    .and_then(|l| blob_digest.get(l))
+                    .copied()
+                    .ok_or_else(|| damaged("a blob was not hashed".into())),
+            })
+            .collect()
+    }
+}
+
+/// The skeleton of components with their digests (docs/SPEC.md, Part III).
+pub fn skeleton_of(components: &[Component], digests: &[Sha256Digest]) -> Vec<u8> {
+    let mut records: Vec<(&[u8], &[u8], &Sha256Digest)> =
+        components.iter().zip(digests).map(|(c, d)| (c.media_type.as_bytes(), c.name.as_bytes(), d)).collect();
+    records.sort();
+    let mut s = Vec::with_capacity(records.len().saturating_mul(96).saturating_add(16));
+    s.extend_from_slice(b"OLMA");
+    s.extend_from_slice(&1u32.to_le_bytes());
+    s.extend_from_slice(&(records.len() as u64).to_le_bytes());
+    for (media, name, d) in records {
+        s.extend_from_slice(&Sha256::digest(media));
+        s.extend_from_slice(&Sha256::digest(name));
+        s.extend_from_slice(d);
+    }
+    s
+}
+
+impl Labelled for Model {
+    fn job_count(&self) -> usize {
+        self.jobs.len()
+    }
+
+    fn job(&self, i: usize) -> Option<Job<'_>> {
+        match *self.jobs.get(i)? {
+            JobRef::Gguf(g, t) => {
+                let m = self.ggufs.get(g)?;
+                m.job(m.tensors().get(t)?)
+            }
+            JobRef::Tensor(t) => {
+                let st = self.tensors.as_ref()?;
+                st.job(st.tensors().get(t)?)
+            }
+            JobRef::Blob(b) => {
+                let blob = self.blobs.get(b)?;
+                Some(Job {
+                    source: &blob.source,
+                    start: 0,
+                    len: blob.source.len(),
+                    conversion: Conversion::none(1, "blob"),
+                    subject: Subject::Key(format!("blob {}", blob.source.path().display()).into_bytes()),
+                })
+            }
+        }
+    }
+
+    fn sources(&self) -> Vec<&Source> {
+        let mut s: Vec<&Source> = self.ggufs.iter().flat_map(|m| m.shards().iter().map(|sh| &sh.source)).collect();
+        if let Some(st) = &self.tensors {
+            s.extend(st.files().iter().map(|f| &f.source));
+        }
+        s.extend(self.blobs.iter().map(|b| &b.source));
+        s
+    }
+
+    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Result<Vec<u8>> {
+        let digests = self.component_digests(data_sha256)?;
+        Ok(skeleton_of(&self.components, &digests))
+    }
+
+    fn json(&self, path: &Path, digest: &Digest) -> serde_json::Value {
+        crate::ollama::json::model_json(path, self, digest)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
