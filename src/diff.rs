@@ -15,6 +15,7 @@ use serde_json::Value as Json;
 use crate::error::{Error, ErrorKind, Result};
 use crate::gguf;
 use crate::input::label_paths;
+use crate::ollama;
 use crate::safetensors;
 use crate::schedule::BatchOptions;
 
@@ -41,6 +42,8 @@ pub enum Diff {
     Gguf(gguf::diff::Diff),
     /// Two safetensors models.
     Safetensors(safetensors::diff::Diff),
+    /// Two Ollama models, or an Ollama model and a GGUF file.
+    Ollama(ollama::diff::Diff),
 }
 
 impl Diff {
@@ -49,6 +52,7 @@ impl Diff {
         match self {
             Diff::Gguf(d) => d.labels_equal(),
             Diff::Safetensors(d) => d.labels_equal(),
+            Diff::Ollama(d) => d.labels_equal(),
         }
     }
 
@@ -57,6 +61,7 @@ impl Diff {
         match self {
             Diff::Gguf(d) => d.text(),
             Diff::Safetensors(d) => d.text(),
+            Diff::Ollama(d) => d.text(),
         }
     }
 
@@ -65,6 +70,7 @@ impl Diff {
         match self {
             Diff::Gguf(d) => d.to_json(),
             Diff::Safetensors(d) => d.to_json(),
+            Diff::Ollama(d) => d.to_json(),
         }
     }
 }
@@ -85,6 +91,18 @@ pub fn diff_paths(
     if let (Some(a), Some(b)) = (a.downcast_ref::<gguf::Model>(), b.downcast_ref::<gguf::Model>()) {
         return gguf::diff::diff(a, &da, b, &db, opts).map(Diff::Gguf);
     }
+    let (oa, ob) = (a.downcast_ref::<ollama::Model>(), b.downcast_ref::<ollama::Model>());
+    let (ga, gb) = (a.downcast_ref::<gguf::Model>(), b.downcast_ref::<gguf::Model>());
+    match (oa, ob, ga, gb) {
+        (Some(x), Some(y), _, _) => return ollama::diff::diff(x, &da, y, &db, opts).map(Diff::Ollama),
+        (Some(x), _, _, Some(f)) => {
+            return ollama::diff::diff_with_file(x, &da, f, &db, true, opts).map(Diff::Ollama);
+        }
+        (_, Some(y), Some(f), _) => {
+            return ollama::diff::diff_with_file(y, &db, f, &da, false, opts).map(Diff::Ollama);
+        }
+        _ => {}
+    }
     if let (Some(a), Some(b)) = (a.downcast_ref::<safetensors::Model>(), b.downcast_ref::<safetensors::Model>()) {
         return Ok(Diff::Safetensors(safetensors::diff::diff(a, &da, b, &db, opts)));
     }
@@ -97,6 +115,8 @@ fn format_of(m: &dyn std::any::Any) -> &'static str {
         "a GGUF model"
     } else if m.is::<safetensors::Model>() {
         "a safetensors model"
+    } else if m.is::<ollama::Model>() {
+        "an Ollama model"
     } else {
         "a model of another format"
     }

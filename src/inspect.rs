@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 use crate::error::Result;
 use crate::gguf;
 use crate::input::label_paths;
+use crate::ollama;
 use crate::safetensors;
 use crate::schedule::BatchOptions;
 
@@ -39,6 +40,8 @@ pub enum Inspection {
     Gguf(gguf::inspect::Inspection),
     /// A safetensors model.
     Safetensors(safetensors::inspect::Inspection),
+    /// An Ollama model.
+    Ollama(ollama::inspect::Inspection),
 }
 
 impl Inspection {
@@ -47,6 +50,7 @@ impl Inspection {
         match self {
             Inspection::Gguf(i) => i.text(),
             Inspection::Safetensors(i) => i.text(),
+            Inspection::Ollama(i) => i.text(),
         }
     }
 
@@ -55,6 +59,7 @@ impl Inspection {
         match self {
             Inspection::Gguf(i) => i.to_json(),
             Inspection::Safetensors(i) => i.to_json(),
+            Inspection::Ollama(i) => i.to_json(),
         }
     }
 }
@@ -71,6 +76,9 @@ pub fn inspect_path(
     let any = model.as_any();
     if let Some(m) = any.downcast_ref::<gguf::Model>() {
         return gguf::inspect::inspect(m, &digest, opts).map(Inspection::Gguf);
+    }
+    if let Some(m) = any.downcast_ref::<ollama::Model>() {
+        return ollama::inspect::inspect(m, &digest, opts).map(Inspection::Ollama);
     }
     if let Some(m) = any.downcast_ref::<safetensors::Model>() {
         return Ok(Inspection::Safetensors(safetensors::inspect::inspect(m, &digest, opts)));

@@ -6,6 +6,8 @@
 //! it only through [`Labelled`](crate::format::Labelled).
 
 pub mod config;
+pub mod diff;
+pub mod inspect;
 mod json;
 pub mod manifest;
 mod model;

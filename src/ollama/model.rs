@@ -85,6 +85,7 @@ pub struct Model {
     ggufs: Vec<gguf::Model>,
     tensors: Option<safetensors::Model>,
     config: Sha256Digest,
+    config_content: crate::json::Json,
     blobs: Vec<WholeBlob>,
     jobs: Vec<JobRef>,
     opts: OpenOptions,
@@ -166,6 +167,7 @@ impl Model {
         let config_json = parse_strict(&config_bytes, MAX_DEPTH)
             .map_err(|e| Error::new(ErrorKind::Json(e.what)).at(e.offset.unwrap_or(0)).in_file(&config_path))?;
         let config = config_digest(&config_json).map_err(|e| e.in_file(&config_path))?;
+        let config_content = crate::ollama::config::content(&config_json).map_err(|e| e.in_file(&config_path))?;
 
         let mut components = vec![Component {
             media_type: manifest.config.media_type.clone(),
@@ -244,6 +246,7 @@ impl Model {
             ggufs,
             tensors,
             config,
+            config_content,
             blobs,
             jobs,
             opts,
@@ -290,6 +293,35 @@ impl Model {
         &self.blobs
     }
 
+    /// The config's content: derived members dropped, zero values pruned.
+    pub fn config_content(&self) -> &crate::json::Json {
+        &self.config_content
+    }
+
+    /// The digests of the weights sub-models, from the jobs' digests (in job
+    /// order): each GGUF model's, then the tensor blobs' safetensors model's.
+    pub fn sub_digests(&self, data: &[Sha256Digest]) -> (Vec<Digest>, Option<Digest>) {
+        let mut next = 0usize;
+        let mut take = |n: usize| -> Vec<Sha256Digest> {
+            let start = next;
+            next = next.saturating_add(n);
+            data.get(start..next).unwrap_or(&[]).to_vec()
+        };
+        let ggufs = self
+            .ggufs
+            .iter()
+            .map(|m| {
+                let d = take(m.tensors().len());
+                Digest::from_skeleton(gguf::skeleton_bytes(m, &d), d)
+            })
+            .collect();
+        let tensors = self.tensors.as_ref().map(|st| {
+            let d = take(st.tensors().len());
+            Digest::from_skeleton(safetensors::skeleton_bytes(st, &d), d)
+        });
+        (ggufs, tensors)
+    }
+
     /// Hashes every job on the current rayon pool and finishes the model.
     pub fn digest(&self) -> Result<Digest> {
         format::digest(self, &self.opts.pieces)
@@ -298,22 +330,13 @@ impl Model {
     /// Each component's content digest, given the jobs' digests (in job
     /// order); checks every blob hashed whole against its layer's digest.
     pub fn component_digests(&self, data: &[Sha256Digest]) -> Result<Vec<Sha256Digest>> {
-        let mut next = 0usize;
-        let mut take = |n: usize| -> &[Sha256Digest] {
-            let start = next;
-            next = next.saturating_add(n);
-            data.get(start..next).unwrap_or(&[])
-        };
-        let mut gguf_labels = Vec::with_capacity(self.ggufs.len());
-        for m in &self.ggufs {
-            let skeleton = gguf::skeleton_bytes(m, take(m.tensors().len()));
-            gguf_labels.push(Sha256Digest::from(Sha256::digest(&skeleton)));
-        }
-        let tensors_label = self.tensors.as_ref().map(|st| -> Sha256Digest {
-            Sha256::digest(safetensors::skeleton_bytes(st, take(st.tensors().len()))).into()
-        });
+        let (ggufs, tensors) = self.sub_digests(data);
+        let gguf_labels: Vec<Sha256Digest> = ggufs.iter().map(|d| *d.label_bytes()).collect();
+        let tensors_label = tensors.map(|d| *d.label_bytes());
+        // Whole blobs are the last jobs.
+        let blob_data = data.get(self.jobs.len().saturating_sub(self.blobs.len())..).unwrap_or(&[]);
         let mut blob_digest = std::collections::HashMap::new();
-        for (b, d) in self.blobs.iter().zip(take(self.blobs.len())) {
+        for (b, d) in self.blobs.iter().zip(blob_data) {
             let layer = self.manifest.layers.get(b.layer);
             let want = layer.map(|l| l.hex.as_str()).unwrap_or("");
             if hex::encode(d) != want {
