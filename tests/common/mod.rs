@@ -7,6 +7,7 @@
 //! reading cannot hide behind the same bug in the writing.
 #![allow(dead_code)]
 
+pub mod ollama;
 pub mod st;
 
 use sha2::{Digest, Sha256};

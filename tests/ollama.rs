@@ -1,0 +1,355 @@
+//! Ollama models in test stores built the way Ollama lays them out
+//! (`common::ollama`): the label's invariances, its components (GGUF weights
+//! by their GGUF label, tensor blobs by one safetensors label), the config
+//! rules, `--verify-blobs`, every refusal of bad input with its exit code,
+//! and that nothing outside the store is opened.
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use common::ollama::*;
+use common::st::{St, StTensor};
+use common::*;
+use serde_json::Value as Json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
+
+fn gd(store: &Store, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("OLLAMA_MODELS", &store.root)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs gguf-digest")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn label(store: &Store, reference: &str) -> String {
+    let out = gd(store, &[reference]);
+    assert_eq!(out.status.code(), Some(0), "{reference}: {}", text(&out.stderr));
+    let t = text(&out.stdout);
+    let (l, rest) = t.split_once("  ").expect("a sums line");
+    assert_eq!(rest, format!("{reference}\n"));
+    l.to_string()
+}
+
+fn components(store: &Store, reference: &str) -> Vec<Json> {
+    let out = gd(store, &["--json", reference]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    doc["files"][0]["components"].as_array().unwrap().clone()
+}
+
+/// An error: exit 2, nothing on stdout, one stderr line holding `says`.
+fn refused(store: &Store, reference: &str, says: &str) {
+    let out = gd(store, &[reference]);
+    let e = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{reference} must be refused ({says}): {e}");
+    assert!(out.stdout.is_empty());
+    assert!(e.contains(says), "{reference}: expected {says:?} in: {e}");
+    assert!(e.starts_with("gguf-digest: "), "{e}");
+}
+
+fn gguf_model() -> Gguf {
+    rich_model(&[0, 1, 8])
+}
+
+/// A GGUF model as Ollama stores it: written again in another KV and
+/// tensor order (Ollama re-sorts both), split.* keys dropped.
+fn ollama_rewrite(g: &Gguf) -> Gguf {
+    let mut r = g.clone();
+    r.kvs.reverse();
+    r.info_order = Some((0..g.tensors.len()).rev().collect());
+    r.data_order = Some((0..g.tensors.len()).rev().collect());
+    r
+}
+
+fn simple(store: &Store, name: &str, g: &Gguf, extra_config: &str, template: &[u8]) -> Vec<Layer> {
+    let layers = vec![store.blob(MODEL, &ollama_rewrite(g).build()), store.blob(TEMPLATE, template)];
+    store.manifest(name, &store.config(extra_config), &layers);
+    layers
+}
+
+#[test]
+fn the_model_component_is_the_gguf_label_of_the_file_it_was_created_from() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let g = gguf_model();
+    simple(&store, "m", &g, "", b"{{ .Prompt }}");
+    let c = components(&store, "ollama:m");
+    let model = c.iter().find(|c| c["media_type"] == MODEL).unwrap();
+    assert_eq!(model["kind"], "gguf");
+    assert_eq!(model["digest"], g.expected_label().as_str());
+    // Created from the shards of a split model: Ollama merges them into one blob.
+    let merged = Gguf { kvs: g.kvs.clone(), tensors: g.tensors.clone(), ..Gguf::default() };
+    simple(&store, "from-shards", &merged.merged(), "", b"{{ .Prompt }}");
+    assert_eq!(label(&store, "ollama:from-shards"), label(&store, "ollama:m"), "split.* keys are not content");
+    // The label is every way of naming the model.
+    let want = label(&store, "ollama:m");
+    for r in ["ollama:m:latest", "ollama:library/m", "ollama:registry.ollama.ai/library/m:latest"] {
+        assert_eq!(label(&store, r), want, "{r}");
+    }
+    let manifest = store.root.join("manifests/registry.ollama.ai/library/m/latest");
+    assert_eq!(text(&gd(&store, &[manifest.to_str().unwrap()]).stdout).split("  ").next().unwrap(), want);
+}
+
+#[test]
+fn layout_is_not_content_but_every_steering_text_is() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let g = gguf_model();
+    let layers = simple(&store, "a", &g, r#""renderer": "r", "generation_defaults": {"temperature": 0.7}"#, b"T");
+    let want = label(&store, "ollama:a");
+    // Layer order, manifest spacing, derived config members, zero values: not content.
+    let config = store.blob(
+        CONFIG,
+        br#"{"generation_defaults": {"top_k": 0, "temperature": 0.7}, "os": "darwin", "model_format": "gguf",
+            "renderer": "r", "capabilities": ["completion"], "parser": "", "context_length": 131072}"#,
+    );
+    let mut reversed = layers.clone();
+    reversed.reverse();
+    store.manifest("b", &config, &reversed);
+    assert_eq!(label(&store, "ollama:b"), want);
+    // Each of these is content.
+    let variants: [(&str, Vec<Layer>, Layer); 6] = [
+        ("template", vec![layers[0].clone(), store.blob(TEMPLATE, b"T2")], store.config(r#""renderer": "r", "generation_defaults": {"temperature": 0.7}"#)),
+        ("system", vec![layers[0].clone(), layers[1].clone(), store.blob(SYSTEM, b"be brief")], store.config(r#""renderer": "r", "generation_defaults": {"temperature": 0.7}"#)),
+        ("sampler", layers.clone(), store.config(r#""renderer": "r", "generation_defaults": {"temperature": 0.8}"#)),
+        ("renderer", layers.clone(), store.config(r#""renderer": "r2", "generation_defaults": {"temperature": 0.7}"#)),
+        ("declared capabilities", layers.clone(), store.config(r#""renderer": "r", "generation_defaults": {"temperature": 0.7}, "capabilities": ["tools"], "capabilities_explicit": true"#)),
+        ("a later Ollama's member", layers.clone(), store.config(r#""renderer": "r", "generation_defaults": {"temperature": 0.7}, "newthing": 1"#)),
+    ];
+    for (what, ls, cfg) in variants {
+        store.manifest("v", &cfg, &ls);
+        assert_ne!(label(&store, "ollama:v"), want, "{what} must change the label");
+    }
+    // Two license layers: both enter.
+    let lic = store.blob(LICENSE, b"MIT");
+    store.manifest("l1", &store.config(""), &[layers[0].clone(), lic.clone()]);
+    store.manifest("l2", &store.config(""), &[layers[0].clone(), lic.clone(), lic]);
+    assert_ne!(label(&store, "ollama:l1"), label(&store, "ollama:l2"));
+}
+
+#[test]
+fn projector_adapter_draft_and_tensor_blobs() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let (g, p, a, dr) = (gguf_model(), rich_model(&[0]), rich_model(&[1]), rich_model(&[8, 0]));
+    let layers = vec![
+        store.blob(MODEL, &g.build()),
+        store.blob(PROJECTOR, &p.build()),
+        store.blob(ADAPTER, &a.build()),
+        store.blob(DRAFT, &dr.build()),
+        store.blob(ADAPTER, b"not a gguf file"),
+    ];
+    store.manifest("multi", &store.config(""), &layers);
+    let c = components(&store, "ollama:multi");
+    let by = |mt: &str| c.iter().filter(|x| x["media_type"] == mt).cloned().collect::<Vec<_>>();
+    assert_eq!(by(PROJECTOR)[0]["digest"], p.expected_label().as_str());
+    assert_eq!(by(DRAFT)[0]["digest"], dr.expected_label().as_str());
+    let adapters = by(ADAPTER);
+    assert_eq!(adapters.len(), 2);
+    assert!(adapters.iter().any(|x| x["digest"] == a.expected_label().as_str() && x["kind"] == "gguf"));
+    assert!(adapters.iter().any(|x| x["kind"] == "blob" && x["digest"] == hex(&sha(b"not a gguf file")).as_str()));
+
+    // Tensor blobs: one safetensors component, the label of the same files.
+    let q4 = St::new()
+        .meta("quant_type", "int4")
+        .meta("group_size", "32")
+        .tensor(StTensor::filled("w.q", "U8", &[64, 16], 1))
+        .tensor(StTensor::filled("w.q.scale", "BF16", &[64, 2], 2))
+        .tensor(StTensor::filled("w.q.bias", "BF16", &[64, 2], 3));
+    let q8 = St::new()
+        .meta("quant_type", "int8")
+        .tensor(StTensor::filled("v.q", "I8", &[32, 32], 4))
+        .tensor(StTensor::filled("v.q.scale", "F16", &[32], 5));
+    let experts = St::new().tensor(StTensor::filled("experts.0.w", "BF16", &[8, 8], 6)).tensor(StTensor::filled(
+        "experts.1.w",
+        "BF16",
+        &[8, 8],
+        7,
+    ));
+    let plain = St::new().tensor(StTensor::filled("norm", "F32", &[8], 8));
+    let files = [q4, q8, experts, plain];
+    let tl: Vec<Layer> =
+        files.iter().zip(["w.q", "v.q", "experts", "norm"]).map(|(f, n)| store.named(TENSOR, &f.build(), n)).collect();
+    let cfg_json = store.blob("application/vnd.ollama.image.json", br#"{"architectures": ["X"]}"#);
+    let mut all = tl.clone();
+    all.push(cfg_json);
+    store.manifest("st", &store.config(""), &all);
+    let want = St::expected_skeleton_of(
+        &files.iter().map(|f| (f.metadata.clone().unwrap_or_default(), f.tensors.clone())).collect::<Vec<_>>(),
+    );
+    let c = components(&store, "ollama:st");
+    let t: Vec<&Json> = c.iter().filter(|x| x["media_type"] == TENSOR).collect();
+    assert_eq!(t.len(), 1, "all tensor blobs are one component");
+    assert_eq!(t[0]["digest"], hex(&sha(&want)).as_str());
+    assert_eq!(t[0]["name"], "");
+    assert_eq!(t[0]["layers"].as_array().unwrap().len(), 4);
+    // Tensor layer names are not content.
+    let renamed: Vec<Layer> = tl.iter().map(|l| Layer { name: Some("x".into()), ..l.clone() }).collect();
+    store.manifest("st2", &store.config(""), &[renamed, vec![all[4].clone()]].concat());
+    assert_eq!(label(&store, "ollama:st2"), label(&store, "ollama:st"));
+}
+
+#[test]
+fn verify_blobs_audits_weights_blobs() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let layers = simple(&store, "m", &gguf_model(), "", b"T");
+    let want = label(&store, "ollama:m");
+    let out = gd(&store, &["--verify-blobs", "ollama:m"]);
+    assert_eq!(text(&out.stdout), format!("{want}  ollama:m\n"), "the same label");
+    // A weights blob whose bytes changed (same size, still a GGUF): the label
+    // changes without the audit; with it, the store is damaged.
+    let p = store.blob_path(&layers[0]);
+    let mut bytes = std::fs::read(&p).unwrap();
+    let n = bytes.len();
+    bytes[n - 1] ^= 1;
+    std::fs::write(&p, &bytes).unwrap();
+    assert_ne!(label(&store, "ollama:m"), want);
+    let out = gd(&store, &["--verify-blobs", "ollama:m"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("not its layer's digest"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn every_bad_input_is_refused_and_nothing_outside_the_store_is_opened() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let g = gguf_model();
+    let layers = simple(&store, "good", &g, "", b"T");
+    // Names.
+    for (name, says) in [
+        ("ollama:", "no such"),
+        ("ollama:../etc", "is . or .."),
+        ("ollama:a/../x", "is . or .."),
+        ("ollama:m:..", "is . or .."),
+        ("ollama:a\\b", "holds /"),
+        ("ollama:/abs", "is empty"),
+        ("ollama:a/b/c/d", "more than three"),
+        ("ollama:nope", "no such model"),
+    ] {
+        if name == "ollama:" {
+            continue; // 'ollama:' alone lists the store; tested below
+        }
+        refused(&store, name, says);
+    }
+    // A file outside the store that a `..` would reach is never opened.
+    std::fs::write(d.path("secret"), b"{}").unwrap();
+    refused(&store, "ollama:../../secret", "is . or ..");
+
+    let cfg = store.config("");
+    let hexd = "a".repeat(64);
+    let bad_digest = Layer { digest: format!("sha256:{}", &hexd[1..]), ..layers[1].clone() };
+    store.manifest("bad-digest", &cfg, &[layers[0].clone(), bad_digest]);
+    refused(&store, "ollama:bad-digest", "is not sha256: and 64 hex digits");
+    let traversal = Layer { digest: "sha256:../../../../secret".into(), ..layers[1].clone() };
+    store.manifest("traversal", &cfg, &[traversal]);
+    refused(&store, "ollama:traversal", "is not sha256: and 64 hex digits");
+    let missing = Layer { digest: format!("sha256:{hexd}"), ..layers[1].clone() };
+    store.manifest("missing", &cfg, &[missing]);
+    refused(&store, "ollama:missing", "is missing");
+    let wrong_size = Layer { size: layers[1].size + 1, ..layers[1].clone() };
+    store.manifest("size", &cfg, &[wrong_size]);
+    refused(&store, "ollama:size", "but its layer says");
+    // A blob that is a directory, and one that is a symlink out of the store.
+    let dir_blob = store.blob(TEMPLATE, b"D");
+    std::fs::remove_file(store.blob_path(&dir_blob)).unwrap();
+    std::fs::create_dir(store.blob_path(&dir_blob)).unwrap();
+    store.manifest("dirblob", &cfg, &[Layer { size: 4096, ..dir_blob }]);
+    refused(&store, "ollama:dirblob", "not a regular file");
+    let link = store.blob(TEMPLATE, b"LINK");
+    std::fs::remove_file(store.blob_path(&link)).unwrap();
+    std::fs::write(d.path("outside"), b"LINK").unwrap();
+    std::os::unix::fs::symlink(d.path("outside"), store.blob_path(&link)).unwrap();
+    store.manifest("symlink", &cfg, &[link]);
+    refused(&store, "ollama:symlink", "symbolic link");
+    // A blob whose bytes are not its digest.
+    let t = store.blob(TEMPLATE, b"ORIGINAL");
+    std::fs::write(store.blob_path(&t), b"TAMPERED").unwrap();
+    store.manifest("tampered", &cfg, &[t]);
+    refused(&store, "ollama:tampered", "not its layer's digest");
+    // Manifests.
+    store.raw_manifest("huge", &vec![b' '; (16 << 20) + 1]);
+    refused(&store, "ollama:huge", "at most 16777216 bytes");
+    store.raw_manifest(
+        "dup",
+        format!(r#"{{"schemaVersion": 2, "schemaVersion": 2, "config": {}, "layers": []}}"#, cfg.json()).as_bytes(),
+    );
+    refused(&store, "ollama:dup", "repeated key");
+    store.raw_manifest("deep", format!("{}{}", "[".repeat(70), "]".repeat(70)).as_bytes());
+    refused(&store, "ollama:deep", "nested deeper than 64");
+    store.raw_manifest("schema", br#"{"schemaVersion": 1, "layers": []}"#);
+    refused(&store, "ollama:schema", "schemaVersion must be 2");
+    // Config members of the wrong type, and a config that is not its digest.
+    for (n, extra) in [("r0", r#""renderer": 0"#), ("p1", r#""parser": ["x"]"#), ("q1", r#""requires": {}"#)] {
+        store.manifest(n, &store.config(extra), &layers);
+        refused(&store, &format!("ollama:{n}"), "must be a string or null");
+    }
+    // (A config of its own: blobs are shared by content, and this one is damaged.)
+    let c = store.config(r#""tampered": "yes""#);
+    std::fs::write(store.blob_path(&c), b"{}                                                                                                                                                                                                                                                                                        ").unwrap();
+    let c2 = Layer { size: std::fs::metadata(store.blob_path(&c)).unwrap().len(), ..c };
+    store.manifest("cfg", &c2, &layers);
+    refused(&store, "ollama:cfg", "not its digest");
+    // A GGUF blob that is one shard of a split model.
+    let shard = store.blob(MODEL, &g.split(&[1, 2])[0].build());
+    store.manifest("shard", &cfg, &[shard]);
+    refused(&store, "ollama:shard", "split GGUF model");
+    // Other arguments are still labelled.
+    let out = gd(&store, &["ollama:nope", "ollama:good"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stdout).ends_with("  ollama:good\n"));
+}
+
+#[test]
+fn every_model_of_a_store_and_check() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    simple(&store, "a", &gguf_model(), "", b"A");
+    simple(&store, "me/b:v1", &gguf_model(), "", b"B");
+    let out = gd(&store, &["ollama:"]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let refs: Vec<&str> = t.lines().map(|l| l.split_once("  ").unwrap().1).collect();
+    assert_eq!(refs, ["ollama:registry.ollama.ai/library/a:latest", "ollama:registry.ollama.ai/me/b:v1"]);
+    std::fs::write(d.path("models.sums"), &out.stdout).unwrap();
+    let out = gd(&store, &["-c", d.path("models.sums").to_str().unwrap()]);
+    assert_eq!(text(&out.stdout), format!("{}: OK\n{}: OK\n", refs[0], refs[1]));
+    // An empty store has no models: nothing to print, success.
+    let empty = Store::new(&d.path("empty"));
+    let out = gd(&empty, &["ollama:"]);
+    assert_eq!((out.status.code(), out.stdout.len()), (Some(0), 0));
+}
+
+#[test]
+fn inspect_and_diff() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let g = gguf_model();
+    simple(&store, "a", &g, r#""renderer": "r""#, b"T1");
+    simple(&store, "b", &g, r#""renderer": "r2""#, b"T2");
+    let approved = d.write("approved.gguf", &g.build());
+    let out = gd(&store, &["inspect", "ollama:a"]);
+    let t = text(&out.stdout);
+    assert!(t.contains("format      ollama") && t.contains("GGUF weights") && t.contains("renderer"), "{t}");
+    let out = gd(&store, &["diff", "ollama:a", approved.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("weights identical"));
+    let mut other = g.clone();
+    other.tensors[0].data[0] ^= 1;
+    let changed = d.write("changed.gguf", &other.build());
+    let out = gd(&store, &["diff", "ollama:a", changed.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("~ tensor blk.0.w: data sha256"), "{}", text(&out.stdout));
+    let out = gd(&store, &["diff", "ollama:a", "ollama:b"]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(t.contains("~ config renderer: 'r' → 'r2'") && t.contains("(weights identical)"), "{t}");
+    let _ = Path::new("");
+}
