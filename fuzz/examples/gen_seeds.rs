@@ -4,7 +4,9 @@
 //! Seeds are the test suite's own valid files (built with the same writer,
 //! tests/common/mod.rs, so they follow the spec and every value and tensor
 //! type), the spec's vector files, the first KVs of the real SmolLM2 model
-//! when it is installed, and shard pairs for the `label` target. The corpus
+//! when it is installed, and shard pairs for the `label` target; for
+//! `st_header` and `st_index`, safetensors files and index files from the
+//! test suite's safetensors writer (tests/common/st.rs). The corpus
 //! is generated, not committed: it follows the writer as the writer changes.
 
 #[path = "../../tests/common/mod.rs"]
@@ -12,6 +14,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::st::{ALL_DTYPES, St, StTensor};
 use common::*;
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) {
@@ -104,4 +107,62 @@ fn main() {
         write(&out.join("label"), "pair-vector-e", &shard_pair(&a, &b));
     }
     println!("wrote {} seeds per target (+ shard pairs for label) under {}", files.len(), out.display());
+    let (headers, indexes) = safetensors_seeds();
+    for (name, bytes) in &headers {
+        write(&out.join("st_header"), name, bytes);
+    }
+    for (name, bytes) in &indexes {
+        write(&out.join("st_index"), name, bytes);
+    }
+    println!("wrote {} st_header and {} st_index seeds", headers.len(), indexes.len());
+}
+
+/// A seed: its file name and bytes.
+type Seed = (String, Vec<u8>);
+
+/// Safetensors files and index files from the test suite's writer
+/// (tests/common/st.rs): every dtype, metadata with escapes, scalars,
+/// zero-byte tensors, padding, unknown members, shard cuts.
+fn safetensors_seeds() -> (Vec<Seed>, Vec<Seed>) {
+    let mut rich = St::new().meta("format", "pt").meta("author", "zoë \"q\" ✓").meta("", "empty key");
+    for (i, dtype) in ALL_DTYPES.iter().enumerate() {
+        rich = rich.tensor(StTensor::filled(&format!("layer.{i}.{dtype}"), dtype, &[2, 12], i as u8));
+    }
+    let rich = rich
+        .tensor(StTensor::filled("scalar", "F32", &[], 1))
+        .tensor(StTensor::filled("zero", "F16", &[0, 7], 2))
+        .tensor(StTensor::filled("", "U8", &[3], 4))
+        .tensor(StTensor::filled("émoji 🦀", "I64", &[1, 3], 5));
+    let n = rich.tensors.len();
+    let laid_out = St {
+        escape: true,
+        pad: 7,
+        extra_member: Some("\"note\": [1.5, -2, {\"x\": null}]".into()),
+        key_order: Some((0..n).rev().collect()),
+        data_order: Some((0..n).map(|i| (i * 7 + 3) % n).collect()),
+        metadata_last: true,
+        ..rich.clone()
+    };
+    let mut headers = vec![
+        ("rich.safetensors".to_string(), rich.build()),
+        ("laid-out.safetensors".to_string(), laid_out.build()),
+        ("empty.safetensors".to_string(), St::new().build()),
+        ("meta-only.safetensors".to_string(), St::new().meta("a", "b").build()),
+    ];
+    // One small file per dtype: the fuzzer mutates from each size rule.
+    for dtype in ALL_DTYPES {
+        let st = St::new().tensor(StTensor::filled("w", dtype, &[4], 3));
+        headers.push((format!("dtype-{dtype}.safetensors"), st.build()));
+    }
+    let mut indexes = Vec::new();
+    for sizes in [vec![n], vec![1, n - 1], vec![10, 5, n - 15], vec![1; n]] {
+        let (files, index) = rich.sharded("model", &sizes);
+        indexes.push((format!("index-{}-shards.json", sizes.len()), index.into_bytes()));
+        if sizes.len() == 2 {
+            headers.extend(files);
+        }
+    }
+    let (_, index) = St::new().sharded("model", &[]);
+    indexes.push(("index-empty.json".into(), index.into_bytes()));
+    (headers, indexes)
 }

@@ -217,12 +217,16 @@ fn check_tiling(tensors: &[TensorEntry], data_start: u64, file_len: u64) -> Resu
     for t in by_range {
         let located =
             |e: Error| e.at(data_start.saturating_add(t.begin)).about(Subject::Tensor(t.name.as_bytes().to_vec()));
-        if t.begin != next {
-            let what = if t.begin > next {
-                format!("a hole: bytes {next}..{} of the data region belong to no tensor", t.begin)
-            } else {
-                format!("data_offsets [{}, {}] overlap the previous tensor, which ends at {next}", t.begin, t.end)
-            };
+        if t.begin > next {
+            // Located at the hole's start: always inside the file, where the
+            // next tensor's begin may lie far past its end.
+            let what = format!("a hole: bytes {next}..{} of the data region belong to no tensor", t.begin);
+            let e = fail(ErrorKind::Tiling(what)).at(data_start.saturating_add(next));
+            return Err(e.about(Subject::Tensor(t.name.as_bytes().to_vec())));
+        }
+        if t.begin < next {
+            let what =
+                format!("data_offsets [{}, {}] overlap the previous tensor, which ends at {next}", t.begin, t.end);
             return Err(located(fail(ErrorKind::Tiling(what))));
         }
         if t.end > region {
