@@ -10,6 +10,8 @@ alignment 32.
                                         layer tensors, and a gemma-sized vocabulary
   skewed OUT --bytes N                  one tensor of ~80% of N plus 15 small ones
                                         (a file that alone keeps only one core busy)
+  ollama-tensors ROOT --bytes N [--blobs 1000]   an Ollama store with model many:latest of
+                                        N bytes in 1000 tensor blobs (one tensor each)
   safetensors OUT --bytes N [--tensors 64]   a safetensors file of equal F32 tensors
                                         (odd header length: unaligned data)
   twin   SRC OUT                        SRC's KVs byte for byte and its tensor infos
@@ -293,6 +295,41 @@ def make_safetensors(path: str, nbytes: int, n_tensors: int, seed: int = 0) -> N
     os.replace(tmp, path)
 
 
+def make_ollama_tensors(root: str, nbytes: int, n_blobs: int, seed: int = 0) -> None:
+    """An Ollama store at `root` with model `many:latest`: `n_blobs` tensor
+    blobs (one safetensors file of one F32 tensor each, as Ollama stores new
+    models) holding about `nbytes` in all, a config, and the manifest."""
+    import hashlib
+
+    per = max(nbytes // n_blobs // 4, 1)
+    os.makedirs(os.path.join(root, "blobs"), exist_ok=True)
+    rng = random.Random(seed)
+    pool = rng.randbytes(POOL_SIZE)
+    layers = []
+
+    def blob(data: bytes, media: str, name: str | None = None) -> dict:
+        h = hashlib.sha256(data).hexdigest()
+        with open(os.path.join(root, "blobs", f"sha256-{h}"), "wb") as f:
+            f.write(data)
+        layer = {"mediaType": media, "digest": f"sha256:{h}", "size": len(data)}
+        if name:
+            layer["name"] = name
+        return layer
+
+    for i in range(n_blobs):
+        name = f"model.layers.{i}.weight"
+        header = json.dumps({name: {"dtype": "F32", "shape": [per], "data_offsets": [0, 4 * per]}}).encode()
+        start = rng.randrange(POOL_SIZE - 4 * per + 1) if 4 * per <= POOL_SIZE else 0
+        data = (pool * (1 + 4 * per // POOL_SIZE))[start : start + 4 * per]
+        layers.append(blob(struct.pack("<Q", len(header)) + header + data, "application/vnd.ollama.image.tensor", name))
+    config = blob(json.dumps({"model_format": "safetensors"}).encode(), "application/vnd.docker.container.image.v1+json")
+    manifest = {"schemaVersion": 2, "config": config, "layers": layers}
+    d = os.path.join(root, "manifests", "registry.ollama.ai", "library", "many")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "latest"), "w") as f:
+        json.dump(manifest, f)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="kind", required=True)
@@ -312,6 +349,10 @@ def main() -> None:
     st.add_argument("out")
     st.add_argument("--bytes", type=int, required=True)
     st.add_argument("--tensors", type=int, default=64)
+    ol = sub.add_parser("ollama-tensors")
+    ol.add_argument("root")
+    ol.add_argument("--bytes", type=int, required=True)
+    ol.add_argument("--blobs", type=int, default=1000)
     t = sub.add_parser("twin")
     t.add_argument("src")
     t.add_argument("out")
@@ -324,6 +365,8 @@ def main() -> None:
         make_skewed(a.out, a.bytes, a.seed)
     elif a.kind == "safetensors":
         make_safetensors(a.out, a.bytes, a.tensors)
+    elif a.kind == "ollama-tensors":
+        make_ollama_tensors(a.root, a.bytes, a.blobs)
     else:
         make_twin(a.src, a.out)
 

@@ -44,8 +44,13 @@ impl Identity {
     }
 }
 
-/// The first metadata read in `Pread` mode; doubled while the parser asks for more.
-const FIRST_READ: u64 = 1 << 20;
+/// The first metadata read in `Pread` mode is 1/64 of the file, between
+/// these bounds; it grows while the parser asks for more. Big models have big
+/// metadata (a vocabulary of megabytes: one read saves re-parses), while a
+/// small file (an Ollama tensor blob of 1 MiB with a 200-byte header) must
+/// not be read whole just to find its header.
+const FIRST_READ_MIN: u64 = 64 << 10;
+const FIRST_READ_MAX: u64 = 1 << 20;
 
 /// The most metadata `Pread` mode holds in memory. Real models stay far
 /// below it (a 262,144-token vocabulary with merges is tens of MiB); past it
@@ -231,7 +236,7 @@ impl Source {
     fn parse_read<T>(&self, parse: &PrefixParser<T>) -> Result<T> {
         let len = self.len();
         let mut buf = Vec::new();
-        let mut want = len.min(FIRST_READ);
+        let mut want = (len / 64).clamp(FIRST_READ_MIN, FIRST_READ_MAX).min(len);
         loop {
             self.fill_to(&mut buf, want)?;
             match parse(&buf, len) {
