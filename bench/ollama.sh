@@ -5,8 +5,9 @@
 #   bash bench/ollama.sh [GGUF_DIGEST_BINARY]
 #
 # Makes (bench/make_models.py, in the scratch dir, never the repo) an Ollama
-# store whose model `many` is 1,000 tensor blobs of 1 MiB (one F32 tensor
-# each), and one safetensors file of 1,000 tensors of the same sizes; times
+# store whose model `many` is 1,000 tensor blobs of BLOB_MIB MiB (default 4;
+# one F32 tensor each), and one safetensors file of 1,000 tensors of the
+# same sizes; times
 # `gguf-digest ollama:many` against `gguf-digest FILE` at -j1 and -j2, page
 # cache warmed, medians of BENCH_REPS (default 9) interleaved rounds.
 set -euo pipefail
@@ -15,13 +16,14 @@ root="$(cd "$here/.." && pwd)"
 gd="$(realpath "${1:-$root/target/release/gguf-digest}")"
 scratch="${GGUF_DIGEST_BENCH_DIR:-/tmp/gguf-digest-bench}"
 reps="${BENCH_REPS:-9}"
-store="$scratch/ollama-store"
-single="$scratch/models/st-1000x1M.safetensors"
+mib="${BLOB_MIB:-4}"
+store="$scratch/ollama-store-1000x${mib}M"
+single="$scratch/models/st-1000x${mib}M.safetensors"
 mkdir -p "$scratch/models"
 case "$(cd "$scratch" && pwd)/" in "$root"/*) echo "ollama.sh: scratch dir is inside the repository" >&2; exit 2 ;; esac
 [ -x "$gd" ] || (cd "$root" && cargo build --release --quiet)
-[ -d "$store/manifests" ] || python3 "$here/make_models.py" ollama-tensors "$store" --bytes $((1000 << 20)) --blobs 1000
-[ -f "$single" ] || python3 "$here/make_models.py" safetensors "$single" --bytes $((1000 << 20)) --tensors 1000
+[ -d "$store/manifests" ] || python3 "$here/make_models.py" ollama-tensors "$store" --bytes $((mib * 1000 << 20)) --blobs 1000
+[ -f "$single" ] || python3 "$here/make_models.py" safetensors "$single" --bytes $((mib * 1000 << 20)) --tensors 1000
 export OLLAMA_MODELS="$store"
 results="$scratch/ollama-$(date +%Y%m%d-%H%M%S).jsonl"
 "$gd" ollama:many "$single"

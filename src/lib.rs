@@ -61,7 +61,7 @@ pub use format::{Labelled, OpenOptions, digest, finish, hash_order, run_job};
 pub use hash::{CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, Sha256Digest, Swap, WINDOW, hash_job};
 pub use input::{Format, Input, approximate_bytes, digest_paths, expand_arguments, label_paths, open_model, sniff};
 pub use schedule::{AnyModel, BatchOptions, Opener, schedule};
-pub use source::{MAX_READ_METADATA, ReadMode, Source};
+pub use source::{MAX_READ_METADATA, ReadMode, Source, raise_open_file_limit};
 pub use text::escape_bytes;
 
 // GGUF's public face, at the crate root as before the formats had folders.

@@ -15,8 +15,13 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// How many maps can be guarded at once; beyond that callers fall back to reads.
-const SLOTS: usize = 256;
+/// How many maps can be guarded at once; beyond that callers fall back to
+/// reads. Each open file of a model holds one for its lifetime, and an
+/// Ollama model of tensor blobs is one file per tensor (thousands): with
+/// too few, most blobs would be copied through `pread` instead of hashed in
+/// place. The handler scans the table only on a fault; a new guard scans it
+/// for a free slot, a few microseconds at this size.
+pub(crate) const SLOTS: usize = 4096;
 
 struct Slot {
     start: AtomicUsize,

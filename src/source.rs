@@ -93,6 +93,12 @@ struct ShortRanges {
     span: Option<(usize, usize)>,
 }
 
+/// A file this small gets no read-ahead advice: it fits the kernel's window.
+const SMALL_FILE: usize = 2 << 20;
+/// Metadata this small is not dropped after the parse: its pages are shared
+/// with the data about to be hashed.
+const SMALL_METADATA: usize = 64 << 10;
+
 /// The most the kernel maps at once: a 2 MiB folio of the page cache,
 /// mapped whole with one PMD entry (file offset and address share alignment).
 const HUGE_PAGE: usize = 2 << 20;
@@ -203,8 +209,13 @@ impl Source {
             Err(Step::NeedMore(_)) => return Err(changed("shorter than when opened")),
         };
         // The parsed metadata owns what it needs; its pages (a vocabulary
-        // can be tens of MiB) need not stay in the resident set.
-        fm.release(0, usize::try_from(metadata_end).unwrap_or(fm.map.len()));
+        // can be tens of MiB) need not stay in the resident set. A few KiB
+        // of header share their pages with the data about to be hashed:
+        // dropping them would only fault them in again.
+        let metadata_end = usize::try_from(metadata_end).unwrap_or(fm.map.len());
+        if metadata_end > SMALL_METADATA {
+            fm.release(0, metadata_end);
+        }
         Ok(parsed)
     }
 
@@ -225,8 +236,13 @@ impl Source {
         // and docs/adr/0003-reading-tensor-data.md.
         let map = unsafe { Mmap::map(&self.file) }.map_err(|e| Error::from(e).in_file(&self.path))?;
         let made = Guard::new(map.as_ptr(), map.len()).map(|guard| {
-            // Only a hint, for read-ahead; failing it changes nothing.
-            let _ = map.advise(Advice::Sequential);
+            // Only a hint, for read-ahead; failing it changes nothing. A file
+            // within one read-ahead window gains nothing from it, and a model
+            // of thousands of small files (Ollama's tensor blobs) would pay
+            // the call for each.
+            if map.len() > SMALL_FILE {
+                let _ = map.advise(Advice::Sequential);
+            }
             FileMap { guard, map, short: Mutex::new(ShortRanges::default()) }
         });
         // Two threads may race to make it; the loser's map is dropped here.
@@ -331,6 +347,22 @@ impl Source {
             "its inode was changed (ctime)".to_string()
         };
         Err(changed(&what).in_file(&self.path))
+    }
+}
+
+/// Raises this process's soft limit on open files to its hard limit, as Go
+/// programs (Ollama among them) do at start: one model can be thousands of
+/// files held open at once (an Ollama model is a blob per tensor), and a soft
+/// limit of 1024 is common. Failing leaves the limit as it was.
+pub fn raise_open_file_limit() {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed;
+    // the limit applies to this process alone.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
     }
 }
 

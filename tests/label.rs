@@ -226,33 +226,34 @@ fn shard_sets_join_to_the_unsplit_model() {
     }
 }
 
-/// Each open file holds one guarded map, and there are 256 guard slots in
-/// the process: the shards of a 300-shard model beyond them are read with
+/// Each open file holds one guarded map, and there are 4,096 guard slots in
+/// the process: the shards of a 4,200-shard model beyond them are read with
 /// `pread`, metadata and tensor data alike (the last shard's tensor is big
 /// enough to be mapped if it could be), and the label does not change.
 #[test]
 fn shards_beyond_the_guard_slots_are_read_instead() {
+    const SHARDS: usize = 4200;
     let g = Gguf::new()
         .kv("general.name", Val::str("many shards"))
         .tensor(Tensor::filled("first", &[100_000], 24, 1))
         .tensor(Tensor::filled("last", &[100_000], 24, 2));
     let want = g.expected_label();
-    let mut sizes = vec![0; 300];
+    let mut sizes = vec![0; SHARDS];
     sizes[0] = 1;
-    sizes[299] = 1;
+    sizes[SHARDS - 1] = 1;
     let d = Dir::new();
     let paths = write_set(&d, "many", &g.split(&sizes));
     let model = open_with(&paths[0], true, ReadMode::Mmap);
     let maps = std::fs::read_to_string("/proc/self/maps").expect("maps");
     let dir = d.dir.path().to_string_lossy().into_owned();
     let mapped = maps.lines().filter(|l| l.contains(dir.as_str())).count();
-    assert!(mapped < 300, "all {mapped} shards were mapped: no fallback was exercised");
+    assert!(mapped < SHARDS, "all {mapped} shards were mapped: no fallback was exercised");
     assert_eq!(model.label().unwrap_or_else(|e| panic!("hashes: {e}")), want);
 }
 
 /// `--no-mmap` (`ReadMode::Pread`) never maps the file, for metadata or for
 /// a tensor big enough to be mapped otherwise. (The default mode is not
-/// checked the other way round: with the 300-shard test holding the guard
+/// checked the other way round: with the 4,200-shard test holding the guard
 /// slots at the same time, it may rightly read instead.)
 #[test]
 fn read_mode_pread_never_maps_the_file() {

@@ -353,3 +353,31 @@ fn inspect_and_diff() {
     assert!(t.contains("~ config renderer: 'r' → 'r2'") && t.contains("(weights identical)"), "{t}");
     let _ = Path::new("");
 }
+
+/// One model can be a file per tensor, all open at once: the binary raises
+/// its soft limit on open files to the hard one, so a model of more blobs
+/// than a low soft limit still labels.
+#[test]
+fn more_blobs_than_a_low_open_file_limit() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let mut layers = Vec::new();
+    let mut files = Vec::new();
+    for i in 0..300u16 {
+        let f = St::new().tensor(StTensor::filled(&format!("t{i}"), "U8", &[4], i as u8));
+        layers.push(store.named(TENSOR, &f.build(), &format!("t{i}")));
+        files.push((Vec::new(), f.tensors.clone()));
+    }
+    store.manifest("many", &store.config(""), &layers);
+    let want = hex(&sha(&St::expected_skeleton_of(&files)));
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -Sn 128 && exec {BIN} --json ollama:many"))
+        .env("OLLAMA_MODELS", &store.root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let c = doc["files"][0]["components"].as_array().unwrap();
+    assert_eq!(c.iter().find(|x| x["media_type"] == TENSOR).unwrap()["digest"], want.as_str());
+}

@@ -124,6 +124,7 @@ pub(crate) const EXIT_MISMATCH: u8 = 1;
 pub(crate) const EXIT_ERROR: u8 = 2;
 
 fn main() -> ExitCode {
+    gguf_digest::raise_open_file_limit();
     let args = Args::parse();
     match run(&args) {
         Ok(code) => ExitCode::from(code),
