@@ -95,9 +95,6 @@ struct ShortRanges {
 
 /// A file this small gets no read-ahead advice: it fits the kernel's window.
 const SMALL_FILE: usize = 2 << 20;
-/// Metadata this small is not dropped after the parse: its pages are shared
-/// with the data about to be hashed.
-const SMALL_METADATA: usize = 64 << 10;
 
 /// The most the kernel maps at once: a 2 MiB folio of the page cache,
 /// mapped whole with one PMD entry (file offset and address share alignment).
@@ -209,13 +206,14 @@ impl Source {
             Err(Step::NeedMore(_)) => return Err(changed("shorter than when opened")),
         };
         // The parsed metadata owns what it needs; its pages (a vocabulary
-        // can be tens of MiB) need not stay in the resident set. A few KiB
-        // of header share their pages with the data about to be hashed:
-        // dropping them would only fault them in again.
+        // can be tens of MiB) need not stay in the resident set. Reading it
+        // mapped more than it: a fault maps a whole fault-around window (64
+        // KiB) or a 2 MiB folio. So the drop runs to the next 2 MiB boundary:
+        // a model of a thousand files is parsed before any is hashed, and
+        // each would otherwise keep up to a window resident until then (the
+        // data pages dropped here fault in again when hashed).
         let metadata_end = usize::try_from(metadata_end).unwrap_or(fm.map.len());
-        if metadata_end > SMALL_METADATA {
-            fm.release(0, metadata_end);
-        }
+        fm.release(0, metadata_end.div_ceil(HUGE_PAGE).saturating_mul(HUGE_PAGE).max(HUGE_PAGE));
         Ok(parsed)
     }
 

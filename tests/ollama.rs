@@ -381,3 +381,19 @@ fn more_blobs_than_a_low_open_file_limit() {
     let c = doc["files"][0]["components"].as_array().unwrap();
     assert_eq!(c.iter().find(|x| x["media_type"] == TENSOR).unwrap()["digest"], want.as_str());
 }
+
+/// Names are found as Ollama's server finds them: ignoring case when the
+/// path as written does not exist; two entries that differ only in case
+/// are an error listing both.
+#[test]
+fn names_are_looked_up_ignoring_case_as_ollama_does() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    simple(&store, "Me/SmolLM2:Q4", &gguf_model(), "", b"T");
+    let want = label(&store, "ollama:Me/SmolLM2:Q4");
+    assert_eq!(label(&store, "ollama:me/smollm2:q4"), want);
+    assert_eq!(label(&store, "ollama:ME/SMOLLM2:q4"), want);
+    simple(&store, "me/smollm2:q4", &gguf_model(), "", b"other");
+    assert_eq!(label(&store, "ollama:me/smollm2:q4"), label(&store, "ollama:me/smollm2:q4"), "the exact path wins");
+    refused(&store, "ollama:ME/smollm2:q4", "differ only in case");
+}

@@ -27,7 +27,8 @@ pub fn open_reference(reference: &str, opts: OpenOptions) -> Result<Model> {
     let name = reference.strip_prefix(SCHEME).unwrap_or(reference);
     let parsed = ModelName::parse(name).map_err(|e| e.in_file(Path::new(reference)))?;
     let root = store_root()?;
-    Model::open(reference, &root, &parsed.manifest_path(&root), opts)
+    let manifest = parsed.resolve(&root).map_err(|e| e.in_file(Path::new(reference)))?;
+    Model::open(reference, &root, &manifest, opts)
 }
 
 /// The store root of a manifest given by path (`<root>/manifests/<host>/

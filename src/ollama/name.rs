@@ -82,9 +82,42 @@ impl ModelName {
         Ok(ModelName { host: host.into(), namespace: namespace.into(), model: model.into(), tag: tag.into() })
     }
 
-    /// The manifest's path in the store at `root`.
+    /// The manifest's path in the store at `root`, as written.
     pub fn manifest_path(&self, root: &Path) -> PathBuf {
         root.join("manifests").join(&self.host).join(&self.namespace).join(&self.model).join(&self.tag)
+    }
+
+    /// The manifest this name means in the store at `root`, as Ollama finds
+    /// it: the path as written if it exists, else the one path whose parts
+    /// match the name's ignoring ASCII case (Ollama's server looks names up
+    /// that way: `SmolLM2` finds `smollm2`). Two entries that differ only in
+    /// case are an error naming both; none is the path as written (whose
+    /// opening then says it is missing).
+    pub fn resolve(&self, root: &Path) -> Result<PathBuf> {
+        let exact = self.manifest_path(root);
+        if exact.is_file() {
+            return Ok(exact);
+        }
+        let mut dir = root.join("manifests");
+        for part in [&self.host, &self.namespace, &self.model, &self.tag] {
+            let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(exact) };
+            let matches: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_str().is_some_and(|n| n.eq_ignore_ascii_case(part)))
+                .map(|e| e.path())
+                .collect();
+            match matches.as_slice() {
+                [] => return Ok(exact),
+                [one] => dir = one.clone(),
+                many => {
+                    let list: Vec<String> = many.iter().map(|p| p.display().to_string()).collect();
+                    let why =
+                        format!("it matches {} entries that differ only in case: {}", many.len(), list.join(", "));
+                    return Err(bad_name(&self.display(), why));
+                }
+            }
+        }
+        Ok(dir)
     }
 
     /// `host/namespace/model:tag`.

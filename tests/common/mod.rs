@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod ollama;
+pub mod py;
 pub mod st;
 
 use sha2::{Digest, Sha256};
