@@ -33,10 +33,14 @@ pub const STRING_OR_NULL: [&str; 5] = ["renderer", "parser", "requires", "remote
 
 /// The config's content digest: `H(J(pruned config))`.
 pub fn config_digest(config: &Json) -> Result<Sha256Digest> {
-    let pruned = content(config)?;
+    Ok(content_digest(&content(config)?))
+}
+
+/// `H(J(content))`, for content already pruned by [`content`].
+pub fn content_digest(content: &Json) -> Sha256Digest {
     let mut out = Vec::new();
-    encode(&pruned, &mut out);
-    Ok(Sha256::digest(&out).into())
+    encode(content, &mut out);
+    Sha256::digest(&out).into()
 }
 
 /// The config's content: the object without derived members (and without

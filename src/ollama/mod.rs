@@ -67,3 +67,29 @@ pub fn every_model(root: &Path) -> Result<Vec<String>> {
     out.sort();
     Ok(out)
 }
+
+impl crate::format::Labelled for Model {
+    fn job_count(&self) -> usize {
+        Model::job_count(self)
+    }
+
+    fn job(&self, i: usize) -> Option<crate::hash::Job<'_>> {
+        Model::job(self, i)
+    }
+
+    fn sources(&self) -> Vec<&crate::source::Source> {
+        Model::sources(self)
+    }
+
+    fn skeleton(&self, data_sha256: &[crate::hash::Sha256Digest]) -> Result<Vec<u8>> {
+        Model::skeleton(self, data_sha256)
+    }
+
+    fn json(&self, path: &Path, digest: &crate::hash::Digest) -> serde_json::Value {
+        model_json(path, self, digest)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest as _, Sha256};
 
 use crate::error::{Error, ErrorKind, Result, Subject};
-use crate::format::{self, Labelled, OpenOptions};
+use crate::format::{self, OpenOptions};
 use crate::gguf;
 use crate::hash::{Conversion, Digest, Job, Sha256Digest};
 use crate::json::parse_strict;
-use crate::ollama::config::config_digest;
+use crate::ollama::config::{content, content_digest};
 use crate::ollama::manifest::{
     GGUF_MEDIA_TYPES, Layer, MAX_DEPTH, MAX_MANIFEST, Manifest, TENSOR_MEDIA_TYPE, parse_manifest,
 };
@@ -166,8 +166,8 @@ impl Model {
         }
         let config_json = parse_strict(&config_bytes, MAX_DEPTH)
             .map_err(|e| Error::new(ErrorKind::Json(e.what)).at(e.offset.unwrap_or(0)).in_file(&config_path))?;
-        let config = config_digest(&config_json).map_err(|e| e.in_file(&config_path))?;
-        let config_content = crate::ollama::config::content(&config_json).map_err(|e| e.in_file(&config_path))?;
+        let config_content = content(&config_json).map_err(|e| e.in_file(&config_path))?;
+        let config = content_digest(&config_content);
 
         let mut components = vec![Component {
             media_type: manifest.config.media_type.clone(),
@@ -366,29 +366,9 @@ impl Model {
     }
 }
 
-/// The skeleton of components with their digests (docs/SPEC.md, Part III).
-pub fn skeleton_of(components: &[Component], digests: &[Sha256Digest]) -> Vec<u8> {
-    let mut records: Vec<(&[u8], &[u8], &Sha256Digest)> =
-        components.iter().zip(digests).map(|(c, d)| (c.media_type.as_bytes(), c.name.as_bytes(), d)).collect();
-    records.sort();
-    let mut s = Vec::with_capacity(records.len().saturating_mul(96).saturating_add(16));
-    s.extend_from_slice(b"OLMA");
-    s.extend_from_slice(&1u32.to_le_bytes());
-    s.extend_from_slice(&(records.len() as u64).to_le_bytes());
-    for (media, name, d) in records {
-        s.extend_from_slice(&Sha256::digest(media));
-        s.extend_from_slice(&Sha256::digest(name));
-        s.extend_from_slice(d);
-    }
-    s
-}
-
-impl Labelled for Model {
-    fn job_count(&self) -> usize {
-        self.jobs.len()
-    }
-
-    fn job(&self, i: usize) -> Option<Job<'_>> {
+impl Model {
+    /// The hashing job `i` (GGUF tensors, then tensor blobs, then whole blobs).
+    pub fn job(&self, i: usize) -> Option<Job<'_>> {
         match *self.jobs.get(i)? {
             JobRef::Gguf(g, t) => {
                 let m = self.ggufs.get(g)?;
@@ -411,7 +391,13 @@ impl Labelled for Model {
         }
     }
 
-    fn sources(&self) -> Vec<&Source> {
+    /// The number of hashing jobs.
+    pub fn job_count(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// Every file read: GGUF weights, tensor blobs, blobs hashed whole.
+    pub fn sources(&self) -> Vec<&Source> {
         let mut s: Vec<&Source> = self.ggufs.iter().flat_map(|m| m.shards().iter().map(|sh| &sh.source)).collect();
         if let Some(st) = &self.tensors {
             s.extend(st.files().iter().map(|f| &f.source));
@@ -420,16 +406,26 @@ impl Labelled for Model {
         s
     }
 
-    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Result<Vec<u8>> {
+    /// The skeleton from the jobs' digests.
+    pub fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Result<Vec<u8>> {
         let digests = self.component_digests(data_sha256)?;
         Ok(skeleton_of(&self.components, &digests))
     }
+}
 
-    fn json(&self, path: &Path, digest: &Digest) -> serde_json::Value {
-        crate::ollama::json::model_json(path, self, digest)
+/// The skeleton of components with their digests (docs/SPEC.md, Part III).
+pub fn skeleton_of(components: &[Component], digests: &[Sha256Digest]) -> Vec<u8> {
+    let mut records: Vec<(&[u8], &[u8], &Sha256Digest)> =
+        components.iter().zip(digests).map(|(c, d)| (c.media_type.as_bytes(), c.name.as_bytes(), d)).collect();
+    records.sort();
+    let mut s = Vec::with_capacity(records.len().saturating_mul(96).saturating_add(16));
+    s.extend_from_slice(b"OLMA");
+    s.extend_from_slice(&1u32.to_le_bytes());
+    s.extend_from_slice(&(records.len() as u64).to_le_bytes());
+    for (media, name, d) in records {
+        s.extend_from_slice(&Sha256::digest(media));
+        s.extend_from_slice(&Sha256::digest(name));
+        s.extend_from_slice(d);
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
+    s
 }
