@@ -152,6 +152,17 @@ impl std::error::Error for JsonError {}
 /// Allocates in proportion to `text` only.
 pub fn parse_strict(text: &[u8], max_depth: usize) -> Result<Json, JsonError> {
     let max_depth = max_depth.min(SERDE_MAX_DEPTH);
+    // Building the value costs about 110 bytes of heap a value (serde_json's
+    // tree and ours), whatever the text: refuse before building when the
+    // count alone could not be held.
+    if let Some(at) = too_many_values(text) {
+        let what = format!(
+            "holds more than {MAX_VALUES} values (arrays, objects, strings, numbers, literals): \
+             past this reader's limit, about {} MiB of memory",
+            MAX_VALUES.saturating_mul(110) >> 20
+        );
+        return Err(JsonError::at(at, what));
+    }
     // serde_json reads the longest UTF-8 prefix: an error it finds before the
     // first bad byte comes first in the text, so it wins.
     let (valid, bad_utf8) = match std::str::from_utf8(text) {
@@ -188,6 +199,43 @@ pub fn parse_strict(text: &[u8], max_depth: usize) -> Result<Json, JsonError> {
     // A repeated key or a too-deep container before that point comes first.
     check_structure(checked, max_depth)?;
     Err(first)
+}
+
+/// The most values a text may hold. A safetensors header of 20,000 tensors
+/// holds about 200,000; an Ollama manifest far fewer. Past this, tiny values
+/// (`[0,0,0,…]`: 2 bytes of text, ~110 bytes of heap each) would let a
+/// 100,000,000-byte header take gigabytes.
+pub const MAX_VALUES: usize = 4_000_000;
+
+/// Where the value past [`MAX_VALUES`] starts, if the text holds that many:
+/// an upper bound on the count (every value but the first of a container
+/// follows a comma; containers count themselves), strings skipped.
+fn too_many_values(text: &[u8]) -> Option<usize> {
+    let mut count = 1usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in text.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' => {
+                count = count.saturating_add(1);
+                if count > MAX_VALUES {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// serde_json's error as ours: its line and column (1-based, counting bytes)
@@ -376,6 +424,18 @@ fn convert<'t>(v: Value, tokens: &mut impl Iterator<Item = &'t str>) -> Json {
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_of_too_many_values_is_refused_before_it_is_built() {
+        let just = format!("[{}]", vec!["0"; MAX_VALUES - 1].join(","));
+        assert!(parse_strict(just.as_bytes(), 64).is_ok(), "the limit itself is fine");
+        let over = format!("[{}]", vec!["0"; MAX_VALUES].join(","));
+        let e = parse_strict(over.as_bytes(), 64).unwrap_err();
+        assert!(e.what.contains("more than 4000000 values"), "{}", e.what);
+        // Commas, brackets and braces inside strings are not values.
+        let quoted = format!("[\"{}\"]", ",[{".repeat(MAX_VALUES));
+        assert!(parse_strict(quoted.as_bytes(), 64).is_ok());
+    }
 
     fn ok(text: &str) -> Json {
         parse_strict(text.as_bytes(), 64).unwrap_or_else(|e| panic!("{text:?}: {e}"))
