@@ -397,3 +397,18 @@ fn names_are_looked_up_ignoring_case_as_ollama_does() {
     assert_eq!(label(&store, "ollama:me/smollm2:q4"), label(&store, "ollama:me/smollm2:q4"), "the exact path wins");
     refused(&store, "ollama:ME/smollm2:q4", "differ only in case");
 }
+
+/// The progress bar's length comes from the manifest alone: every layer's
+/// size and the config's, no blob opened (a missing one does not matter).
+#[test]
+fn the_progress_bar_is_sized_from_the_manifest() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let layers = simple(&store, "m", &gguf_model(), "", b"T");
+    let config_size = std::fs::read(store.root.join("manifests/registry.ollama.ai/library/m/latest")).unwrap();
+    let cfg: Json = serde_json::from_slice(&config_size).unwrap();
+    let want = layers.iter().map(|l| l.size).sum::<u64>() + cfg["config"]["size"].as_u64().unwrap();
+    std::fs::remove_file(store.blob_path(&layers[0])).unwrap();
+    assert_eq!(gguf_digest::ollama::manifest_bytes_in(&store.root, "ollama:m").unwrap(), want);
+    assert!(gguf_digest::ollama::manifest_bytes_in(&store.root, "ollama:nope").is_err());
+}

@@ -128,8 +128,7 @@ pub fn approximate_bytes(path: &Path) -> u64 {
         return directory::model_in(path).map_or(0, |m| approximate_bytes(&m));
     }
     if let Input::Ollama(r) = Input::from_arg(path) {
-        let model = ollama::open_reference(&r, OpenOptions::default());
-        return model.map_or(0, |m| m.manifest().layers.iter().fold(0u64, |t, l| t.saturating_add(l.size)));
+        return ollama::manifest_bytes(&r).unwrap_or(0);
     }
     if safetensors::is_index_name(path) {
         let dir = path.parent().unwrap_or(Path::new(""));

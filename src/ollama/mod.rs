@@ -31,6 +31,24 @@ pub fn open_reference(reference: &str, opts: OpenOptions) -> Result<Model> {
     Model::open(reference, &root, &manifest, opts)
 }
 
+/// The bytes of every layer a reference's manifest names, read from the
+/// manifest alone (no blob is opened): a progress bar's length.
+pub fn manifest_bytes(reference: &str) -> Result<u64> {
+    manifest_bytes_in(&store_root()?, reference)
+}
+
+/// [`manifest_bytes`] in the store at `root`.
+pub fn manifest_bytes_in(root: &Path, reference: &str) -> Result<u64> {
+    let name = reference.strip_prefix(SCHEME).unwrap_or(reference);
+    let path = ModelName::parse(name)?.resolve(root)?;
+    let source = crate::source::Source::open(&path, crate::source::ReadMode::Pread)?;
+    if source.len() > manifest::MAX_MANIFEST {
+        return Ok(0);
+    }
+    let m = manifest::parse_manifest(&source.head(source.len())?)?;
+    Ok(m.layers.iter().chain([&m.config]).fold(0u64, |t, l| t.saturating_add(l.size)))
+}
+
 /// The store root of a manifest given by path (`<root>/manifests/<host>/
 /// <namespace>/<model>/<tag>`), if it lies in a store.
 pub fn root_of_manifest(path: &Path) -> Option<PathBuf> {
