@@ -67,11 +67,8 @@ enum JobRef {
 pub struct WholeBlob {
     /// The open blob.
     pub source: Source,
-    /// Its layer (index into the manifest's layers; `None` for the config).
+    /// Its layer (index into the manifest's layers).
     pub layer: usize,
-    /// Whether it is only audited (a weights blob, which enters the label
-    /// through its label, not its bytes).
-    pub audit_only: bool,
 }
 
 /// An opened Ollama model.
@@ -187,7 +184,7 @@ impl Model {
                 tensor_files.push(path.clone());
                 tensor_layers.push(i);
                 if opts.verify_blobs {
-                    blobs.push(WholeBlob { source: Source::open(&path, opts.read_mode)?, layer: i, audit_only: true });
+                    blobs.push(WholeBlob { source: Source::open(&path, opts.read_mode)?, layer: i });
                 }
                 continue;
             }
@@ -204,11 +201,11 @@ impl Model {
                 }
                 ggufs.push(m);
                 if opts.verify_blobs {
-                    blobs.push(WholeBlob { source: Source::open(&path, opts.read_mode)?, layer: i, audit_only: true });
+                    blobs.push(WholeBlob { source: Source::open(&path, opts.read_mode)?, layer: i });
                 }
                 ComponentKind::Gguf(ggufs.len().saturating_sub(1))
             } else {
-                blobs.push(WholeBlob { source, layer: i, audit_only: false });
+                blobs.push(WholeBlob { source, layer: i });
                 ComponentKind::Blob
             };
             components.push(Component {

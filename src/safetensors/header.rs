@@ -52,8 +52,6 @@ pub struct SafetensorsFile {
     pub file_len: u64,
     /// `__metadata__`, sorted by key (absent and `{}` are the same).
     pub metadata: BTreeMap<String, String>,
-    /// Whether the header had a `__metadata__` member at all.
-    pub has_metadata: bool,
     /// The tensors in header order.
     pub tensors: Vec<TensorEntry>,
 }
@@ -121,11 +119,9 @@ fn read_header(json: &Json, header_len: u64, data_start: u64, file_len: u64) -> 
         return Err(schema(format!("the header is a JSON {}, not an object", json.kind())).at(8));
     };
     let mut metadata = BTreeMap::new();
-    let mut has_metadata = false;
     let mut tensors = Vec::with_capacity(members.len());
     for (name, value) in members {
         if name == METADATA_KEY {
-            has_metadata = true;
             metadata = string_map(value, METADATA_KEY)?;
             continue;
         }
@@ -133,7 +129,7 @@ fn read_header(json: &Json, header_len: u64, data_start: u64, file_len: u64) -> 
         tensors.push(tensor_entry(name, value).map_err(located)?);
     }
     check_tiling(&tensors, data_start, file_len)?;
-    Ok(SafetensorsFile { header_len, data_start, file_len, metadata, has_metadata, tensors })
+    Ok(SafetensorsFile { header_len, data_start, file_len, metadata, tensors })
 }
 
 /// An object whose values are all strings (`__metadata__`).
