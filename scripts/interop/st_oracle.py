@@ -139,8 +139,13 @@ def _check_strings(v: Any) -> None:
             _check_strings(x)
 
 
-def parse_json(raw: bytes, what: str) -> dict[str, Any]:
-    """One JSON object, JSON whitespace around it allowed and nothing else."""
+class Num(str):
+    """A JSON number kept as its token (parse_json(..., numbers_as_written=True))."""
+
+
+def parse_json(raw: bytes, what: str, numbers_as_written: bool = False) -> dict[str, Any]:
+    """One JSON object, JSON whitespace around it allowed and nothing else.
+    With numbers_as_written, every number is a Num holding its token."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -151,7 +156,8 @@ def parse_json(raw: bytes, what: str) -> dict[str, Any]:
     try:
         # Python's json is recursive; a header nested past the limit is
         # refused by the depth check (or by Python's own recursion limit).
-        v = json.loads(stripped, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        hooks = {"parse_int": Num, "parse_float": Num} if numbers_as_written else {}
+        v = json.loads(stripped, object_pairs_hook=_no_duplicates, parse_constant=_no_constant, **hooks)
     except RecursionError as e:
         raise Rejected(f"{what}: nested too deep") from e
     except json.JSONDecodeError as e:

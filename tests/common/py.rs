@@ -78,6 +78,8 @@ pub fn command(python: &Path, script: &Path) -> Command {
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("PYTHONIOENCODING", "utf-8")
         .env("HF_HUB_OFFLINE", "1")
+        // gguf-py as installed, never a checkout's copy.
+        .env("NO_LOCAL_GGUF", "1")
         .env_remove("PYTHONPATH")
         .stdin(Stdio::null());
     c
@@ -85,10 +87,17 @@ pub fn command(python: &Path, script: &Path) -> Command {
 
 impl Py {
     /// Runs `scripts/interop/<script>` with `args`; its last JSON line.
-    pub fn run(&self, script: &str, args: &[&str]) -> Json {
+    pub fn run<S: AsRef<std::ffi::OsStr>>(&self, script: &str, args: &[S]) -> Json {
+        let t = std::time::Instant::now();
         let out = command(&self.python, &scripts().join(script)).args(args).output().expect("runs python");
         assert!(out.status.success(), "{}", describe(script, &out));
+        eprintln!("{script}: {:.1}s", t.elapsed().as_secs_f64());
         last_json_line(&out.stdout).unwrap_or_else(|e| panic!("{script}: {e}"))
+    }
+
+    /// A path prereq.py reported under `key`.
+    pub fn path(&'static self, key: &str) -> &'static Path {
+        Path::new(self.info[key].as_str().unwrap_or_else(|| panic!("prereq.py printed no {key}")))
     }
 }
 
