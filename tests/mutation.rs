@@ -34,14 +34,12 @@
 //! `$CARGO_TARGET_TMPDIR/mutation-crash.gguf` and its recipe printed.
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, Once};
 use std::time::{Duration, Instant};
 
+use common::harness::*;
 use common::*;
 use gguf_digest::{ErrorKind, Model, OpenOptions, ReadMode, Value, canonical_payload, parse};
 use sha2::{Digest as _, Sha256};
@@ -59,153 +57,12 @@ const MEMORY_CAP: usize = 64 << 20;
 /// mutant that loops on a declared count would take hours, not seconds.
 const TIME_CAP: Duration = Duration::from_secs(5);
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize) {
-    let now = LIVE.fetch_add(n, Ordering::Relaxed) + n;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the
-// counters are side bookkeeping and never affect what is returned.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
-        // SAFETY: same contract as ours, forwarded.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: AllocLayout) -> *mut u8 {
-        // SAFETY: same contract as ours, forwarded.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: AllocLayout) {
-        // SAFETY: same contract as ours, forwarded.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: AllocLayout, new_size: usize) -> *mut u8 {
-        // SAFETY: same contract as ours, forwarded.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                grew(new_size - layout.size());
-            } else {
-                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
-}
-
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// Starts a measurement window: returns the live bytes now.
-fn window_start() -> usize {
-    let now = LIVE.load(Ordering::Relaxed);
-    PEAK.store(now, Ordering::Relaxed);
-    now
-}
-
 /// Extra bytes at the high-water mark since `window_start` returned `base`.
 fn window_peak(base: usize) -> usize {
-    PEAK.load(Ordering::Relaxed).saturating_sub(base)
-}
-
-/// The allocator counts every thread: every test of this binary holds this
-/// lock from its first line to its last, so that one test's allocations
-/// (building inputs included) never land in another's measurement window.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-// ---------------------------------------------------------------------------
-// What is being processed, for the panic report.
-
-/// The recipe and bytes of the mutant in flight; the panic hook writes them out.
-static CURRENT: Mutex<(String, Vec<u8>)> = Mutex::new((String::new(), Vec::new()));
-
-fn install_panic_report() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if let Ok(cur) = CURRENT.try_lock() {
-                if !cur.0.is_empty() {
-                    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mutation-crash.gguf");
-                    let saved = std::fs::write(&out, &cur.1).is_ok();
-                    eprintln!(
-                        "mutation test: panic while processing mutant [{}] ({} bytes){}",
-                        cur.0,
-                        cur.1.len(),
-                        if saved { format!("; input written to {}", out.display()) } else { String::new() }
-                    );
-                }
-            }
-            default(info);
-        }));
-    });
-}
-
-fn set_current(desc: &Desc, bytes: &[u8]) {
-    let mut cur = CURRENT.lock().unwrap_or_else(|p| p.into_inner());
-    cur.0.clear();
-    fmt::write(&mut cur.0, format_args!("{desc}")).unwrap();
-    cur.1.clear();
-    cur.1.extend_from_slice(bytes);
-}
-
-fn clear_current() {
-    let mut cur = CURRENT.lock().unwrap_or_else(|p| p.into_inner());
-    cur.0.clear();
-    cur.1 = Vec::new();
-}
-
-// ---------------------------------------------------------------------------
-// A deterministic PRNG (SplitMix64): no dependency, same sequence everywhere.
-
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in 0..n (n > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn chance(&mut self, one_in: u64) -> bool {
-        self.next() % one_in == 0
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
+    window_end(base).0
 }
 
 fn seed() -> u64 {
@@ -619,7 +476,7 @@ struct Runner {
 
 impl Runner {
     fn new() -> Runner {
-        install_panic_report();
+        install_panic_report("mutation test", "mutation-crash.gguf");
         // tmpfs when there is one: thousands of small files are written.
         let dir = if Path::new("/dev/shm").is_dir() { tempfile::tempdir_in("/dev/shm") } else { tempfile::tempdir() };
         Runner {

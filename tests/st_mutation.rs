@@ -38,14 +38,12 @@
 //! `$CARGO_TARGET_TMPDIR/st-mutation-crash.safetensors` and its recipe printed.
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, Once};
 use std::time::{Duration, Instant};
 
+use common::harness::*;
 use common::st::*;
 use gguf_digest::safetensors::{self, Model, SafetensorsFile};
 use gguf_digest::{ErrorKind, OpenOptions, ReadMode};
@@ -69,155 +67,8 @@ fn bound(len: usize) -> usize {
     (1 << 20) + 16 * len
 }
 
-// ---------------------------------------------------------------------------
-// Counting allocator: live bytes, their high-water mark, the largest block.
-
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-static BIGGEST: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize, block: usize) {
-    let now = LIVE.fetch_add(n, Ordering::Relaxed) + n;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-    BIGGEST.fetch_max(block, Ordering::Relaxed);
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the
-// counters are side bookkeeping and never affect what is returned.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
-        // SAFETY: same contract as ours, forwarded.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size(), layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: AllocLayout) -> *mut u8 {
-        // SAFETY: same contract as ours, forwarded.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size(), layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: AllocLayout) {
-        // SAFETY: same contract as ours, forwarded.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: AllocLayout, new_size: usize) -> *mut u8 {
-        // SAFETY: same contract as ours, forwarded.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                grew(new_size - layout.size(), new_size);
-            } else {
-                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
-}
-
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
-
-/// Starts a measurement window: returns the live bytes now.
-fn window_start() -> usize {
-    let now = LIVE.load(Ordering::Relaxed);
-    PEAK.store(now, Ordering::Relaxed);
-    BIGGEST.store(0, Ordering::Relaxed);
-    now
-}
-
-/// Extra bytes at the high-water mark since `window_start` returned `base`,
-/// and the largest single block asked for.
-fn window_end(base: usize) -> (usize, usize) {
-    (PEAK.load(Ordering::Relaxed).saturating_sub(base), BIGGEST.load(Ordering::Relaxed))
-}
-
-/// The allocator counts every thread: every test of this binary holds this
-/// lock from its first line to its last.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-// ---------------------------------------------------------------------------
-// What is being processed, for the panic report.
-
-static CURRENT: Mutex<(String, Vec<u8>)> = Mutex::new((String::new(), Vec::new()));
-
-fn install_panic_report() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if let Ok(cur) = CURRENT.try_lock() {
-                if !cur.0.is_empty() {
-                    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("st-mutation-crash.safetensors");
-                    let saved = std::fs::write(&out, &cur.1).is_ok();
-                    eprintln!(
-                        "st mutation test: panic while processing mutant [{}] ({} bytes){}",
-                        cur.0,
-                        cur.1.len(),
-                        if saved { format!("; input written to {}", out.display()) } else { String::new() }
-                    );
-                }
-            }
-            default(info);
-        }));
-    });
-}
-
-fn set_current(desc: &Desc, bytes: &[u8]) {
-    let mut cur = CURRENT.lock().unwrap_or_else(|p| p.into_inner());
-    cur.0.clear();
-    fmt::write(&mut cur.0, format_args!("{desc}")).unwrap();
-    cur.1.clear();
-    cur.1.extend_from_slice(bytes);
-}
-
-fn clear_current() {
-    let mut cur = CURRENT.lock().unwrap_or_else(|p| p.into_inner());
-    cur.0.clear();
-    cur.1 = Vec::new();
-}
-
-// ---------------------------------------------------------------------------
-// A deterministic PRNG (SplitMix64).
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in 0..n (n > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn chance(&mut self, one_in: u64) -> bool {
-        self.next() % one_in == 0
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
 
 // ---------------------------------------------------------------------------
 // An independent map of a valid header's JSON: where its objects' members,
@@ -578,7 +429,7 @@ struct Runner {
 
 impl Runner {
     fn new() -> Runner {
-        install_panic_report();
+        install_panic_report("st mutation test", "st-mutation-crash.safetensors");
         let dir = if Path::new("/dev/shm").is_dir() { tempfile::tempdir_in("/dev/shm") } else { tempfile::tempdir() };
         Runner { dir: dir.expect("temp dir"), stats: Stats::default(), ok_seen: 0 }
     }

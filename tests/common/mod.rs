@@ -7,6 +7,7 @@
 //! reading cannot hide behind the same bug in the writing.
 #![allow(dead_code)]
 
+pub mod harness;
 pub mod ollama;
 pub mod py;
 pub mod st;
