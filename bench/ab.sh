@@ -19,16 +19,10 @@
 # 21 for SmolLM2).
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: bash bench/ab.sh OLD_BINARY NEW_BINARY" >&2; exit 2; }
-old=$(realpath "$1")
-new=$(realpath "$2")
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/.." && pwd)"
-scratch="${GGUF_DIGEST_BENCH_DIR:-/tmp/gguf-digest-bench}"
-venv="${GGUF_DIGEST_VENV:-$HOME/.cache/gguf-digest/venv}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+old=$(built_binary "$1")
+new=$(built_binary "$2")
 reps="${BENCH_REPS:-7}"
-mkdir -p "$scratch"
-scratch="$(cd "$scratch" && pwd)"
-case "$scratch/" in "$root"/*) echo "ab.sh: scratch dir is inside the repository" >&2; exit 2 ;; esac
 
 bash "$root/scripts/setup-python.sh" >&2
 py="$venv/bin/python"

@@ -11,17 +11,12 @@
 # `gguf-digest ollama:many` against `gguf-digest FILE` at -j1 and -j2, page
 # cache warmed, medians of BENCH_REPS (default 9) interleaved rounds.
 set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/.." && pwd)"
-gd="$(realpath "${1:-$root/target/release/gguf-digest}")"
-scratch="${GGUF_DIGEST_BENCH_DIR:-/tmp/gguf-digest-bench}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gd=$(built_binary "${1:-}")
 reps="${BENCH_REPS:-9}"
 mib="${BLOB_MIB:-4}"
 store="$scratch/ollama-store-1000x${mib}M"
 single="$scratch/models/st-1000x${mib}M.safetensors"
-mkdir -p "$scratch/models"
-case "$(cd "$scratch" && pwd)/" in "$root"/*) echo "ollama.sh: scratch dir is inside the repository" >&2; exit 2 ;; esac
-[ -x "$gd" ] || (cd "$root" && cargo build --release --quiet)
 [ -d "$store/manifests" ] || python3 "$here/make_models.py" ollama-tensors "$store" --bytes $((mib * 1000 << 20)) --blobs 1000
 [ -f "$single" ] || python3 "$here/make_models.py" safetensors "$single" --bytes $((mib * 1000 << 20)) --tensors 1000
 export OLLAMA_MODELS="$store"

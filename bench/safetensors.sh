@@ -13,15 +13,9 @@
 # (default 7) interleaved (bench/measure.py), peak RSS of every command.
 # Targets: st-2g -j2 <= 0.55 x openssl; peak RSS <= 64 MiB (st-2g and st-20k).
 set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/.." && pwd)"
-gd="$(realpath "${1:-$root/target/release/gguf-digest}")"
-scratch="${GGUF_DIGEST_BENCH_DIR:-/tmp/gguf-digest-bench}"
-venv="${GGUF_DIGEST_VENV:-$HOME/.cache/gguf-digest/venv}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gd=$(built_binary "${1:-}")
 reps="${BENCH_REPS:-7}"
-mkdir -p "$scratch/models"
-case "$(cd "$scratch" && pwd)/" in "$root"/*) echo "safetensors.sh: scratch dir is inside the repository" >&2; exit 2 ;; esac
-[ -x "$gd" ] || (cd "$root" && cargo build --release --quiet)
 bash "$root/scripts/setup-python.sh" >&2
 st2g="$scratch/models/st-2048M.safetensors"
 st20k="$scratch/models/st-20k.safetensors"
