@@ -412,3 +412,29 @@ fn the_progress_bar_is_sized_from_the_manifest() {
     assert_eq!(gguf_digest::ollama::manifest_bytes_in(&store.root, "ollama:m").unwrap(), want);
     assert!(gguf_digest::ollama::manifest_bytes_in(&store.root, "ollama:nope").is_err());
 }
+
+/// The config blob and the manifest file have rules of their own: a config
+/// over 16 MiB or not JSON, and a manifest that is a symbolic link, are
+/// refused (exit 2, naming what is wrong).
+#[test]
+fn config_and_manifest_files_are_checked() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let model = store.blob(MODEL, &gguf_model().build());
+    let huge = store.blob(CONFIG, &vec![b' '; (16 << 20) + 1]);
+    store.manifest("huge-config", &huge, &[model.clone()]);
+    refused(&store, "ollama:huge-config", "at most 16777216 bytes");
+    let not_json = store.blob(CONFIG, b"{\"a\": ");
+    store.manifest("bad-config", &not_json, &[model.clone()]);
+    refused(&store, "ollama:bad-config", "invalid JSON");
+    let list = store.blob(CONFIG, b"[]");
+    store.manifest("list-config", &list, &[model.clone()]);
+    refused(&store, "ollama:list-config", "not an object");
+    // A manifest that links elsewhere (here to a good one outside the store).
+    let good = store.manifest("good", &store.config(""), &[model]);
+    let outside = d.path("outside-manifest");
+    std::fs::copy(&good, &outside).unwrap();
+    let linked = good.with_file_name("linked");
+    std::os::unix::fs::symlink(&outside, &linked).unwrap();
+    refused(&store, "ollama:good:linked", "is a symbolic link");
+}

@@ -112,10 +112,11 @@ fn config_diff(a: &Config, b: &Config) -> Vec<MemberDiff> {
 
 /// Compares two labelled Ollama models component by component.
 pub fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) -> Result<Diff> {
-    let (ca, cb) = (a.component_digests(da.tensor_sha256())?, b.component_digests(db.tensor_sha256())?);
+    let (all_a, all_b) = (a.digests(da.tensor_sha256())?, b.digests(db.tensor_sha256())?);
+    let (ca, cb) = (&all_a.components, &all_b.components);
     let (ka, kb) = (keyed(a, &ca), keyed(b, &cb));
-    let (ga, ta) = a.sub_digests(da.tensor_sha256());
-    let (gb, tb) = b.sub_digests(db.tensor_sha256());
+    let (ga, ta) = (&all_a.ggufs, &all_a.tensors);
+    let (gb, tb) = (&all_b.ggufs, &all_b.tensors);
     let mut components = Vec::new();
     let mut weights = Vec::new();
     let mut tensors = None;
@@ -170,8 +171,8 @@ pub fn diff_with_file(
     ollama_first: bool,
     opts: &DiffOptions,
 ) -> Result<Diff> {
-    let digests = model.component_digests(dm.tensor_sha256())?;
-    let (ggufs, _) = model.sub_digests(dm.tensor_sha256());
+    let all = model.digests(dm.tensor_sha256())?;
+    let (digests, ggufs) = (&all.components, &all.ggufs);
     let main = model
         .components()
         .iter()
@@ -190,7 +191,7 @@ pub fn diff_with_file(
     let others = model
         .components()
         .iter()
-        .zip(&digests)
+        .zip(digests)
         .filter(|(c, _)| main.is_none_or(|m| !std::ptr::eq(m, *c)))
         .map(|(c, d)| ComponentDiff {
             media_type: c.media_type.clone(),

@@ -64,13 +64,14 @@ fn kind_name(k: &ComponentKind) -> &'static str {
 
 /// Inspects an Ollama model whose jobs were hashed into `digest`.
 pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<Inspection> {
-    let digests = model.component_digests(digest.tensor_sha256())?;
+    let all = model.digests(digest.tensor_sha256())?;
+    let digests = &all.components;
     let layers = &model.manifest().layers;
     let config_layer = &model.manifest().config;
     let components = model
         .components()
         .iter()
-        .zip(&digests)
+        .zip(digests)
         .map(|(c, d)| ComponentRow {
             media_type: c.media_type.clone(),
             name: c.name.clone(),
@@ -83,7 +84,7 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<
             },
         })
         .collect();
-    let (gguf_digests, tensor_digest) = model.sub_digests(digest.tensor_sha256());
+    let (gguf_digests, tensor_digest) = (&all.ggufs, &all.tensors);
     let mut ggufs = Vec::new();
     for c in model.components() {
         if let ComponentKind::Gguf(i) = c.kind {

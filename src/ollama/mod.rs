@@ -14,7 +14,7 @@ mod model;
 pub mod name;
 
 pub use json::model_json;
-pub use model::{Component, ComponentKind, Model, WholeBlob, skeleton_of};
+pub use model::{Component, ComponentKind, Model, ModelDigests, WholeBlob, skeleton_of};
 pub use name::{ModelName, SCHEME, store_root};
 
 use std::path::{Path, PathBuf};

@@ -71,6 +71,17 @@ pub struct WholeBlob {
     pub layer: usize,
 }
 
+/// What a labelled model's jobs give, beyond its label.
+#[derive(Debug)]
+pub struct ModelDigests {
+    /// Each GGUF weights sub-model's digest, by [`ComponentKind::Gguf`] index.
+    pub ggufs: Vec<Digest>,
+    /// The tensor blobs' safetensors digest.
+    pub tensors: Option<Digest>,
+    /// Each component's content digest, in [`Model::components`] order.
+    pub components: Vec<Sha256Digest>,
+}
+
 /// An opened Ollama model.
 #[derive(Debug)]
 pub struct Model {
@@ -297,7 +308,7 @@ impl Model {
 
     /// The digests of the weights sub-models, from the jobs' digests (in job
     /// order): each GGUF model's, then the tensor blobs' safetensors model's.
-    pub fn sub_digests(&self, data: &[Sha256Digest]) -> (Vec<Digest>, Option<Digest>) {
+    fn sub_digests(&self, data: &[Sha256Digest]) -> (Vec<Digest>, Option<Digest>) {
         let mut next = 0usize;
         let mut take = |n: usize| -> Vec<Sha256Digest> {
             let start = next;
@@ -327,9 +338,15 @@ impl Model {
     /// Each component's content digest, given the jobs' digests (in job
     /// order); checks every blob hashed whole against its layer's digest.
     pub fn component_digests(&self, data: &[Sha256Digest]) -> Result<Vec<Sha256Digest>> {
+        Ok(self.digests(data)?.components)
+    }
+
+    /// Everything the jobs' digests (in job order) give: each weights
+    /// sub-model's digest and each component's, computed once.
+    pub fn digests(&self, data: &[Sha256Digest]) -> Result<ModelDigests> {
         let (ggufs, tensors) = self.sub_digests(data);
         let gguf_labels: Vec<Sha256Digest> = ggufs.iter().map(|d| *d.label_bytes()).collect();
-        let tensors_label = tensors.map(|d| *d.label_bytes());
+        let tensors_label = tensors.as_ref().map(|d| *d.label_bytes());
         // Whole blobs are the last jobs.
         let blob_data = data.get(self.jobs.len().saturating_sub(self.blobs.len())..).unwrap_or(&[]);
         let mut blob_digest = std::collections::HashMap::new();
@@ -346,7 +363,8 @@ impl Model {
             }
             blob_digest.insert(b.layer, *d);
         }
-        self.components
+        let components = self
+            .components
             .iter()
             .map(|c| match c.kind {
                 ComponentKind::Config => Ok(self.config),
@@ -359,7 +377,8 @@ impl Model {
                     .copied()
                     .ok_or_else(|| damaged("a blob was not hashed".into())),
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ModelDigests { ggufs, tensors, components })
     }
 }
 
