@@ -114,7 +114,7 @@ fn config_diff(a: &Config, b: &Config) -> Vec<MemberDiff> {
 pub fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) -> Result<Diff> {
     let (all_a, all_b) = (a.digests(da.tensor_sha256())?, b.digests(db.tensor_sha256())?);
     let (ca, cb) = (&all_a.components, &all_b.components);
-    let (ka, kb) = (keyed(a, &ca), keyed(b, &cb));
+    let (ka, kb) = (keyed(a, ca), keyed(b, cb));
     let (ga, ta) = (&all_a.ggufs, &all_a.tensors);
     let (gb, tb) = (&all_b.ggufs, &all_b.tensors);
     let mut components = Vec::new();
