@@ -422,13 +422,13 @@ fn config_and_manifest_files_are_checked() {
     let store = Store::new(&d.path("models"));
     let model = store.blob(MODEL, &gguf_model().build());
     let huge = store.blob(CONFIG, &vec![b' '; (16 << 20) + 1]);
-    store.manifest("huge-config", &huge, &[model.clone()]);
+    store.manifest("huge-config", &huge, std::slice::from_ref(&model));
     refused(&store, "ollama:huge-config", "at most 16777216 bytes");
     let not_json = store.blob(CONFIG, b"{\"a\": ");
-    store.manifest("bad-config", &not_json, &[model.clone()]);
+    store.manifest("bad-config", &not_json, std::slice::from_ref(&model));
     refused(&store, "ollama:bad-config", "invalid JSON");
     let list = store.blob(CONFIG, b"[]");
-    store.manifest("list-config", &list, &[model.clone()]);
+    store.manifest("list-config", &list, std::slice::from_ref(&model));
     refused(&store, "ollama:list-config", "not an object");
     // A manifest that links elsewhere (here to a good one outside the store).
     let good = store.manifest("good", &store.config(""), &[model]);
