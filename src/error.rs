@@ -176,6 +176,19 @@ pub enum ErrorKind {
         /// split.count read from the file.
         count: u64,
     },
+    /// A shard of a split model arrived on a stream, where its siblings
+    /// cannot be found.
+    #[error(
+        "this is shard {} of {count} of a split model; label the set by its first file's path \
+         (…-00001-of-{count:05}.gguf), or this shard alone with --no-join",
+        .no.saturating_add(1)
+    )]
+    StreamShard {
+        /// split.no read from the stream.
+        no: u64,
+        /// split.count read from the stream.
+        count: u64,
+    },
     /// A later shard was given instead of the first.
     #[error("this is shard {no} of {count}; pass the first shard instead: {}", .first.display())]
     NotFirstShard {

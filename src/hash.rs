@@ -85,7 +85,17 @@ impl PieceSizes {
         let chunk = whole(self.chunk, block);
         Plan { chunk, window: whole(self.window, chunk) }
     }
+
+    /// Bytes read at a time when data is read front to back (a stream, a
+    /// file not in the page cache): [`READ_CHUNKS`] chunks, so whole blocks.
+    pub(crate) fn read_piece(&self, block: u64) -> usize {
+        self.plan(block).chunk.saturating_mul(READ_CHUNKS)
+    }
 }
+
+/// Chunks per read when data is read front to back: 2 MiB by default,
+/// large enough for the kernel to read ahead in big requests.
+pub const READ_CHUNKS: usize = 8;
 
 /// How a job's stored bytes become the bytes that are hashed: a rule
 /// applied to each block of `block` bytes (reversing words or halves for
@@ -207,6 +217,7 @@ fn hash_mapped(range: &MappedRange, job: &Job<'_>, plan: Plan, progress: &dyn Fn
     let mut converted = Vec::new();
     let mut done = 0usize;
     for window in range.bytes().chunks(plan.window) {
+        job.source.read_ahead(job.start.saturating_add(done as u64));
         range.populate(done, window.len());
         let start = done;
         for part in window.chunks(plan.chunk) {
@@ -236,6 +247,7 @@ fn hash_read(job: &Job<'_>, plan: Plan, progress: &dyn Fn(u64)) -> Result<Sha256
     let mut done = 0u64;
     while done < job.len {
         let n = chunk.min(job.len.saturating_sub(done));
+        job.source.read_ahead(job.start.saturating_add(done));
         let part = buf.get_mut(..usize::try_from(n).unwrap_or(0)).unwrap_or(&mut []);
         job.source.read_exact_at(part, job.start.saturating_add(done))?;
         job.conversion.apply(part)?;

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use crate::error::Result;
 use crate::format::{self, Labelled, OpenOptions};
 use crate::hash::{Digest, Sha256Digest};
+use crate::pipeline;
 
 /// A labelled model of some format, as the scheduler hands it back.
 pub type AnyModel = Box<dyn Labelled>;
@@ -62,6 +63,31 @@ impl FileWork {
         if let Ok(mut d) = self.digests.lock() {
             if let Some(slot) = d.get_mut(t) {
                 *slot = result;
+            }
+        }
+    }
+
+    /// Hashes every job front to back (a stream, or files not in the page
+    /// cache) and fills every slot.
+    fn run_front_to_back(&self, opts: &OpenOptions, threads: usize, progress: Option<&AtomicU64>) {
+        let counter = |n| {
+            if let Some(p) = progress {
+                p.fetch_add(n, Ordering::Relaxed);
+            }
+        };
+        let r = pipeline::hash_front_to_back(self.model.as_ref(), &opts.pieces, threads, &counter);
+        if let Ok(mut d) = self.digests.lock() {
+            match r {
+                Ok(digests) => {
+                    for (slot, digest) in d.iter_mut().zip(digests) {
+                        *slot = Some(Ok(digest));
+                    }
+                }
+                Err(e) => {
+                    if let Some(slot) = d.first_mut() {
+                        *slot = Some(Err(e));
+                    }
+                }
             }
         }
     }
@@ -119,6 +145,26 @@ pub fn schedule(
                 Ok(model) if model.job_count() == 0 => {
                     let r = format::finish(model.as_ref(), Vec::new()).map(|d| (model, d));
                     ready.insert(index, r);
+                }
+                Ok(model) if pipeline::reads_front_to_back(model.as_ref()) => {
+                    // One task reads the whole model front to back, with
+                    // hashing threads of its own as many as the pool's.
+                    let n = model.job_count();
+                    let work = Arc::new(FileWork {
+                        index,
+                        model,
+                        digests: Mutex::new((0..n).map(|_| None).collect()),
+                        remaining: AtomicUsize::new(1),
+                        failed: AtomicBool::new(false),
+                    });
+                    let (work2, tx, progress, open) =
+                        (Arc::clone(&work), done_tx.clone(), opts.progress.clone(), opts.open);
+                    let threads = pool.current_num_threads();
+                    pool.spawn_fifo(move || {
+                        work2.run_front_to_back(&open, threads, progress.as_deref());
+                        let _ = tx.send(work2.index);
+                    });
+                    in_flight.insert(index, work);
                 }
                 Ok(model) => {
                     let order = format::hash_order(model.as_ref());

@@ -60,13 +60,16 @@ pub const MAX_READ_METADATA: u64 = 128 << 20;
 /// A format's pure metadata parser: handed the file or a prefix of it and
 /// the file's length, it returns the parsed metadata and the file position
 /// where the metadata ends, or asks for a longer prefix ([`Step::NeedMore`]).
-pub(crate) type PrefixParser<T> = dyn Fn(&[u8], u64) -> Result<(T, u64), Step>;
+/// A plain function (no captures), so that a stream can keep it for its
+/// verdict at the end.
+pub(crate) type PrefixParser<T> = fn(&[u8], u64) -> Result<(T, u64), Step>;
 
-/// An open, regular input file.
+/// An open input: a regular file, or a stream read once, front to back
+/// (standard input).
 #[derive(Debug)]
 pub struct Source {
     path: PathBuf,
-    file: File,
+    backing: Backing,
     identity: Identity,
     mode: ReadMode,
     /// The guarded map of the whole file, made on first use and kept while
@@ -74,6 +77,139 @@ pub struct Source {
     /// hashed from it, so a model with hundreds of tensors costs one `mmap`,
     /// not one per tensor. `None` inside when no map could be guarded.
     map: OnceLock<Option<FileMap>>,
+    /// Whether the file was found (mostly) outside the page cache, sampled
+    /// once on first use; see [`Source::is_cold`].
+    cold: OnceLock<bool>,
+    /// How far read-ahead has been asked for, for a cold file: the file
+    /// position up to which `POSIX_FADV_WILLNEED` was issued.
+    fetched: Mutex<u64>,
+}
+
+/// How far ahead of a cold file's readers read-ahead is asked for: enough
+/// bytes in flight to keep the device's queue full (measured on these
+/// machines: 64 MiB ahead of one reader in file order read a cold 2 GiB
+/// file in 1.2 s, the kernel's own read-ahead behind two readers 2.1 s;
+/// docs/adr/0016-cold-files.md).
+pub const READ_AHEAD: u64 = 64 << 20;
+
+/// Read-ahead is asked for in steps of at least this much, so that a
+/// reader of small pieces does not make one call per piece.
+const READ_AHEAD_STEP: u64 = 8 << 20;
+
+/// Pages sampled to tell a cold file from a cached one...
+const RESIDENCY_SAMPLES: u64 = 64;
+/// ...unless it has at most this many (256 MiB), when all are asked about
+/// in one call.
+const WHOLE_RESIDENCY_PAGES: u64 = 1 << 16;
+
+/// Where an input's bytes come from.
+#[derive(Debug)]
+enum Backing {
+    /// A regular file: read with `pread` or mapped, in any order.
+    File(File),
+    /// A stream: read once, front to back.
+    Stream(Mutex<Stream>),
+}
+
+/// The length a format's parser is handed for a stream whose end has not
+/// been seen: every check against the file's length passes, and bytes past
+/// the prefix are asked for (a stream that ends then is judged again at its
+/// true length).
+pub const UNKNOWN_LEN: u64 = u64::MAX;
+
+/// A format's verdict on a stream's first bytes at a given length: how a
+/// stream, once it has ended, is judged exactly as a file of that length.
+type Verdict = Box<dyn Fn(&[u8], u64) -> Result<()> + Send + Sync>;
+
+/// What has been read of a stream. Its first bytes (the metadata and
+/// whatever came with it) are kept whole, for parsing, for reading values
+/// to show, and for the verdict at the end; later bytes pass through once.
+struct Stream {
+    input: StreamInput,
+    /// The first bytes of the stream.
+    prefix: Vec<u8>,
+    /// The format's parser at a length, kept by `parse`.
+    verdict: Option<Verdict>,
+}
+
+/// The reader of a stream and how far it got.
+struct StreamInput {
+    reader: Box<dyn io::Read + Send>,
+    /// Bytes taken from the reader so far.
+    pos: u64,
+    /// The stream's length, once its end was seen.
+    end: Option<u64>,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream")
+            .field("prefix", &self.prefix.len())
+            .field("pos", &self.input.pos)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The most bytes asked of a stream by one `read`.
+const STREAM_READ: usize = 1 << 20;
+
+impl StreamInput {
+    /// Reads until `buf` is full or the stream ended; returns the bytes
+    /// filled.
+    fn read_more(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut filled = 0usize;
+        while filled < buf.len() && self.end.is_none() {
+            let upto = filled.saturating_add(STREAM_READ).min(buf.len());
+            let part = buf.get_mut(filled..upto).unwrap_or(&mut []);
+            match self.reader.read(part) {
+                Ok(0) => self.end = Some(self.pos),
+                Ok(n) => {
+                    filled = filled.saturating_add(n);
+                    self.pos = self.pos.saturating_add(n as u64);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(filled)
+    }
+}
+
+impl Stream {
+    /// Extends the prefix until it holds `want` bytes or the stream ended.
+    fn fill_prefix(&mut self, want: u64) -> Result<()> {
+        let have = self.prefix.len();
+        let want = usize::try_from(want).unwrap_or(usize::MAX);
+        if want <= have || self.input.end.is_some() {
+            return Ok(());
+        }
+        self.prefix.try_reserve_exact(want.saturating_sub(have)).map_err(|_| {
+            let e =
+                io::Error::new(io::ErrorKind::OutOfMemory, format!("{want} bytes of metadata do not fit in memory"));
+            Error::new(ErrorKind::Io(e)).at(have as u64)
+        })?;
+        self.prefix.resize(want, 0);
+        let tail = self.prefix.get_mut(have..).unwrap_or(&mut []);
+        let taken = self.input.read_more(tail);
+        self.prefix.truncate(have.saturating_add(*taken.as_ref().unwrap_or(&0)));
+        taken.map(|_| ()).map_err(|e| Error::from(e).at(have as u64))
+    }
+
+    /// The length the parser is handed: the true one once the end was seen.
+    fn len(&self) -> u64 {
+        self.input.end.unwrap_or(UNKNOWN_LEN)
+    }
+
+    /// The stream's verdict at its end, as a file of that length.
+    fn judge(&self) -> Result<()> {
+        let Some(end) = self.input.end else {
+            return Err(changed("standard input was not read to its end"));
+        };
+        match &self.verdict {
+            Some(v) => v(&self.prefix, end),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A map of a whole file with the guard that makes reading it safe.
@@ -148,7 +284,156 @@ impl Source {
             };
             return Err(located(ErrorKind::NotRegularFile(what).into()));
         }
-        Ok(Source { path: path.to_path_buf(), file, identity: Identity::of(&meta), mode, map: OnceLock::new() })
+        Ok(Source {
+            path: path.to_path_buf(),
+            backing: Backing::File(file),
+            identity: Identity::of(&meta),
+            mode,
+            map: OnceLock::new(),
+            cold: OnceLock::new(),
+            fetched: Mutex::new(0),
+        })
+    }
+
+    /// True when some of the file was not in the page cache when first
+    /// asked (sampled at [`RESIDENCY_SAMPLES`] pages spread over it).
+    ///
+    /// A cold file is read at the disk's speed only in file order with
+    /// enough read-ahead in flight, so its jobs are hashed in file order and
+    /// their readers ask for read-ahead ([`Source::read_ahead`]); a cached
+    /// file keeps the order that balances the cores (largest first) and
+    /// makes no calls for read-ahead.
+    pub fn is_cold(&self) -> bool {
+        *self.cold.get_or_init(|| !self.all_sampled_pages_cached())
+    }
+
+    fn all_sampled_pages_cached(&self) -> bool {
+        // A stream is read front to back whatever its source.
+        let Some(file) = self.file() else { return false };
+        let len = self.len();
+        if len == 0 {
+            return true;
+        }
+        let page = page_size();
+        let Ok(map_len) = usize::try_from(len) else { return false };
+        // A map of its own, never read: mincore only asks the page cache,
+        // so no page is faulted in and a truncation cannot raise SIGBUS.
+        // SAFETY: the map is read-only, and no byte of it is ever read (only
+        // its address is passed to mincore); see above.
+        let Ok(map) = (unsafe { memmap2::MmapOptions::new().len(map_len).map(file) }) else {
+            return false;
+        };
+        let pages = len.div_ceil(page);
+        let ptr = map.as_ptr() as *mut libc::c_void;
+        if pages <= WHOLE_RESIDENCY_PAGES {
+            // One call for the whole file: a model of a thousand small files
+            // (Ollama's blobs) pays one syscall per file, not one per sample.
+            let mut resident = vec![0u8; usize::try_from(pages).unwrap_or(0)];
+            // SAFETY: `resident` has one byte per page of the map, as mincore
+            // writes them.
+            let r = unsafe { libc::mincore(ptr, map_len, resident.as_mut_ptr()) };
+            return r == 0 && resident.iter().all(|b| b & 1 == 1);
+        }
+        let step = pages.div_ceil(RESIDENCY_SAMPLES).max(1);
+        let mut resident = [0u8; 1];
+        let mut p = 0u64;
+        while p < pages {
+            let Some(offset) = p.checked_mul(page).and_then(|o| usize::try_from(o).ok()) else { return false };
+            // SAFETY: `offset` is inside the map (p < pages), one page is
+            // asked about, and `resident` holds the one byte mincore writes.
+            let r = unsafe { libc::mincore(ptr.wrapping_byte_add(offset), 1, resident.as_mut_ptr()) };
+            if r != 0 || resident[0] & 1 == 0 {
+                return false;
+            }
+            p = p.saturating_add(step);
+        }
+        true
+    }
+
+    /// Asks the kernel to read ahead of a reader at file position `at`, when
+    /// the file is cold: [`READ_AHEAD`] bytes past `at`, in file order, from
+    /// where the last request stopped. Readers of one file share the
+    /// frontier, so two threads hashing neighbouring tensors make one
+    /// sequential stream of requests, not two.
+    pub(crate) fn read_ahead(&self, at: u64) {
+        let Some(file) = self.file().filter(|_| self.is_cold()) else { return };
+        let target = at.saturating_add(READ_AHEAD).min(self.len());
+        let Ok(mut fetched) = self.fetched.lock() else { return };
+        let from = (*fetched).max(at);
+        if target < from.saturating_add(READ_AHEAD_STEP) && target < self.len() {
+            return;
+        }
+        if target > from {
+            let (Ok(offset), Ok(len)) = (i64::try_from(from), i64::try_from(target.saturating_sub(from))) else {
+                return;
+            };
+            // Only a hint: failing it changes nothing but speed.
+            // SAFETY: posix_fadvise reads no memory of ours.
+            let _ = unsafe {
+                libc::posix_fadvise(std::os::fd::AsRawFd::as_raw_fd(file), offset, len, libc::POSIX_FADV_WILLNEED)
+            };
+            *fetched = target;
+        }
+    }
+
+    /// A stream read once, front to back, named `name` in output and errors
+    /// (`-` for standard input, as sha256sum names it).
+    ///
+    /// Its metadata is read into memory as the format's parser asks (up to
+    /// [`MAX_READ_METADATA`]) and kept; tensor data is hashed as it arrives,
+    /// in file order ([`Source::read_forward`]); the rest is read to the
+    /// end, and the format then judges the whole stream as it would a file
+    /// of that length ([`Source::check_unchanged`]).
+    pub fn from_reader(name: &Path, reader: Box<dyn io::Read + Send>) -> Source {
+        let stream = Stream { input: StreamInput { reader, pos: 0, end: None }, prefix: Vec::new(), verdict: None };
+        Source {
+            path: name.to_path_buf(),
+            backing: Backing::Stream(Mutex::new(stream)),
+            identity: Identity { len: UNKNOWN_LEN, modified: None, ctime: (0, 0) },
+            mode: ReadMode::Pread,
+            map: OnceLock::new(),
+            cold: OnceLock::new(),
+            fetched: Mutex::new(0),
+        }
+    }
+
+    /// Standard input as a stream named `-`. A pipe's buffer is enlarged
+    /// (best effort) so that each read hands over up to 1 MiB.
+    ///
+    /// Standard input is read once: a second call in one process is an
+    /// error, since two readers would each get some of its bytes.
+    pub fn stdin() -> Result<Source> {
+        static TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if TAKEN.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let e = io::Error::other("standard input can be read only once, and an earlier argument named it");
+            return Err(Error::from(e).in_file(Path::new("-")));
+        }
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: fcntl on descriptor 0 changes only the pipe's buffer
+            // size; on anything but a pipe it fails and changes nothing.
+            let _ = unsafe { libc::fcntl(0, libc::F_SETPIPE_SZ, STREAM_READ as libc::c_int) };
+        }
+        Ok(Source::from_reader(Path::new("-"), Box::new(io::stdin())))
+    }
+
+    /// True for a stream (standard input): read once, front to back.
+    pub fn is_stream(&self) -> bool {
+        matches!(self.backing, Backing::Stream(_))
+    }
+
+    fn file(&self) -> Option<&File> {
+        match &self.backing {
+            Backing::File(f) => Some(f),
+            Backing::Stream(_) => None,
+        }
+    }
+
+    fn stream(&self) -> Option<std::sync::MutexGuard<'_, Stream>> {
+        match &self.backing {
+            Backing::File(_) => None,
+            Backing::Stream(s) => Some(s.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
+        }
     }
 
     /// How this file is read.
@@ -161,14 +446,18 @@ impl Source {
         &self.path
     }
 
-    /// The file's length when it was opened.
+    /// The file's length when it was opened; a stream's length once it
+    /// ended, [`UNKNOWN_LEN`] before.
     pub fn len(&self) -> u64 {
-        self.identity.len
+        match self.stream() {
+            Some(s) => s.len(),
+            None => self.identity.len,
+        }
     }
 
     /// True for a 0-byte file.
     pub fn is_empty(&self) -> bool {
-        self.identity.len == 0
+        self.len() == 0
     }
 
     /// Parses the file's metadata with a format's pure parser.
@@ -179,15 +468,16 @@ impl Source {
     /// By default the prefix is the whole file's guarded map (the metadata's
     /// pages are dropped after the parse); with `--no-mmap`, or when no map
     /// can be guarded, it is read into memory, up to [`MAX_READ_METADATA`].
-    pub(crate) fn parse<T>(&self, parse: &PrefixParser<T>) -> Result<T> {
+    pub(crate) fn parse<T: 'static>(&self, parse: PrefixParser<T>) -> Result<T> {
         let r = match self.mode {
+            _ if self.is_stream() => self.parse_stream(parse),
             ReadMode::Mmap if !self.is_empty() => self.parse_mapped(parse),
             _ => self.parse_read(parse),
         };
         r.map_err(|e| e.in_file(&self.path))
     }
 
-    fn parse_mapped<T>(&self, parse: &PrefixParser<T>) -> Result<T> {
+    fn parse_mapped<T>(&self, parse: PrefixParser<T>) -> Result<T> {
         let Some(fm) = self.file_map()? else {
             // No guard to be had (every slot busy, or no signal handler):
             // reading is always safe.
@@ -232,7 +522,8 @@ impl Source {
         // flag, which `parse_mapped` and `MappedRange::check` report, so the
         // process never dies of it. See docs/adr/0001-parser-over-a-map.md
         // and docs/adr/0003-reading-tensor-data.md.
-        let map = unsafe { Mmap::map(&self.file) }.map_err(|e| Error::from(e).in_file(&self.path))?;
+        let Some(file) = self.file() else { return Ok(None) };
+        let map = unsafe { Mmap::map(file) }.map_err(|e| Error::from(e).in_file(&self.path))?;
         let made = Guard::new(map.as_ptr(), map.len()).map(|guard| {
             // Only a hint, for read-ahead; failing it changes nothing. A file
             // within one read-ahead window gains nothing from it, and a model
@@ -247,7 +538,7 @@ impl Source {
         Ok(self.map.get_or_init(|| made).as_ref())
     }
 
-    fn parse_read<T>(&self, parse: &PrefixParser<T>) -> Result<T> {
+    fn parse_read<T>(&self, parse: PrefixParser<T>) -> Result<T> {
         let len = self.len();
         let mut buf = Vec::new();
         let mut want = (len / 64).clamp(FIRST_READ_MIN, FIRST_READ_MAX).min(len);
@@ -268,6 +559,108 @@ impl Source {
                 }
             }
         }
+    }
+
+    /// Parses a stream's metadata from its first bytes, reading more as the
+    /// parser asks, with the length unknown until the stream ends; keeps the
+    /// parser for the verdict at the end.
+    fn parse_stream<T: 'static>(&self, parse: PrefixParser<T>) -> Result<T> {
+        let Some(mut st) = self.stream() else { return self.parse_read(parse) };
+        let mut want = FIRST_READ_MAX;
+        loop {
+            st.fill_prefix(want)?;
+            match parse(&st.prefix, st.len()) {
+                Ok((parsed, _)) => {
+                    st.verdict = Some(Box::new(move |bytes, len| match parse(bytes, len) {
+                        Ok(_) => Ok(()),
+                        Err(Step::Fail(e)) => Err(e),
+                        Err(Step::NeedMore(_)) => Err(changed("its metadata came up short")),
+                    }));
+                    return Ok(parsed);
+                }
+                Err(Step::Fail(e)) => return Err(e),
+                Err(Step::NeedMore(upto)) => {
+                    let have = st.prefix.len() as u64;
+                    if upto <= have || st.input.end.is_some() {
+                        return Err(changed("its metadata came up short"));
+                    }
+                    if upto > MAX_READ_METADATA {
+                        let kind = ErrorKind::MetadataTooLarge { needed: upto, limit: MAX_READ_METADATA };
+                        return Err(Error::new(kind).at(have));
+                    }
+                    want = upto.max(want.saturating_mul(2)).min(MAX_READ_METADATA);
+                }
+            }
+        }
+    }
+
+    /// Reads `buf.len()` bytes at file position `offset` on the way front to
+    /// back: a file is read there; a stream serves them from its first bytes
+    /// or reads on to them, skipping any gap. Positions must not go back on
+    /// a stream past its first bytes. Returns the bytes taken from the input
+    /// (a stream's skipped gap included), for a progress count.
+    pub(crate) fn read_forward(&self, offset: u64, buf: &mut [u8]) -> Result<u64> {
+        let Some(mut st) = self.stream() else {
+            self.read_exact_at(buf, offset)?;
+            return Ok(buf.len() as u64);
+        };
+        let located = |e: Error| e.in_file(&self.path);
+        let st = &mut *st;
+        let mut filled = 0usize;
+        if let Some(held) = usize::try_from(offset).ok().and_then(|o| st.prefix.get(o..)) {
+            let n = held.len().min(buf.len());
+            if let (Some(dst), Some(src)) = (buf.get_mut(..n), held.get(..n)) {
+                dst.copy_from_slice(src);
+            }
+            filled = n;
+        }
+        if filled == buf.len() {
+            return Ok(0);
+        }
+        let at = offset.saturating_add(filled as u64);
+        let before = st.input.pos;
+        if at < before {
+            let e = io::Error::other(format!("a stream cannot go back to byte {at}: it was read up to byte {before}"));
+            return Err(located(Error::from(e).at(at)));
+        }
+        let mut gap = at.saturating_sub(before);
+        let mut scratch = vec![0u8; usize::try_from(gap).unwrap_or(usize::MAX).min(STREAM_READ)];
+        while gap > 0 && st.input.end.is_none() {
+            let n = usize::try_from(gap).unwrap_or(usize::MAX).min(scratch.len());
+            let got = st
+                .input
+                .read_more(scratch.get_mut(..n).unwrap_or(&mut []))
+                .map_err(|e| located(Error::from(e).at(st.input.pos)))?;
+            gap = gap.saturating_sub(got as u64);
+        }
+        let rest = buf.get_mut(filled..).unwrap_or(&mut []);
+        let want = rest.len();
+        let got = st.input.read_more(rest).map_err(|e| located(Error::from(e).at(st.input.pos)))?;
+        if got < want {
+            // Ended early: the format's verdict at this length says what is
+            // missing, in the words it would use for such a file.
+            return Err(located(st.judge().err().unwrap_or_else(|| changed("it ended early").at(st.input.pos))));
+        }
+        Ok(st.input.pos.saturating_sub(before))
+    }
+
+    /// Reads a stream to its end, so that a producer writing into a pipe
+    /// (`curl … | tee model.gguf | gguf-digest -`) is never cut off, and the
+    /// stream's length is known for its verdict. Returns the bytes read.
+    /// Nothing for a file.
+    pub(crate) fn read_to_end(&self) -> Result<u64> {
+        let Some(mut st) = self.stream() else { return Ok(0) };
+        let before = st.input.pos;
+        let mut scratch = vec![0u8; STREAM_READ];
+        while st.input.end.is_none() {
+            st.input.read_more(&mut scratch).map_err(|e| Error::from(e).at(st.input.pos).in_file(&self.path))?;
+        }
+        Ok(st.input.pos.saturating_sub(before))
+    }
+
+    /// Bytes taken from a stream so far (for a progress count); 0 for a file.
+    pub(crate) fn stream_pos(&self) -> u64 {
+        self.stream().map_or(0, |s| s.input.pos)
     }
 
     /// Extends `buf` with file bytes until it holds the first `want` bytes.
@@ -293,7 +686,7 @@ impl Source {
     /// guarded map, or the map does not reach that far (a read then says
     /// what changed).
     pub(crate) fn map_range(&self, offset: u64, len: u64, min_mapped: u64) -> Result<Option<MappedRange<'_>>> {
-        if self.mode == ReadMode::Pread || len < min_mapped {
+        if self.mode == ReadMode::Pread || len < min_mapped || self.is_stream() {
             return Ok(None);
         }
         let Some(fm) = self.file_map()? else {
@@ -311,6 +704,11 @@ impl Source {
     /// The first `n` bytes of the file, or all of it when it is shorter:
     /// enough to tell formats apart.
     pub fn head(&self, n: u64) -> Result<Vec<u8>> {
+        if let Some(mut st) = self.stream() {
+            st.fill_prefix(n).map_err(|e| e.in_file(&self.path))?;
+            let n = usize::try_from(n).unwrap_or(usize::MAX).min(st.prefix.len());
+            return Ok(st.prefix.get(..n).unwrap_or(&[]).to_vec());
+        }
         let mut buf = vec![0u8; usize::try_from(n.min(self.len())).unwrap_or(0)];
         self.read_exact_at(&mut buf, 0)?;
         Ok(buf)
@@ -318,8 +716,15 @@ impl Source {
 
     /// Reads exactly `buf.len()` bytes at file position `offset`; a file that
     /// ends early changed underneath (its length was checked when parsed).
+    ///
+    /// A stream holds only its first bytes (the metadata) for this; a range
+    /// past them is an error.
     pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
-        match self.file.read_exact_at(buf, offset) {
+        let file = match &self.backing {
+            Backing::File(f) => f,
+            Backing::Stream(_) => return self.read_held(buf, offset),
+        };
+        match file.read_exact_at(buf, offset) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
                 Err(changed("it ended early").at(offset).in_file(&self.path))
@@ -328,11 +733,43 @@ impl Source {
         }
     }
 
+    fn read_held(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        let Some(st) = self.stream() else { return Ok(()) };
+        let end = offset.saturating_add(buf.len() as u64);
+        let held = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(end).ok())
+            .and_then(|(start, end)| st.prefix.get(start..end));
+        match held {
+            Some(held) => {
+                buf.copy_from_slice(held);
+                Ok(())
+            }
+            None => {
+                let e = io::Error::other(format!(
+                    "bytes {offset}..{end} of a stream were not kept (only its first {} bytes are)",
+                    st.prefix.len()
+                ));
+                Err(Error::from(e).at(offset).in_file(&self.path))
+            }
+        }
+    }
+
     /// Fails if the file's size or times differ from when it was opened.
+    /// A stream is judged instead, once read to its end, by its format's
+    /// parser at its true length: exactly the verdict on a file holding the
+    /// same bytes (a tensor past the end, bytes after the last safetensors
+    /// tensor, ...).
     pub fn check_unchanged(&self) -> Result<()> {
+        let file = match &self.backing {
+            Backing::File(f) => f,
+            Backing::Stream(_) => {
+                return self.stream().map_or(Ok(()), |st| st.judge()).map_err(|e| e.in_file(&self.path));
+            }
+        };
         // fstat of the open file: the bytes we read are this inode's, whatever
         // the path names now.
-        let now = self.file.metadata().map_err(|e| Error::from(e).in_file(&self.path))?;
+        let now = file.metadata().map_err(|e| Error::from(e).in_file(&self.path))?;
         let now = Identity::of(&now);
         if now == self.identity {
             return Ok(());

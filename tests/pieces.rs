@@ -7,6 +7,11 @@
 //! boundary; each tensor's digest must equal the oracle's (read all, convert
 //! all, hash once: `common::oracle_tensor_sha256`) and its little-endian
 //! twin's, and each label the one derived from the logical model alone.
+//!
+//! Reading front to back (a file not in the page cache, a stream on
+//! standard input) is a third way of cutting: the same checks run on it,
+//! from the file with 1 and 3 hashing threads, and from a stream whose
+//! producer hands its bytes over in odd pieces (1 byte, 4095, 1 MiB + 1, ...).
 mod common;
 
 use std::path::Path;
@@ -40,6 +45,22 @@ fn check(d: &Dir, g: &Gguf, read_mode: ReadMode, pieces: PieceSizes, what: &str)
         assert_eq!(hex(&oracle), hex(&twin), "{what}: tensor {name}: oracle against the little-endian twin");
     }
     assert_eq!(digest.label(), g.expected_label(), "{what}: label");
+
+    // Front to back from the file, as a cold file is read.
+    for threads in [1, 3] {
+        let front = gguf_digest::hash_front_to_back(&model, &pieces, threads, &|_| {})
+            .unwrap_or_else(|e| panic!("{what}, front to back: {e}"));
+        assert_eq!(front, digest.tensor_sha256(), "{what}: front to back with {threads} threads");
+    }
+    // From a stream in odd pieces, as standard input is read.
+    let opts = OpenOptions { read_mode, pieces, ..OpenOptions::default() };
+    for sizes in [&stream::ODD_PIECES[..], &[1][..]] {
+        let streamed = Model::from_source(stream::stream_source(&bytes, sizes), opts)
+            .and_then(|m| m.digest())
+            .unwrap_or_else(|e| panic!("{what}, stream in pieces {sizes:?}: {e}"));
+        assert_eq!(streamed.tensor_sha256(), digest.tensor_sha256(), "{what}: stream in pieces {sizes:?}");
+        assert_eq!(streamed.label(), digest.label(), "{what}: stream label");
+    }
 }
 
 /// Block counts around the boundaries of a piece of `size` bytes, for
@@ -73,6 +94,9 @@ fn every_swapped_type_at_every_piece_boundary() {
             let mut g = Gguf::new().kv("general.alignment", Val::U32(8));
             let mut counts = counts_around(chunk, block);
             counts.extend(counts_around(window, block));
+            // The pieces read front to back: READ_CHUNKS whole-block chunks.
+            let read_piece = (chunk / block).max(1) * block * gguf_digest::READ_CHUNKS as u64;
+            counts.extend(counts_around(read_piece, block));
             counts.sort_unstable();
             counts.dedup();
             for (k, &n) in counts.iter().enumerate() {

@@ -22,6 +22,20 @@ fn label_of(path: &Path) -> String {
         labels.push(open(path, read_mode, PieceSizes::default()).label().unwrap_or_else(|e| panic!("labels: {e}")));
     }
     assert_eq!(labels[0], labels[1], "both read modes");
+    // Every label test case of one file also through a stream in odd pieces
+    // (a set's siblings and index are files: tests/stream.rs).
+    let name = path.to_string_lossy();
+    if !path.is_file() || name.contains("-of-") || !name.ends_with(".safetensors") {
+        return labels.remove(0);
+    }
+    let bytes = std::fs::read(path).expect("reads the file");
+    let streamed = gguf_digest::safetensors::Model::from_source(
+        stream::stream_source(&bytes, &stream::ODD_PIECES),
+        gguf_digest::OpenOptions::default(),
+    )
+    .and_then(|m| m.label())
+    .unwrap_or_else(|e| panic!("stream of {}: {e}", path.display()));
+    assert_eq!(labels[0], streamed, "file and stream disagree on {}", path.display());
     labels.remove(0)
 }
 

@@ -132,7 +132,7 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<
         .iter()
         .map(|s| FileHeader {
             path: s.path().to_path_buf(),
-            size: s.file.file_len,
+            size: s.source.len(),
             version: s.file.version,
             byte_order: s.file.byte_order,
             alignment: s.file.alignment,
@@ -196,7 +196,7 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<
                 kv_warnings(i, s, kv, &mut warnings)?;
             }
         }
-        tensor_warnings(i, &s.file, &mut warnings);
+        tensor_warnings(i, &s.file, s.source.len(), &mut warnings);
     }
 
     Ok(Inspection {

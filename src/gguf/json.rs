@@ -64,7 +64,7 @@ pub fn model_json(path: &Path, model: &Model, digest: &Digest) -> Json {
         .map(|s| {
             json!({
                 "path": text(s.path().as_os_str().as_bytes()),
-                "size": s.file.file_len,
+                "size": s.source.len(),
                 "version": s.file.version,
                 "byte_order": s.file.byte_order.name(),
                 "alignment": s.file.alignment,

@@ -33,7 +33,7 @@ impl Shard {
 
     fn from_source(source: Source) -> Result<Shard> {
         // The metadata ends where the data starts.
-        let file = source.parse(&|bytes, len| {
+        let file = source.parse(|bytes, len| {
             parse_prefix(bytes, len).map(|f| {
                 let end = f.data_start;
                 (f, end)
@@ -94,6 +94,15 @@ impl Model {
     pub fn from_source(source: Source, opts: OpenOptions) -> Result<Model> {
         let first = Shard::from_source(source)?;
         let count = first.file.split_value(b"split.count").unwrap_or(0);
+        if opts.join_shards && count > 1 && first.source.is_stream() {
+            let no = first.file.split_value(b"split.no").and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
+            let kind = ErrorKind::StreamShard { no, count: u64::try_from(count).unwrap_or(0) };
+            let mut e = Error::new(kind);
+            if let Some(kv) = first.file.get(b"split.count") {
+                e = e.at(kv.file_offset).about(Subject::Key(kv.key.clone()));
+            }
+            return Err(e.in_file(first.path()));
+        }
         let shards = if opts.join_shards && count > 1 { open_shard_set(first, opts.read_mode)? } else { vec![first] };
         Ok(Model { pieces: opts.pieces, ..Model::join(shards)? })
     }

@@ -273,7 +273,7 @@ pub fn follows_key_convention(key: &[u8]) -> bool {
 
 /// The tensor warnings of one file: names, shapes, data order, alignment,
 /// gaps and trailing bytes.
-pub(crate) fn tensor_warnings(shard: usize, f: &GgufFile, out: &mut Vec<Warning>) {
+pub(crate) fn tensor_warnings(shard: usize, f: &GgufFile, file_len: u64, out: &mut Vec<Warning>) {
     let mut push = |kind| out.push(Warning { shard, kind });
     let mut previous: Option<&crate::gguf::parse::TensorInfo> = None;
     for t in &f.tensors {
@@ -329,8 +329,10 @@ pub(crate) fn tensor_warnings(shard: usize, f: &GgufFile, out: &mut Vec<Warning>
         after = Some(&t.name);
     }
     let data_end = f.data_start.saturating_add(expected);
-    if f.file_len > data_end {
-        push(WarningKind::TrailingBytes { start: data_end, len: f.file_len.saturating_sub(data_end) });
+    // The file's length, not the parsed one: a stream's is known only
+    // once it was read to its end.
+    if file_len > data_end {
+        push(WarningKind::TrailingBytes { start: data_end, len: file_len.saturating_sub(data_end) });
     }
 }
 

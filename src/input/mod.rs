@@ -1,8 +1,8 @@
 //! What an argument names, which format reads it, and labelling arguments:
 //! the one place that lists the formats (the core never imports one).
 //!
-//! An argument is a file or a directory today; standard input (`-`) and
-//! store references (`ollama:NAME`) will be variants of [`Input`]. A file is
+//! An argument is a file, a directory, standard input (`-`) or a store
+//! reference (`ollama:NAME`): the variants of [`Input`]. A file is
 //! opened once and sniffed by its first bytes (an index file by its name);
 //! the format that claims it parses the same open file. A directory names
 //! the one model in it (`directory`). Adding a format adds one arm to
@@ -32,11 +32,17 @@ pub enum Input {
     Directory(PathBuf),
     /// `ollama:NAME`: a model in the Ollama store.
     Ollama(String),
+    /// `-`: standard input, read once, front to back (GGUF or safetensors).
+    Stdin,
 }
 
 impl Input {
     /// The input an argument names.
     pub fn from_arg(arg: &Path) -> Input {
+        // As sha256sum: `-` is standard input (`./-` is the file).
+        if arg.as_os_str() == "-" {
+            return Input::Stdin;
+        }
         // The prefix wins over a file of that name (`./ollama:x` is the file).
         if let Some(s) = arg.to_str().filter(|s| s.starts_with(ollama::SCHEME)) {
             return Input::Ollama(s.to_string());
@@ -83,6 +89,14 @@ pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
     match Input::from_arg(path) {
         Input::Ollama(reference) => Ok(Box::new(ollama::open_reference(&reference, *opts)?)),
         Input::Directory(dir) => open_model(&directory::model_in(&dir)?, opts),
+        Input::Stdin => {
+            let source = Source::stdin()?;
+            let head = source.head(SNIFF_BYTES)?;
+            match sniff(&head) {
+                Some(Format::Safetensors) => Ok(Box::new(safetensors::Model::from_source(source, *opts)?)),
+                Some(Format::Gguf) | None => Ok(Box::new(gguf::Model::from_source(source, *opts)?)),
+            }
+        }
         Input::File(path) if safetensors::is_index_name(&path) => {
             Ok(Box::new(safetensors::Model::open_with(&path, *opts)?))
         }

@@ -231,7 +231,9 @@ fn check_tiling(tensors: &[TensorEntry], data_start: u64, file_len: u64) -> Resu
         }
         next = t.end;
     }
-    if next != region {
+    // A stream's length is not known until it ends; it is judged again
+    // then, at its true length, by this same check.
+    if next != region && file_len != crate::source::UNKNOWN_LEN {
         let what = format!("{} bytes after the last tensor belong to no tensor", region.saturating_sub(next));
         return Err(fail(ErrorKind::Tiling(what)).at(data_start.saturating_add(next)));
     }

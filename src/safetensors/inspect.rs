@@ -132,7 +132,7 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Inspect
         .iter()
         .map(|f| FileEntry {
             path: f.path().to_path_buf(),
-            size: f.file.file_len,
+            size: f.source.len(),
             header_len: f.file.header_len,
             tensor_count: f.file.tensors.len(),
             group: f.group,

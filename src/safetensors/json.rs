@@ -23,7 +23,7 @@ pub fn model_json(path: &Path, model: &Model, digest: &Digest) -> Json {
         .map(|f| {
             json!({
                 "path": text(f.path()),
-                "size": f.file.file_len,
+                "size": f.source.len(),
                 "header_len": f.file.header_len,
                 "data_start": f.file.data_start,
                 "tensor_count": f.file.tensors.len(),

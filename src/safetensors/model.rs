@@ -36,7 +36,7 @@ impl StFile {
     }
 
     fn parse(source: &Source) -> Result<SafetensorsFile> {
-        source.parse(&parse_prefix)
+        source.parse(parse_prefix)
     }
 
     /// The path the file was opened by.

@@ -11,6 +11,7 @@ pub mod harness;
 pub mod ollama;
 pub mod py;
 pub mod st;
+pub mod stream;
 
 use sha2::{Digest, Sha256};
 

@@ -142,6 +142,12 @@ pub fn run_diff(args: &DiffArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) 
     let own_pool = args.read.pool()?;
     let pool = own_pool.as_ref().unwrap_or(pool);
     let options = DiffOptions { width: args.width, items: args.items };
+    if args.a.as_os_str() == "-" && args.b.as_os_str() == "-" {
+        eprintln!(
+            "gguf-digest: diff: standard input can be read only once; save one side to a file and compare with it"
+        );
+        return Ok(EXIT_ERROR);
+    }
     let d = match diff_paths(&args.a, &args.b, &args.read.options(opts), pool, &options) {
         Ok(d) => d,
         Err(e) => {

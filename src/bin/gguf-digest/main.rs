@@ -301,17 +301,31 @@ const PROGRESS_MIN_BYTES: u64 = 1 << 30;
 /// The bar's length if a progress bar helps: a person watches stderr,
 /// nothing on the terminal must stay clean (quiet, status, JSON, skeleton),
 /// and the work is long enough. `total_bytes` is asked last, so files are
-/// only looked at when the rest already says yes.
-fn wants_progress(args: &Args, stderr_is_terminal: bool, total_bytes: impl FnOnce() -> u64) -> Option<u64> {
+/// only looked at when the rest already says yes; it is `None` when a
+/// stream is among the inputs, whose length nobody knows (the bar then
+/// counts bytes read, as `pv` does, `Some(None)`).
+fn wants_progress(
+    args: &Args,
+    stderr_is_terminal: bool,
+    total_bytes: impl FnOnce() -> Option<u64>,
+) -> Option<Option<u64>> {
     if !stderr_is_terminal || args.quiet || args.status || args.json || args.skeleton {
         return None;
     }
-    Some(total_bytes()).filter(|&t| t >= PROGRESS_MIN_BYTES)
+    match total_bytes() {
+        None => Some(None),
+        Some(t) if t >= PROGRESS_MIN_BYTES => Some(Some(t)),
+        Some(_) => None,
+    }
 }
 
 /// Bytes on disk of these models, every file of each included (the bar's length).
-fn total_size(paths: &[PathBuf]) -> u64 {
-    paths.iter().fold(0u64, |t, p| t.saturating_add(approximate_bytes(p)))
+/// `None` when standard input is among them.
+fn total_size(paths: &[PathBuf]) -> Option<u64> {
+    if paths.iter().any(|p| p.as_os_str() == "-") {
+        return None;
+    }
+    Some(paths.iter().fold(0u64, |t, p| t.saturating_add(approximate_bytes(p))))
 }
 
 /// A progress bar on stderr fed from the batch's byte counter.
@@ -327,10 +341,16 @@ impl Progress {
         let total = wants_progress(args, io::stderr().is_terminal(), || total_size(paths))?;
         let counter = Arc::new(AtomicU64::new(0));
         opts.progress = Some(Arc::clone(&counter));
-        let bar = indicatif::ProgressBar::new(total);
-        let style = indicatif::ProgressStyle::with_template(
-            "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
-        );
+        let (bar, template) = match total {
+            Some(total) => (
+                indicatif::ProgressBar::new(total),
+                "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
+            ),
+            None => {
+                (indicatif::ProgressBar::no_length(), "{spinner} {binary_bytes} read {binary_bytes_per_sec} {elapsed}")
+            }
+        };
+        let style = indicatif::ProgressStyle::with_template(template);
         if let Ok(style) = style {
             bar.set_style(style);
         }
@@ -372,9 +392,9 @@ mod tests {
 
     #[test]
     fn progress_only_for_long_work_on_a_terminal() {
-        let big = || PROGRESS_MIN_BYTES;
-        assert_eq!(wants_progress(&args(&["m.gguf"]), true, big), Some(PROGRESS_MIN_BYTES));
-        assert_eq!(wants_progress(&args(&["m.gguf"]), true, || PROGRESS_MIN_BYTES - 1), None);
+        let big = || Some(PROGRESS_MIN_BYTES);
+        assert_eq!(wants_progress(&args(&["m.gguf"]), true, big), Some(Some(PROGRESS_MIN_BYTES)));
+        assert_eq!(wants_progress(&args(&["m.gguf"]), true, || Some(PROGRESS_MIN_BYTES - 1)), None);
         assert_eq!(wants_progress(&args(&["m.gguf"]), false, big), None);
         assert_eq!(wants_progress(&args(&["--json", "m.gguf"]), true, big), None);
         assert_eq!(wants_progress(&args(&["--skeleton", "m.gguf"]), true, big), None);
@@ -383,5 +403,11 @@ mod tests {
         assert!(wants_progress(&args(&["-c", "s"]), true, big).is_some());
         // Files are not looked at when flags already say no.
         assert_eq!(wants_progress(&args(&["--json", "m.gguf"]), true, || unreachable!()), None);
+        // A stream: bytes read are counted, with no length.
+        assert_eq!(wants_progress(&args(&["-"]), true, || None), Some(None));
+        assert_eq!(wants_progress(&args(&["-"]), false, || None), None);
+        assert_eq!(wants_progress(&args(&["--json", "-"]), true, || None), None);
+        assert_eq!(total_size(&[PathBuf::from("-")]), None);
+        assert_eq!(total_size(&[PathBuf::from("./-")]), Some(0));
     }
 }

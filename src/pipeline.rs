@@ -1,0 +1,218 @@
+//! Hashing a model's tensor data front to back: one reader in file order,
+//! hashing threads behind it. How a file that is not in the page cache is
+//! read at the disk's speed, and a stream (standard input) at the pipe's.
+//!
+//! A disk delivers at its speed only to a reader that goes front to back
+//! with large reads (the kernel's read-ahead then keeps the device busy);
+//! a pipe can only be read that way. So the calling thread reads every
+//! job's bytes in file order (file by file, as `sources()` lists them),
+//! skipping what lies between tensors, in pieces of whole blocks, and hands
+//! each piece to one of the hashing threads: all pieces of a tensor go to
+//! the same thread, in order, and each new tensor to the thread with the
+//! least work queued, so several tensors are hashed at once. A fixed pool of
+//! buffers bounds what is read ahead of the hashers: memory never grows with
+//! the model. See docs/adr/0016-cold-files-and-streams.md.
+//!
+//! Every piece is whole blocks (`PieceSizes::plan`), so big-endian data is
+//! converted exactly as on the other paths; tests shrink the pieces to a
+//! few bytes and compare with a one-shot oracle.
+
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, mpsc};
+
+use sha2::{Digest as _, Sha256};
+
+use crate::error::{Error, Result};
+use crate::format::Labelled;
+use crate::hash::{Conversion, PieceSizes, Sha256Digest};
+use crate::source::Source;
+
+/// Bytes read ahead of the hashing threads, at most (by default)...
+const IN_FLIGHT: usize = 32 << 20;
+/// ...in at least this many buffers per hashing thread, and at most
+/// `MAX_BUFFERS` (with pieces shrunk to a few bytes, in tests).
+const MIN_BUFFERS_PER_THREAD: usize = 2;
+const MAX_BUFFERS: usize = 64;
+
+/// One front-to-back reader at a time in this process: two would make the
+/// disk seek between them (measured: two readers of one cold file took
+/// twice as long as one).
+static ONE_READER: Mutex<()> = Mutex::new(());
+
+/// True when `model` is best hashed front to back: it is read from a
+/// stream, or some of its files are not in the page cache.
+pub fn reads_front_to_back(model: &dyn Labelled) -> bool {
+    model.sources().iter().any(|s| s.is_stream() || s.is_cold())
+}
+
+/// A piece of one job's bytes on its way to a hashing thread.
+struct Piece {
+    /// The job, as an index into the reading order.
+    job: usize,
+    buf: Vec<u8>,
+    len: usize,
+    first: bool,
+    last: bool,
+}
+
+/// One hashing thread's inbox and how many bytes wait in it.
+struct Hasher<'a> {
+    tx: mpsc::Sender<Piece>,
+    queued: &'a AtomicU64,
+}
+
+/// Hashes every job of `model` front to back with `threads` hashing
+/// threads; the digests come back in job order. `progress` is called with
+/// the bytes taken from the inputs (for a stream: every byte, metadata and
+/// gaps included; it has no known total).
+pub fn hash_front_to_back(
+    model: &dyn Labelled,
+    pieces: &PieceSizes,
+    threads: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<Sha256Digest>> {
+    let sources = model.sources();
+    let file_no = |s: &Source| sources.iter().position(|t| std::ptr::eq(*t, s)).unwrap_or(usize::MAX);
+    let mut order: Vec<(usize, u64, usize)> =
+        (0..model.job_count()).filter_map(|i| model.job(i).map(|j| (file_no(j.source), j.start, i))).collect();
+    order.sort_unstable();
+    let jobs: Vec<_> = order.iter().filter_map(|&(_, _, i)| model.job(i).map(|j| (i, j))).collect();
+
+    let _one = ONE_READER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    for s in &sources {
+        progress(s.stream_pos());
+    }
+    let threads = threads.max(1);
+    let piece_of = |c: &Conversion| pieces.read_piece(c.block);
+    let largest = jobs.iter().map(|(_, j)| piece_of(&j.conversion)).max().unwrap_or(1).max(1);
+    let fewest = threads.saturating_mul(MIN_BUFFERS_PER_THREAD).min(MAX_BUFFERS);
+    let buffers = IN_FLIGHT.checked_div(largest).unwrap_or(0).clamp(fewest, MAX_BUFFERS);
+    let (free_tx, free_rx) = mpsc::sync_channel::<Vec<u8>>(buffers);
+    for _ in 0..buffers {
+        let _ = free_tx.send(Vec::new());
+    }
+    let failed = AtomicBool::new(false);
+    let conversions: Vec<Conversion> = jobs.iter().map(|(_, j)| j.conversion).collect();
+    let queued: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
+
+    let mut digests: Vec<Option<Result<Sha256Digest>>> = (0..jobs.len()).map(|_| None).collect();
+    let read = std::thread::scope(|scope| {
+        let mut hashers = Vec::with_capacity(threads);
+        let mut handles = Vec::with_capacity(threads);
+        for queued in &queued {
+            let (tx, rx) = mpsc::channel::<Piece>();
+            hashers.push(Hasher { tx, queued });
+            let free = free_tx.clone();
+            let (conversions, failed) = (&conversions, &failed);
+            handles.push(scope.spawn(move || hash_pieces(rx, free, queued, conversions, failed)));
+        }
+        let hashers = hashers;
+        let read = read_jobs(&jobs, &hashers, &free_rx, &failed, &piece_of, progress);
+        let read = read.and_then(|()| {
+            sources.iter().try_for_each(|s| {
+                progress(s.read_to_end()?);
+                Ok(())
+            })
+        });
+        drop(hashers);
+        for h in handles {
+            for (k, r) in h.join().unwrap_or_default() {
+                if let Some(slot) = digests.get_mut(k) {
+                    *slot = Some(r);
+                }
+            }
+        }
+        read
+    });
+    read?;
+    let mut out = vec![[0u8; 32]; model.job_count()];
+    for ((i, job), d) in jobs.iter().zip(digests) {
+        let d = d.ok_or_else(|| Error::from(std::io::Error::other("a tensor was not hashed")))?;
+        let d = d.map_err(|e| e.about(job.subject.clone()))?;
+        if let Some(slot) = out.get_mut(*i) {
+            *slot = d;
+        }
+    }
+    Ok(out)
+}
+
+/// The reading side: every job's bytes in order, as pieces to the hashers.
+fn read_jobs(
+    jobs: &[(usize, crate::hash::Job<'_>)],
+    hashers: &[Hasher],
+    free: &mpsc::Receiver<Vec<u8>>,
+    failed: &AtomicBool,
+    piece_of: &dyn Fn(&Conversion) -> usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<()> {
+    for (k, (_, job)) in jobs.iter().enumerate() {
+        let Some(to) = hashers.iter().min_by_key(|h| h.queued.load(Ordering::Relaxed)) else { break };
+        let piece = piece_of(&job.conversion) as u64;
+        let mut done = 0u64;
+        loop {
+            if failed.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let n = piece.min(job.len.saturating_sub(done));
+            let len = usize::try_from(n).unwrap_or(0);
+            let Ok(mut buf) = free.recv() else { return Ok(()) };
+            if buf.len() < len {
+                buf.resize(len, 0);
+            }
+            let part = buf.get_mut(..len).unwrap_or(&mut []);
+            job.source.read_ahead(job.start.saturating_add(done));
+            let taken = job
+                .source
+                .read_forward(job.start.saturating_add(done), part)
+                .map_err(|e| e.about(job.subject.clone()))?;
+            progress(taken);
+            done = done.saturating_add(n);
+            let last = done >= job.len;
+            to.queued.fetch_add(n, Ordering::Relaxed);
+            let sent = to.tx.send(Piece { job: k, buf, len, first: done == n, last });
+            if sent.is_err() || last {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One hashing thread: hashes the pieces it is sent, in order, and gives
+/// each buffer back; returns the digest of every job it finished.
+fn hash_pieces(
+    rx: mpsc::Receiver<Piece>,
+    free: mpsc::SyncSender<Vec<u8>>,
+    queued: &AtomicU64,
+    conversions: &[Conversion],
+    failed: &AtomicBool,
+) -> Vec<(usize, Result<Sha256Digest>)> {
+    let mut done = Vec::new();
+    let mut hasher = Sha256::new();
+    let mut broken: Option<Error> = None;
+    for mut p in rx {
+        if p.first {
+            hasher = Sha256::new();
+            broken = None;
+        }
+        if broken.is_none() {
+            let part = p.buf.get_mut(..p.len).unwrap_or(&mut []);
+            match conversions.get(p.job).map_or(Ok(()), |c| c.apply(part)) {
+                Ok(()) => hasher.update(&*part),
+                Err(e) => {
+                    failed.store(true, Ordering::Relaxed);
+                    broken = Some(e);
+                }
+            }
+        }
+        if p.last {
+            let h = std::mem::take(&mut hasher);
+            done.push((p.job, broken.take().map_or_else(|| Ok(h.finalize().into()), Err)));
+        }
+        queued.fetch_sub(p.len as u64, Ordering::Relaxed);
+        let _ = free.send(p.buf);
+    }
+    done
+}

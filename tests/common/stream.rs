@@ -1,0 +1,83 @@
+//! Streams for tests: a reader that hands its bytes over in pieces of
+//! chosen, odd sizes (as a slow producer writing into a pipe would), and the
+//! real binary fed through a pipe by such a producer.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+/// The piece sizes the issue names (1 byte, 4095, 1 MiB + 1) and a few
+/// more odd ones, cycled through.
+pub const ODD_PIECES: [usize; 6] = [1, 4095, (1 << 20) + 1, 7, 65_537, 3];
+
+/// A reader of `data` that returns at most `sizes[k]` bytes on its k-th
+/// read (cycling), and stops after `stop_after` bytes if given.
+pub struct Dribble {
+    data: Vec<u8>,
+    pos: usize,
+    sizes: Vec<usize>,
+    k: usize,
+    stop_after: usize,
+}
+
+impl Dribble {
+    pub fn new(data: Vec<u8>, sizes: &[usize]) -> Dribble {
+        let stop_after = data.len();
+        Dribble { data, pos: 0, sizes: sizes.to_vec(), k: 0, stop_after }
+    }
+
+    /// Ends the stream after `n` bytes (a producer that dies mid-tensor).
+    pub fn stopping_after(mut self, n: usize) -> Dribble {
+        self.stop_after = n.min(self.data.len());
+        self
+    }
+}
+
+impl Read for Dribble {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let size = self.sizes[self.k % self.sizes.len()].max(1);
+        self.k += 1;
+        let n = size.min(buf.len()).min(self.stop_after - self.pos);
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// A stream source named `-` over `data`, in pieces of `sizes`.
+pub fn stream_source(data: &[u8], sizes: &[usize]) -> gguf_digest::Source {
+    gguf_digest::Source::from_reader(Path::new("-"), Box::new(Dribble::new(data.to_vec(), sizes)))
+}
+
+/// Runs the binary with `args`, writing `data` into its standard input in
+/// pieces of `sizes` (cycling) from another thread, flushing after each;
+/// `stop_after` ends the input early. A reader that stops early makes the
+/// writer see a broken pipe, which is not an error here.
+pub fn run_piped(bin: &Path, args: &[&str], data: &[u8], sizes: &[usize], stop_after: Option<usize>) -> Output {
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns the binary");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let end = stop_after.unwrap_or(data.len()).min(data.len());
+    let data = data[..end].to_vec();
+    let sizes = sizes.to_vec();
+    let writer = std::thread::spawn(move || {
+        let (mut pos, mut k) = (0, 0);
+        while pos < data.len() {
+            let n = sizes[k % sizes.len()].max(1).min(data.len() - pos);
+            k += 1;
+            if stdin.write_all(&data[pos..pos + n]).and_then(|_| stdin.flush()).is_err() {
+                return;
+            }
+            pos += n;
+        }
+    });
+    let out = child.wait_with_output().expect("the binary runs");
+    writer.join().expect("the writer thread ends");
+    out
+}
