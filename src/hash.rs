@@ -93,9 +93,11 @@ impl PieceSizes {
     }
 }
 
-/// Chunks per read when data is read front to back: 2 MiB by default,
-/// large enough for the kernel to read ahead in big requests.
-pub const READ_CHUNKS: usize = 8;
+/// Chunks per read when data is read front to back: 1 MiB by default.
+/// Larger pieces (2 MiB, with 32 MiB in flight) were slower on SmolLM2
+/// cold: more fresh buffer pages to fault in, and a reader held up longer
+/// behind the thread hashing the first, largest tensor (docs/adr/0016).
+pub const READ_CHUNKS: usize = 4;
 
 /// How a job's stored bytes become the bytes that are hashed: a rule
 /// applied to each block of `block` bytes (reversing words or halves for

@@ -29,8 +29,9 @@ use crate::format::Labelled;
 use crate::hash::{Conversion, PieceSizes, Sha256Digest};
 use crate::source::Source;
 
-/// Bytes read ahead of the hashing threads, at most (by default)...
-const IN_FLIGHT: usize = 32 << 20;
+/// Bytes read ahead of the hashing threads, at most (by default)... (32
+/// and 64 MiB were no faster cold, and cost their pages in RSS)...
+const IN_FLIGHT: usize = 16 << 20;
 /// ...in at least this many buffers per hashing thread, and at most
 /// `MAX_BUFFERS` (with pieces shrunk to a few bytes, in tests).
 const MIN_BUFFERS_PER_THREAD: usize = 2;
@@ -47,19 +48,35 @@ pub fn reads_front_to_back(model: &dyn Labelled) -> bool {
     model.sources().iter().any(|s| s.is_stream() || s.is_cold())
 }
 
-/// A piece of one job's bytes on its way to a hashing thread.
-struct Piece {
+/// One read: consecutive bytes of one input holding whole-block pieces of
+/// one or more jobs (small tensors are read and sent together, so a model
+/// of hundreds of small tensors costs a few reads and wake-ups, not hundreds),
+/// on its way to a hashing thread.
+struct Batch {
+    buf: Vec<u8>,
+    len: usize,
+    parts: Vec<Part>,
+}
+
+/// A piece of one job inside a [`Batch`].
+#[derive(Debug, Clone, Copy)]
+struct Part {
     /// The job, as an index into the reading order.
     job: usize,
-    buf: Vec<u8>,
+    /// Where the piece lies in the batch's buffer.
+    at: usize,
     len: usize,
     first: bool,
     last: bool,
 }
 
+/// Bytes between two pieces that may be read through to put them in one
+/// batch (padding between tensors is at most the alignment, 32 by default).
+const MAX_GAP: u64 = 64 << 10;
+
 /// One hashing thread's inbox and how many bytes wait in it.
 struct Hasher<'a> {
-    tx: mpsc::Sender<Piece>,
+    tx: mpsc::Sender<Batch>,
     queued: &'a AtomicU64,
 }
 
@@ -102,14 +119,14 @@ pub fn hash_front_to_back(
         let mut hashers = Vec::with_capacity(threads);
         let mut handles = Vec::with_capacity(threads);
         for queued in &queued {
-            let (tx, rx) = mpsc::channel::<Piece>();
+            let (tx, rx) = mpsc::channel::<Batch>();
             hashers.push(Hasher { tx, queued });
             let free = free_tx.clone();
             let (conversions, failed) = (&conversions, &failed);
             handles.push(scope.spawn(move || hash_pieces(rx, free, queued, conversions, failed)));
         }
         let hashers = hashers;
-        let read = read_jobs(&jobs, &hashers, &free_rx, &failed, &piece_of, progress);
+        let read = read_jobs(&jobs, &hashers, &free_rx, &failed, &piece_of, largest, progress);
         let read = read.and_then(|()| {
             sources.iter().try_for_each(|s| {
                 progress(s.read_to_end()?);
@@ -138,52 +155,121 @@ pub fn hash_front_to_back(
     Ok(out)
 }
 
-/// The reading side: every job's bytes in order, as pieces to the hashers.
+/// A batch being gathered: where it starts and ends in its input, and
+/// its parts.
+struct Pending<'s> {
+    source: &'s Source,
+    start: u64,
+    end: u64,
+    parts: Vec<Part>,
+}
+
+/// The reading side: every job's bytes in order, cut into pieces of whole
+/// blocks, gathered into batches of consecutive bytes, read and sent to
+/// the hashers.
 fn read_jobs(
     jobs: &[(usize, crate::hash::Job<'_>)],
     hashers: &[Hasher],
     free: &mpsc::Receiver<Vec<u8>>,
     failed: &AtomicBool,
     piece_of: &dyn Fn(&Conversion) -> usize,
+    largest: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<()> {
+    let mut reader = Reader { hashers, free, failed, progress, owner: vec![None; jobs.len()], jobs };
+    let mut pending: Option<Pending<'_>> = None;
     for (k, (_, job)) in jobs.iter().enumerate() {
-        let Some(to) = hashers.iter().min_by_key(|h| h.queued.load(Ordering::Relaxed)) else { break };
         let piece = piece_of(&job.conversion) as u64;
         let mut done = 0u64;
         loop {
-            if failed.load(Ordering::Relaxed) {
-                return Ok(());
-            }
             let n = piece.min(job.len.saturating_sub(done));
-            let len = usize::try_from(n).unwrap_or(0);
-            let Ok(mut buf) = free.recv() else { return Ok(()) };
-            if buf.len() < len {
-                buf.resize(len, 0);
+            let start = job.start.saturating_add(done);
+            let joins = pending.as_ref().is_some_and(|p| {
+                std::ptr::eq(p.source, job.source)
+                    && start >= p.end
+                    && start.saturating_sub(p.end) <= MAX_GAP
+                    && start.saturating_add(n).saturating_sub(p.start) <= largest as u64
+            });
+            if !joins {
+                if let Some(p) = pending.take() {
+                    if !reader.send(p)? {
+                        return Ok(());
+                    }
+                }
+                pending = Some(Pending { source: job.source, start, end: start, parts: Vec::new() });
             }
-            let part = buf.get_mut(..len).unwrap_or(&mut []);
-            job.source.read_ahead(job.start.saturating_add(done));
-            let taken = job
-                .source
-                .read_forward(job.start.saturating_add(done), part)
-                .map_err(|e| e.about(job.subject.clone()))?;
-            progress(taken);
-            done = done.saturating_add(n);
-            let last = done >= job.len;
-            to.queued.fetch_add(n, Ordering::Relaxed);
-            let sent = to.tx.send(Piece { job: k, buf, len, first: done == n, last });
-            if sent.is_err() || last {
+            if let Some(p) = pending.as_mut() {
+                let at = usize::try_from(start.saturating_sub(p.start)).unwrap_or(usize::MAX);
+                let len = usize::try_from(n).unwrap_or(0);
+                done = done.saturating_add(n);
+                p.parts.push(Part { job: k, at, len, first: done == n, last: done >= job.len });
+                p.end = start.saturating_add(n);
+            }
+            if done >= job.len {
                 break;
             }
         }
     }
+    if let Some(p) = pending.take() {
+        reader.send(p)?;
+    }
     Ok(())
 }
 
-/// One hashing thread: hashes the pieces it is sent, in order, and gives
+/// What the reading side needs to read and send a batch.
+struct Reader<'a, 'j> {
+    hashers: &'a [Hasher<'a>],
+    free: &'a mpsc::Receiver<Vec<u8>>,
+    failed: &'a AtomicBool,
+    progress: &'a (dyn Fn(u64) + Sync),
+    /// The hashing thread each job went to (all its pieces go there).
+    owner: Vec<Option<usize>>,
+    jobs: &'j [(usize, crate::hash::Job<'j>)],
+}
+
+impl Reader<'_, '_> {
+    /// Reads a batch and sends it; false when hashing already failed.
+    fn send(&mut self, p: Pending<'_>) -> Result<bool> {
+        if self.failed.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        // A job already begun stays with its thread; the batch goes there,
+        // and so do the jobs it begins. Otherwise, the least busy thread.
+        let to = p
+            .parts
+            .iter()
+            .find_map(|part| self.owner.get(part.job).copied().flatten())
+            .or_else(|| {
+                self.hashers.iter().enumerate().min_by_key(|(_, h)| h.queued.load(Ordering::Relaxed)).map(|(i, _)| i)
+            })
+            .unwrap_or(0);
+        for part in &p.parts {
+            if let Some(o) = self.owner.get_mut(part.job) {
+                *o = Some(to);
+            }
+        }
+        let len = usize::try_from(p.end.saturating_sub(p.start)).unwrap_or(0);
+        let Ok(mut buf) = self.free.recv() else { return Ok(false) };
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        let subject = || p.parts.first().and_then(|part| self.jobs.get(part.job)).map(|(_, j)| j.subject.clone());
+        let taken =
+            p.source.read_forward(p.start, buf.get_mut(..len).unwrap_or(&mut [])).map_err(|e| match subject() {
+                Some(s) if e.subject().is_none() => e.about(s),
+                _ => e,
+            })?;
+        (self.progress)(taken);
+        let Some(h) = self.hashers.get(to) else { return Ok(false) };
+        h.queued.fetch_add(len as u64, Ordering::Relaxed);
+        Ok(h.tx.send(Batch { buf, len, parts: p.parts }).is_ok())
+    }
+}
+
+/// One hashing thread: hashes the batches it is sent, in order, and gives
 /// each buffer back; returns the digest of every job it finished.
 fn hash_pieces(
-    rx: mpsc::Receiver<Piece>,
+    rx: mpsc::Receiver<Batch>,
     free: mpsc::SyncSender<Vec<u8>>,
     queued: &AtomicU64,
     conversions: &[Conversion],
@@ -192,27 +278,29 @@ fn hash_pieces(
     let mut done = Vec::new();
     let mut hasher = Sha256::new();
     let mut broken: Option<Error> = None;
-    for mut p in rx {
-        if p.first {
-            hasher = Sha256::new();
-            broken = None;
-        }
-        if broken.is_none() {
-            let part = p.buf.get_mut(..p.len).unwrap_or(&mut []);
-            match conversions.get(p.job).map_or(Ok(()), |c| c.apply(part)) {
-                Ok(()) => hasher.update(&*part),
-                Err(e) => {
-                    failed.store(true, Ordering::Relaxed);
-                    broken = Some(e);
+    for mut b in rx {
+        for part in &b.parts {
+            if part.first {
+                hasher = Sha256::new();
+                broken = None;
+            }
+            if broken.is_none() {
+                let bytes = b.buf.get_mut(part.at..part.at.saturating_add(part.len)).unwrap_or(&mut []);
+                match conversions.get(part.job).map_or(Ok(()), |c| c.apply(bytes)) {
+                    Ok(()) => hasher.update(&*bytes),
+                    Err(e) => {
+                        failed.store(true, Ordering::Relaxed);
+                        broken = Some(e);
+                    }
                 }
             }
+            if part.last {
+                let h = std::mem::take(&mut hasher);
+                done.push((part.job, broken.take().map_or_else(|| Ok(h.finalize().into()), Err)));
+            }
         }
-        if p.last {
-            let h = std::mem::take(&mut hasher);
-            done.push((p.job, broken.take().map_or_else(|| Ok(h.finalize().into()), Err)));
-        }
-        queued.fetch_sub(p.len as u64, Ordering::Relaxed);
-        let _ = free.send(p.buf);
+        queued.fetch_sub(b.len as u64, Ordering::Relaxed);
+        let _ = free.send(b.buf);
     }
     done
 }

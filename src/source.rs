@@ -469,6 +469,10 @@ impl Source {
     /// pages are dropped after the parse); with `--no-mmap`, or when no map
     /// can be guarded, it is read into memory, up to [`MAX_READ_METADATA`].
     pub(crate) fn parse<T: 'static>(&self, parse: PrefixParser<T>) -> Result<T> {
+        // Residency is sampled here, before the parser touches the file
+        // (afterwards its first pages would look cached); a cold file's
+        // metadata and first tensors are then asked for in one read-ahead.
+        self.read_ahead(0);
         let r = match self.mode {
             _ if self.is_stream() => self.parse_stream(parse),
             ReadMode::Mmap if !self.is_empty() => self.parse_mapped(parse),
