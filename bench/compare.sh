@@ -4,7 +4,8 @@
 # gguf-py's gguf_hash.py and b3sum on the same files, side by side, and
 # prints Markdown tables (wall-time medians, ratios, floors, peak RSS).
 #
-#   bash bench/compare.sh            full run: 2 GiB, ~1 GiB, 4 GiB models (~15-20 min)
+#   bash bench/compare.sh            full run: 2 GiB, ~1 GiB, 4 GiB models (~20-25 min),
+#                                    then the cold and pipe rows of bench/cold.sh
 #   bash bench/compare.sh --quick    smoke run with small sizes (about a minute)
 #
 # Environment:
@@ -326,6 +327,12 @@ if grep -q 'path = "bench/inner_loops.rs"' "$root/Cargo.toml"; then
 else
     log "inner loops skipped: Cargo.toml has no [[bench]] for bench/inner_loops.rs"
 fi
+
+# Cold files and pipes (issue #15): paired rows against cat, dd and the warm
+# run; the cold rows need root to drop the page cache and are skipped with a
+# message otherwise.
+log "cold and pipe rows (bench/cold.sh), load $(load1)"
+BENCH_ROUNDS="$([ "$quick" = 1 ] && echo 3 || echo 7)" bash "$here/cold.sh" "$gd" | tee "$out/cold.md"
 
 # --- report -------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::stream::{ODD_PIECES, run_piped};
+use common::stream::{ODD_PIECES, run_piped, run_piped_counting};
 use common::*;
 
 const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
@@ -126,6 +126,28 @@ fn a_stream_that_stops_mid_tensor_is_an_error_naming_the_tensor() {
     let o = run_piped(bin(), &["-"], &[], &[1], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("-: ") && stderr(&o).contains("empty"), "{}", stderr(&o));
+}
+
+/// A refused stream is still read to its end, so that a producer such as
+/// `tee model.gguf` upstream is never cut off by a broken pipe.
+#[test]
+fn a_refused_stream_is_read_to_its_end() {
+    let mut bad = b"GGUX".to_vec();
+    bad.extend(vec![7u8; 8 << 20]);
+    let (o, written) = run_piped_counting(bin(), &["-"], &bad, &[(1 << 20) + 1], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("-: "), "{}", stderr(&o));
+    assert_eq!(written, bad.len(), "the producer was cut off");
+    // A shard, refused after its metadata was read: the same.
+    let g = rich_model(&[0, 1]);
+    let n = g.tensors.len();
+    let d = Dir::new();
+    let paths = write_set(&d, "m", &g.split(&[1, n - 1]));
+    let mut first = std::fs::read(&paths[0]).unwrap();
+    first.extend(vec![0u8; 4 << 20]);
+    let (o, written) = run_piped_counting(bin(), &["-"], &first, &ODD_PIECES, None);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(written, first.len(), "the producer was cut off");
 }
 
 #[test]

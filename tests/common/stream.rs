@@ -55,6 +55,18 @@ pub fn stream_source(data: &[u8], sizes: &[usize]) -> gguf_digest::Source {
 /// `stop_after` ends the input early. A reader that stops early makes the
 /// writer see a broken pipe, which is not an error here.
 pub fn run_piped(bin: &Path, args: &[&str], data: &[u8], sizes: &[usize], stop_after: Option<usize>) -> Output {
+    run_piped_counting(bin, args, data, sizes, stop_after).0
+}
+
+/// As [`run_piped`], and how many bytes the producer managed to write
+/// before the reader closed the pipe.
+pub fn run_piped_counting(
+    bin: &Path,
+    args: &[&str],
+    data: &[u8],
+    sizes: &[usize],
+    stop_after: Option<usize>,
+) -> (Output, usize) {
     let mut child = Command::new(bin)
         .args(args)
         .stdin(Stdio::piped())
@@ -72,12 +84,13 @@ pub fn run_piped(bin: &Path, args: &[&str], data: &[u8], sizes: &[usize], stop_a
             let n = sizes[k % sizes.len()].max(1).min(data.len() - pos);
             k += 1;
             if stdin.write_all(&data[pos..pos + n]).and_then(|_| stdin.flush()).is_err() {
-                return;
+                return pos;
             }
             pos += n;
         }
+        pos
     });
     let out = child.wait_with_output().expect("the binary runs");
-    writer.join().expect("the writer thread ends");
-    out
+    let written = writer.join().expect("the writer thread ends");
+    (out, written)
 }
