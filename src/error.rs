@@ -257,6 +257,9 @@ pub enum ErrorKind {
     /// trailing bytes, lone surrogate, not UTF-8).
     #[error("invalid JSON: {0}")]
     Json(String),
+    /// A signature that could not be checked, or did not verify.
+    #[error("signature: {0}")]
+    Signature(String),
     /// Well-formed JSON whose members are not what the format requires.
     #[error("{0}")]
     Schema(String),

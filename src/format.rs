@@ -60,6 +60,10 @@ pub trait Labelled: Send + Sync {
     /// The model's entry in the `--json` document.
     fn json(&self, path: &Path, digest: &Digest) -> Json;
 
+    /// The format's name and the contract its label follows (for the
+    /// predicate of a statement): `("gguf", "canonical-skeleton-v1")`.
+    fn contract(&self) -> (&'static str, &'static str);
+
     /// The model as its own type, for the per-format sections of `inspect`
     /// and `diff`.
     fn as_any(&self) -> &dyn Any;

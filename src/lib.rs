@@ -37,6 +37,7 @@ pub mod json;
 mod map_guard;
 pub mod output;
 mod pipeline;
+pub mod provenance;
 mod schedule;
 mod source;
 mod text;

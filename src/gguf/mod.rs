@@ -60,6 +60,10 @@ impl Labelled for Model {
         model_json(path, self, digest)
     }
 
+    fn contract(&self) -> (&'static str, &'static str) {
+        ("gguf", "canonical-skeleton-v1")
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

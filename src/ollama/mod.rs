@@ -107,6 +107,10 @@ impl crate::format::Labelled for Model {
         model_json(path, self, digest)
     }
 
+    fn contract(&self) -> (&'static str, &'static str) {
+        ("ollama", "ollama-skeleton-v1")
+    }
+
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }

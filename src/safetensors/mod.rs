@@ -65,6 +65,10 @@ impl Labelled for Model {
         model_json(path, self, digest)
     }
 
+    fn contract(&self) -> (&'static str, &'static str) {
+        ("safetensors", "safetensors-skeleton-v1")
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

@@ -30,7 +30,7 @@ pub struct ReadArgs {
 }
 
 impl ReadArgs {
-    fn options(&self, base: &BatchOptions) -> BatchOptions {
+    pub(crate) fn options(&self, base: &BatchOptions) -> BatchOptions {
         let mut opts = base.clone();
         opts.open.join_shards &= !self.no_join;
         if self.no_mmap {
@@ -40,7 +40,7 @@ impl ReadArgs {
     }
 
     /// The pool to hash on: the one given, unless -j asks for another size.
-    fn pool(&self) -> io::Result<Option<rayon::ThreadPool>> {
+    pub(crate) fn pool(&self) -> io::Result<Option<rayon::ThreadPool>> {
         self.threads
             .map(|n| {
                 rayon::ThreadPoolBuilder::new()
@@ -109,7 +109,7 @@ pub struct DiffArgs {
     pub read: ReadArgs,
 }
 
-fn print_json(doc: &serde_json::Value) -> io::Result<()> {
+pub(crate) fn print_json(doc: &serde_json::Value) -> io::Result<()> {
     let mut out = io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, doc)?;
     out.write_all(b"\n")?;

@@ -1,6 +1,7 @@
 //! The `gguf-digest` command: parses flags, calls the library, prints.
 
 mod inspect_diff;
+mod provenance;
 
 use std::io::{self, IsTerminal, Read, Write};
 use std::num::NonZeroUsize;
@@ -116,6 +117,10 @@ enum Command {
     Inspect(inspect_diff::InspectArgs),
     /// Compare two models leaf by leaf (exit 0 if their labels are equal, 1 if not).
     Diff(inspect_diff::DiffArgs),
+    /// Print an in-toto statement whose subjects are the models and their labels.
+    Statement(provenance::StatementArgs),
+    /// Relabel every subject of a statement, DSSE envelope or Sigstore bundle.
+    Verify(provenance::VerifyArgs),
 }
 
 /// Exit statuses (also in --help and README.md).
@@ -155,6 +160,8 @@ fn run(args: &Args) -> io::Result<u8> {
     match &args.command {
         Some(Command::Inspect(a)) => return inspect_diff::run_inspect(a, &opts, &pool),
         Some(Command::Diff(a)) => return inspect_diff::run_diff(a, &opts, &pool),
+        Some(Command::Statement(a)) => return provenance::run_statement(a, &opts, &pool),
+        Some(Command::Verify(a)) => return provenance::run_verify(a, &opts, &pool),
         None => {}
     }
     if args.check {

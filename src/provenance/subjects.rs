@@ -1,0 +1,107 @@
+//! A statement's subjects, and where each may be looked for: a subject
+//! names a path under the root (the statement's directory, or `--root`) or
+//! an `ollama:` reference; a name that would leave the root is refused
+//! before anything is opened.
+
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::check::LABEL_HEX_LEN;
+use crate::error::{Error, ErrorKind, Result};
+use crate::json::{Json, parse_strict};
+use crate::provenance::{PREDICATE_TYPE, STATEMENT_TYPE};
+
+/// One subject: its name and the label it claims.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject {
+    /// The name as the statement gives it.
+    pub name: String,
+    /// The `sha256` digest: the label, 64 lowercase hex digits.
+    pub label: String,
+}
+
+fn schema(what: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Schema(what.into()))
+}
+
+/// The subjects of a statement of this project's predicate type.
+pub fn read(statement: &[u8]) -> Result<Vec<Subject>> {
+    let json =
+        parse_strict(statement, 64).map_err(|e| Error::new(ErrorKind::Json(e.what)).at(e.offset.unwrap_or(0)))?;
+    let ty = json.get("_type").and_then(Json::as_str).unwrap_or_default();
+    if ty != STATEMENT_TYPE {
+        return Err(schema(format!("not an in-toto statement v1 (_type is \"{ty}\", not {STATEMENT_TYPE})")));
+    }
+    let pt = json.get("predicateType").and_then(Json::as_str).unwrap_or_default();
+    if pt != PREDICATE_TYPE {
+        return Err(schema(format!(
+            "the statement's predicateType is \"{pt}\", not gguf-digest's ({PREDICATE_TYPE}): it does not claim labels"
+        )));
+    }
+    let list =
+        json.get("subject").and_then(Json::as_array).ok_or_else(|| schema("the statement has no subject list"))?;
+    if list.is_empty() {
+        return Err(schema("the statement has no subjects"));
+    }
+    let mut out = Vec::with_capacity(list.len());
+    for s in list {
+        let name = s.get("name").and_then(Json::as_str).ok_or_else(|| schema("a subject has no name"))?;
+        let label = s
+            .get("digest")
+            .and_then(|d| d.get("sha256"))
+            .and_then(Json::as_str)
+            .ok_or_else(|| schema(format!("subject {name:?} has no sha256 digest")))?;
+        if label.len() != LABEL_HEX_LEN || !label.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(schema(format!("subject {name:?}: its sha256 is not 64 hex digits")));
+        }
+        out.push(Subject { name: name.to_string(), label: label.to_ascii_lowercase() });
+    }
+    Ok(out)
+}
+
+/// Where subject `name` is looked for under `root`: the path, or the
+/// `ollama:` reference as it is. Refused: an empty name, `-`, an absolute
+/// path, a `..` component, a NUL, and any path that (through symbolic
+/// links) resolves outside the root.
+pub fn locate(root: &Path, name: &str) -> Result<PathBuf> {
+    let refuse = |why: &str| Err(schema(format!("subject {name:?} is refused: {why}; nothing was opened")));
+    if name.starts_with(crate::ollama::SCHEME) {
+        return Ok(PathBuf::from(name));
+    }
+    if name.is_empty() || name == "-" || name.contains('\0') {
+        return refuse("not a file name");
+    }
+    let rel = Path::new(name);
+    if rel.is_absolute() {
+        return refuse("an absolute path");
+    }
+    if rel.components().any(|c| matches!(c, Component::ParentDir | Component::RootDir | Component::Prefix(_))) {
+        return refuse("it holds '..'");
+    }
+    let path = root.join(rel);
+    // A symbolic link inside the root may point out of it: resolve both and
+    // compare before the path is ever opened. A path that does not exist is
+    // left to the labelling, which reports it (it cannot lead anywhere).
+    if let (Ok(real_root), Ok(real)) = (root.canonicalize(), path.canonicalize()) {
+        if !real.starts_with(&real_root) {
+            return refuse("it leads outside the root through a symbolic link");
+        }
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_leave_the_root_are_refused() {
+        let root = Path::new("/tmp");
+        for bad in ["", "-", "/etc/passwd", "../x", "a/../../x", "a\0b"] {
+            assert!(locate(root, bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(locate(root, "a/b.gguf").unwrap(), Path::new("/tmp/a/b.gguf"));
+        assert_eq!(locate(root, "ollama:x").unwrap(), Path::new("ollama:x"));
+    }
+}

@@ -1,0 +1,236 @@
+//! `statement` and `verify` through the real binary: the statement's shape,
+//! relabelling, every refusal with its exit code, and DSSE signatures made
+//! by OpenSSL (keys it generates: Ed25519 and ECDSA P-256), bare, in an
+//! envelope and in a Sigstore bundle, accepted with the right key and
+//! refused after a byte of the payload, the signature or the model changes.
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use base64::Engine as _;
+use common::*;
+use serde_json::{Value as Json, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
+const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN).args(args).current_dir(dir).output().expect("runs the binary")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A directory with two models (GGUF in a subfolder, safetensors) and the
+/// statement the binary printed for them.
+fn fixture() -> (Dir, Json, Gguf) {
+    let d = Dir::new();
+    let g = rich_model(&[0, 8]);
+    std::fs::create_dir_all(d.path("").join("models")).unwrap();
+    d.write("models/m.gguf", &g.build());
+    let st = st::St::new().tensor(st::StTensor::filled("w", "F32", &[4, 4], 1));
+    d.write("w.safetensors", &st.build());
+    let o = run_in(&d.path(""), &["statement", "models/m.gguf", "w.safetensors"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let statement: Json = serde_json::from_slice(&o.stdout).unwrap();
+    (d, statement, g)
+}
+
+fn write_json(d: &Dir, name: &str, v: &Json) -> PathBuf {
+    d.write(name, &serde_json::to_vec_pretty(v).unwrap())
+}
+
+#[test]
+fn a_statement_names_each_model_as_given_with_its_label() {
+    let (d, s, g) = fixture();
+    assert_eq!(s["_type"], "https://in-toto.io/Statement/v1");
+    assert_eq!(s["predicateType"], "https://gguf-digest.dev/label/v1");
+    assert_eq!(s["subject"][0]["name"], "models/m.gguf");
+    assert_eq!(s["subject"][0]["digest"]["sha256"], g.expected_label());
+    assert_eq!(s["subject"][1]["name"], "w.safetensors");
+    let m = &s["predicate"]["models"];
+    assert_eq!(m[0]["format"], "gguf");
+    assert_eq!(m[0]["contract"], "canonical-skeleton-v1");
+    assert_eq!(m[0]["files"][0]["path"], "models/m.gguf");
+    assert_eq!(m[1]["format"], "safetensors");
+    assert_eq!(m[1]["contract"], "safetensors-skeleton-v1");
+    assert!(m[0].get("leaves").is_none());
+    assert_eq!(s["predicate"]["tool"]["name"], "gguf-digest");
+    // Leaves on request: the model's --json entry.
+    let o = run_in(&d.path(""), &["statement", "--leaves", "models/m.gguf"]);
+    let with: Json = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(with["predicate"]["models"][0]["leaves"]["tensors"].is_array(), "{with}");
+    // A model that cannot be labelled: exit 2, nothing printed.
+    let o = run_in(&d.path(""), &["statement", "models/m.gguf", "missing.gguf"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn verify_relabels_every_subject_with_check_s_exit_codes() {
+    let (d, s, _) = fixture();
+    write_json(&d, "s.json", &s);
+    let o = run_in(&d.path(""), &["verify", "s.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "models/m.gguf: OK\nw.safetensors: OK\n");
+    assert!(text(&o.stderr).contains("no signature was checked"), "{}", text(&o.stderr));
+    // From elsewhere: relative to the statement's directory, or --root.
+    let o = Command::new(BIN).args(["verify", d.path("").join("s.json").to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    std::fs::create_dir_all(d.path("").join("elsewhere")).unwrap();
+    std::fs::rename(d.path("").join("s.json"), d.path("").join("elsewhere/s.json")).unwrap();
+    let o = run_in(&d.path(""), &["verify", "elsewhere/s.json"]);
+    assert_eq!(o.status.code(), Some(1), "subjects are looked for beside the statement");
+    let o = run_in(&d.path(""), &["verify", "--root", ".", "--quiet", "elsewhere/s.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(o.stdout.is_empty());
+
+    // A changed weight: FAILED, exit 1; --status prints nothing.
+    let p = d.path("").join("models/m.gguf");
+    let mut bytes = std::fs::read(&p).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&p, &bytes).unwrap();
+    let o = run_in(&d.path(""), &["verify", "--root", ".", "elsewhere/s.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stdout).contains("models/m.gguf: FAILED"), "{}", text(&o.stdout));
+    let o = run_in(&d.path(""), &["verify", "--root", ".", "--status", "elsewhere/s.json"]);
+    assert_eq!((o.status.code(), o.stdout.is_empty(), o.stderr.is_empty()), (Some(1), true, true));
+    // A missing subject: FAILED open or read, exit 1.
+    std::fs::remove_file(&p).unwrap();
+    let o = run_in(&d.path(""), &["verify", "--root", ".", "elsewhere/s.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stdout).contains("models/m.gguf: FAILED open or read"), "{}", text(&o.stdout));
+}
+
+#[test]
+fn subjects_that_leave_the_root_and_other_predicates_are_refused() {
+    let (d, s, _) = fixture();
+    let outside = Dir::new();
+    outside.write("secret.gguf", &rich_model(&[0]).build());
+    std::os::unix::fs::symlink(outside.path("").join("secret.gguf"), d.path("").join("link.gguf")).unwrap();
+    let abs = outside.path("").join("secret.gguf").to_string_lossy().into_owned();
+    for bad in [abs.as_str(), "../x.gguf", "models/../../x.gguf", "link.gguf", "", "-"] {
+        let mut t = s.clone();
+        t["subject"][1]["name"] = json!(bad);
+        write_json(&d, "t.json", &t);
+        let o = run_in(&d.path(""), &["verify", "t.json"]);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o.stdout));
+        assert!(text(&o.stderr).contains("is refused"), "{bad:?}: {}", text(&o.stderr));
+        assert!(o.stdout.is_empty(), "{bad:?}: nothing is labelled before the refusal");
+    }
+    let mut t = s.clone();
+    t["predicateType"] = json!("https://slsa.dev/provenance/v1");
+    write_json(&d, "t.json", &t);
+    let o = run_in(&d.path(""), &["verify", "t.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("predicateType is \"https://slsa.dev/provenance/v1\""), "{}", text(&o.stderr));
+    for (bad, what) in [
+        (json!({"_type": "x"}), "not an in-toto statement"),
+        (json!([1]), "JSON object"),
+        (json!({"payloadType": "text/plain", "payload": "", "signatures": []}), "not an in-toto statement"),
+    ] {
+        write_json(&d, "t.json", &bad);
+        let o = run_in(&d.path(""), &["verify", "t.json"]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(text(&o.stderr).contains(what), "{bad}: {}", text(&o.stderr));
+    }
+    d.write("dup.json", br#"{"_type":"a","_type":"b"}"#);
+    let o = run_in(&d.path(""), &["verify", "dup.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("repeated"), "{}", text(&o.stderr));
+}
+
+/// Runs openssl; None (test skipped with a message) when it is missing,
+/// outside CI.
+fn openssl(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
+    match Command::new("openssl").args(args).current_dir(dir).output() {
+        Ok(o) if o.status.success() => Some(o.stdout),
+        Ok(o) => panic!("openssl {args:?}: {}", text(&o.stderr)),
+        Err(_) if !py::in_ci() => {
+            eprintln!("SKIPPED: openssl not found");
+            None
+        }
+        Err(e) => panic!("openssl is needed under CI: {e}"),
+    }
+}
+
+fn pae(payload: &[u8]) -> Vec<u8> {
+    let mut v = format!("DSSEv1 {} {PAYLOAD_TYPE} {} ", PAYLOAD_TYPE.len(), payload.len()).into_bytes();
+    v.extend_from_slice(payload);
+    v
+}
+
+fn envelope(payload: &[u8], sig: &[u8]) -> Json {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    json!({"payloadType": PAYLOAD_TYPE, "payload": b64.encode(payload), "signatures": [{"keyid": "", "sig": b64.encode(sig)}]})
+}
+
+#[test]
+fn signatures_by_openssl_keys_are_checked_before_any_subject() {
+    let (d, s, _) = fixture();
+    let dir = &d.path("");
+    let Some(_) = openssl(dir, &["genpkey", "-algorithm", "ed25519", "-out", "ed.key"]) else { return };
+    openssl(dir, &["pkey", "-in", "ed.key", "-pubout", "-out", "ed.pub"]);
+    openssl(dir, &["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "ec.key"]);
+    openssl(dir, &["ec", "-in", "ec.key", "-pubout", "-out", "ec.pub"]);
+    openssl(dir, &["genpkey", "-algorithm", "ed25519", "-out", "other.key"]);
+    openssl(dir, &["pkey", "-in", "other.key", "-pubout", "-out", "other.pub"]);
+    let payload = serde_json::to_vec(&s).unwrap();
+    d.write("pae.bin", &pae(&payload));
+    let ed = openssl(dir, &["pkeyutl", "-sign", "-inkey", "ed.key", "-rawin", "-in", "pae.bin"]).unwrap();
+    let ec = openssl(dir, &["dgst", "-sha256", "-sign", "ec.key", "pae.bin"]).unwrap();
+    write_json(&d, "ed.json", &envelope(&payload, &ed));
+    write_json(&d, "ec.json", &envelope(&payload, &ec));
+    let bundle =
+        json!({"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json", "dsseEnvelope": envelope(&payload, &ec)});
+    write_json(&d, "bundle.json", &bundle);
+
+    for (key, file) in [("ed.pub", "ed.json"), ("ec.pub", "ec.json"), ("ec.pub", "bundle.json")] {
+        let o = run_in(dir, &["verify", "--key", key, file]);
+        assert_eq!(o.status.code(), Some(0), "{key} {file}: {}", text(&o.stderr));
+        assert!(!text(&o.stderr).contains("no signature was checked"));
+        assert_eq!(text(&o.stdout), "models/m.gguf: OK\nw.safetensors: OK\n");
+    }
+    // Either key of several may sign.
+    let o = run_in(dir, &["verify", "--key", "other.pub", "--key", "ec.pub", "ec.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+
+    // The wrong key, a changed payload byte, a changed signature byte, a
+    // bare statement with a key: FAILED, exit 1, no subject opened.
+    let mut tampered = payload.clone();
+    let i = tampered.iter().position(|&b| b == b'm').unwrap();
+    tampered[i] = b'n';
+    let mut bad_sig = ec.clone();
+    bad_sig[10] ^= 1;
+    write_json(&d, "payload.json", &envelope(&tampered, &ec));
+    write_json(&d, "sig.json", &envelope(&payload, &bad_sig));
+    write_json(&d, "bare.json", &s);
+    for (key, file) in [
+        ("other.pub", "ed.json"),
+        ("ed.pub", "ec.json"),
+        ("ec.pub", "payload.json"),
+        ("ec.pub", "sig.json"),
+        ("ec.pub", "bare.json"),
+    ] {
+        let o = run_in(dir, &["verify", "--key", key, file]);
+        assert_eq!(o.status.code(), Some(1), "{key} {file}");
+        assert!(text(&o.stderr).contains("signature: FAILED"), "{key} {file}: {}", text(&o.stderr));
+        assert!(o.stdout.is_empty(), "{key} {file}: a subject was looked at");
+    }
+    // A signed statement whose model changed: the signature holds, the label not.
+    let p = dir.join("w.safetensors");
+    let mut bytes = std::fs::read(&p).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&p, &bytes).unwrap();
+    let o = run_in(dir, &["verify", "--key", "ec.pub", "ec.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o.stdout), "models/m.gguf: OK\nw.safetensors: FAILED\n");
+    // A key file that is no key: exit 2.
+    let o = run_in(dir, &["verify", "--key", "ec.json", "ec.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("not a PEM public key"), "{}", text(&o.stderr));
+}
