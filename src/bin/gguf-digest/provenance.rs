@@ -125,9 +125,9 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
     };
     // The signature first: not one subject is trusted (or opened) before.
     if args.key.is_empty() {
-        if !args.status {
-            eprintln!("gguf-digest: verify: {name}: WARNING: no signature was checked (no --key given)");
-        }
+        // Every time, --status too: a pass without a signature must never
+        // look like a signed pass.
+        eprintln!("gguf-digest: verify: {name}: WARNING: no signature was checked (no --key given)");
     } else {
         let mut keys = Vec::with_capacity(args.key.len());
         for k in &args.key {
