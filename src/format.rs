@@ -95,24 +95,3 @@ pub fn finish(model: &dyn Labelled, data_sha256: Vec<Sha256Digest>) -> Result<Di
     }
     Ok(Digest::from_skeleton(model.skeleton(&data_sha256)?, data_sha256))
 }
-
-/// Hashes every job of `model` on the current rayon pool (front to back,
-/// with as many threads, when it is a stream or not in the page cache) and
-/// finishes it.
-pub fn digest(model: &dyn Labelled, pieces: &PieceSizes) -> Result<Digest> {
-    use rayon::prelude::*;
-    if crate::pipeline::reads_front_to_back(model) {
-        let digests = crate::pipeline::hash_front_to_back(model, pieces, rayon::current_num_threads(), &|_| {})?;
-        return finish(model, digests);
-    }
-    let order = hash_order(model);
-    let hashed: Vec<(usize, Result<Sha256Digest>)> =
-        order.par_iter().with_max_len(1).map(|&i| (i, run_job(model, i, pieces, &|_| {}))).collect();
-    let mut digests = vec![[0u8; 32]; model.job_count()];
-    for (i, r) in hashed {
-        if let Some(d) = digests.get_mut(i) {
-            *d = r?;
-        }
-    }
-    finish(model, digests)
-}

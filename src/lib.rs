@@ -59,13 +59,13 @@ pub mod inspect;
 pub mod render;
 
 pub use error::{Error, ErrorKind, Result, Subject};
-pub use format::{Labelled, OpenOptions, digest, finish, hash_order, run_job};
+pub use format::{Labelled, OpenOptions, finish, hash_order, run_job};
 pub use hash::{
     CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, READ_CHUNKS, Sha256Digest, Swap, WINDOW, hash_job,
 };
 pub use input::{Format, Input, approximate_bytes, digest_paths, expand_arguments, label_paths, open_model, sniff};
 pub use pipeline::{hash_front_to_back, reads_front_to_back};
-pub use schedule::{AnyModel, BatchOptions, Opener, schedule};
+pub use schedule::{AnyModel, BatchOptions, Opener, digest, schedule};
 pub use source::{MAX_READ_METADATA, ReadMode, Source, UNKNOWN_LEN, raise_open_file_limit};
 pub use text::escape_bytes;
 

@@ -225,3 +225,24 @@ fn finish_when_released(mut work: Arc<FileWork>) -> Result<(AnyModel, Digest)> {
         }
     }
 }
+
+/// Hashes every job of `model` on the current rayon pool (front to back,
+/// with as many threads, when it is a stream or not in the page cache) and
+/// finishes it.
+pub fn digest(model: &dyn Labelled, pieces: &crate::hash::PieceSizes) -> Result<Digest> {
+    use rayon::prelude::*;
+    if pipeline::reads_front_to_back(model) {
+        let digests = pipeline::hash_front_to_back(model, pieces, rayon::current_num_threads(), &|_| {})?;
+        return format::finish(model, digests);
+    }
+    let order = format::hash_order(model);
+    let hashed: Vec<(usize, Result<Sha256Digest>)> =
+        order.par_iter().with_max_len(1).map(|&i| (i, format::run_job(model, i, pieces, &|_| {}))).collect();
+    let mut digests = vec![[0u8; 32]; model.job_count()];
+    for (i, r) in hashed {
+        if let Some(d) = digests.get_mut(i) {
+            *d = r?;
+        }
+    }
+    format::finish(model, digests)
+}

@@ -229,7 +229,7 @@ impl Model {
     /// Hashes every tensor (in parallel, on the current rayon pool), checks
     /// that no file changed meanwhile, and builds the skeleton.
     pub fn digest(&self) -> Result<Digest> {
-        format::digest(self, &self.pieces)
+        crate::schedule::digest(self, &self.pieces)
     }
 
     /// Builds the digest from the tensor data digests (in [`Model::tensors`]

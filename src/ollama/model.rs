@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest as _, Sha256};
 
 use crate::error::{Error, ErrorKind, Result, Subject};
-use crate::format::{self, OpenOptions};
+use crate::format::OpenOptions;
 use crate::gguf;
 use crate::hash::{Conversion, Digest, Job, Sha256Digest};
 use crate::json::parse_strict;
@@ -332,7 +332,7 @@ impl Model {
 
     /// Hashes every job on the current rayon pool and finishes the model.
     pub fn digest(&self) -> Result<Digest> {
-        format::digest(self, &self.opts.pieces)
+        crate::schedule::digest(self, &self.opts.pieces)
     }
 
     /// Each component's content digest, given the jobs' digests (in job

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest as _, Sha256};
 
 use crate::error::{Error, ErrorKind, Result, Subject};
-use crate::format::{self, OpenOptions};
+use crate::format::OpenOptions;
 use crate::hash::{Conversion, Digest, Job, PieceSizes, Sha256Digest};
 use crate::safetensors::header::{SafetensorsFile, TensorEntry, parse_prefix};
 use crate::safetensors::index::{Index, read_index};
@@ -319,7 +319,7 @@ impl Model {
     /// Hashes every tensor (in parallel, on the current rayon pool), checks
     /// that no file changed meanwhile, and builds the skeleton.
     pub fn digest(&self) -> Result<Digest> {
-        format::digest(self, &self.pieces)
+        crate::schedule::digest(self, &self.pieces)
     }
 
     /// The label: 64 lowercase hex digits (hashes every tensor).
