@@ -54,6 +54,9 @@ pub fn reads_front_to_back(model: &dyn Labelled) -> bool {
 /// on its way to a hashing thread.
 struct Batch {
     buf: Vec<u8>,
+    /// Where the batch's first byte lies in `buf` (past the alignment of a
+    /// direct read).
+    base: usize,
     len: usize,
     parts: Vec<Part>,
 }
@@ -90,6 +93,32 @@ pub fn hash_front_to_back(
     threads: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<Sha256Digest>> {
+    hash_front_to_back_with(model, pieces, threads, DirectReads::Auto, progress)
+}
+
+/// When files are read around the page cache (`O_DIRECT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirectReads {
+    /// A cold file larger than half of memory (the default).
+    Auto,
+    /// Every file that allows it (tests, to run the direct path on small files).
+    Always,
+}
+
+/// Reads that may be in flight at once on a file read directly: a read
+/// around the page cache has no read-ahead, so the device sees only what
+/// is asked (one 8 MiB read at a time ran at 0.76 x the time of buffered
+/// `cat` on 32 GiB, two at once 0.55 x).
+const DIRECT_DEPTH: usize = 2;
+
+/// [`hash_front_to_back`], choosing when files are read directly.
+pub fn hash_front_to_back_with(
+    model: &dyn Labelled,
+    pieces: &PieceSizes,
+    threads: usize,
+    direct: DirectReads,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<Sha256Digest>> {
     let sources = model.sources();
     let file_no = |s: &Source| sources.iter().position(|t| std::ptr::eq(*t, s)).unwrap_or(usize::MAX);
     let mut order: Vec<(usize, u64, usize)> =
@@ -115,6 +144,8 @@ pub fn hash_front_to_back(
     let queued: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
 
     let mut digests: Vec<Option<Result<Sha256Digest>>> = (0..jobs.len()).map(|_| None).collect();
+    let (io_tx, io_rx) = mpsc::channel::<IoJob<'_>>();
+    let io_rx = Mutex::new(io_rx);
     let read = std::thread::scope(|scope| {
         let mut hashers = Vec::with_capacity(threads);
         let mut handles = Vec::with_capacity(threads);
@@ -126,7 +157,13 @@ pub fn hash_front_to_back(
             handles.push(scope.spawn(move || hash_pieces(rx, free, queued, conversions, failed)));
         }
         let hashers = hashers;
-        let read = read_jobs(&jobs, &hashers, &free_rx, &failed, &piece_of, largest, progress);
+        for _ in 0..DIRECT_DEPTH {
+            let io_rx = &io_rx;
+            scope.spawn(move || run_io(io_rx));
+        }
+        let force = direct == DirectReads::Always;
+        let read = read_jobs(&jobs, &hashers, &free_rx, &failed, &piece_of, largest, progress, (&io_tx, force));
+        drop(io_tx);
         let read = read.and_then(|()| {
             sources.iter().try_for_each(|s| {
                 progress(s.read_to_end()?);
@@ -164,19 +201,81 @@ struct Pending<'s> {
     parts: Vec<Part>,
 }
 
+/// A read handed to an I/O thread (files read directly, [`DIRECT_DEPTH`]
+/// at a time), and where its result goes.
+struct IoJob<'s> {
+    source: &'s Source,
+    start: u64,
+    len: usize,
+    buf: Vec<u8>,
+    force: bool,
+    reply: mpsc::Sender<Read>,
+}
+
+/// A finished read: the buffer, where the bytes start in it, the bytes
+/// taken from the input.
+type Read = (Vec<u8>, Result<(usize, u64)>);
+
+/// An I/O thread: runs reads until the reader hangs up.
+fn run_io(jobs: &Mutex<mpsc::Receiver<IoJob<'_>>>) {
+    loop {
+        let job = match jobs.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => return,
+        };
+        let Ok(mut job) = job else { return };
+        let r = read_into(job.source, job.start, job.len, &mut job.buf, job.force);
+        let _ = job.reply.send((job.buf, r));
+    }
+}
+
+/// Reads `len` bytes at `start` into `buf`: directly when the file is read
+/// that way, else as usual (front to back); where they start in `buf`, and
+/// the bytes taken.
+fn read_into(source: &Source, start: u64, len: usize, buf: &mut Vec<u8>, force: bool) -> Result<(usize, u64)> {
+    if let Some(base) = source.read_direct(start, len, buf, force)? {
+        return Ok((base, len as u64));
+    }
+    if buf.len() < len {
+        buf.resize(len, 0);
+    }
+    let taken = source.read_forward(start, buf.get_mut(..len).unwrap_or(&mut []))?;
+    Ok((0, taken))
+}
+
+/// A batch whose read is under way, waiting its turn to be sent.
+struct Flight {
+    to: usize,
+    len: usize,
+    parts: Vec<Part>,
+    done: mpsc::Receiver<Read>,
+}
+
 /// The reading side: every job's bytes in order, cut into pieces of whole
 /// blocks, gathered into batches of consecutive bytes, read and sent to
 /// the hashers.
-fn read_jobs(
-    jobs: &[(usize, crate::hash::Job<'_>)],
+#[allow(clippy::too_many_arguments)]
+fn read_jobs<'s>(
+    jobs: &'s [(usize, crate::hash::Job<'s>)],
     hashers: &[Hasher],
     free: &mpsc::Receiver<Vec<u8>>,
     failed: &AtomicBool,
     piece_of: &dyn Fn(&Conversion) -> usize,
     largest: usize,
     progress: &(dyn Fn(u64) + Sync),
+    (io, force): (&mpsc::Sender<IoJob<'s>>, bool),
 ) -> Result<()> {
-    let mut reader = Reader { hashers, free, failed, progress, owner: vec![None; jobs.len()], jobs };
+    let mut reader = Reader {
+        hashers,
+        free,
+        failed,
+        progress,
+        owner: vec![None; jobs.len()],
+        jobs,
+        io,
+        force,
+        flights: std::collections::VecDeque::new(),
+    };
     let mut pending: Option<Pending<'_>> = None;
     for (k, (_, job)) in jobs.iter().enumerate() {
         let piece = piece_of(&job.conversion) as u64;
@@ -213,11 +312,21 @@ fn read_jobs(
     if let Some(p) = pending.take() {
         reader.send(p)?;
     }
+    while !reader.flights.is_empty() {
+        if !reader.land()? {
+            break;
+        }
+    }
     Ok(())
 }
 
 /// What the reading side needs to read and send a batch.
 struct Reader<'a, 'j> {
+    io: &'a mpsc::Sender<IoJob<'j>>,
+    force: bool,
+    /// Batches being read, in file order: sent to their threads in this
+    /// order, whichever read finishes first.
+    flights: std::collections::VecDeque<Flight>,
     hashers: &'a [Hasher<'a>],
     free: &'a mpsc::Receiver<Vec<u8>>,
     failed: &'a AtomicBool,
@@ -227,9 +336,11 @@ struct Reader<'a, 'j> {
     jobs: &'j [(usize, crate::hash::Job<'j>)],
 }
 
-impl Reader<'_, '_> {
-    /// Reads a batch and sends it; false when hashing already failed.
-    fn send(&mut self, p: Pending<'_>) -> Result<bool> {
+impl<'j> Reader<'_, 'j> {
+    /// Starts reading a batch (on an I/O thread for a file read directly,
+    /// else here) and sends the oldest batch read once too many are under
+    /// way; false when hashing already failed.
+    fn send(&mut self, p: Pending<'j>) -> Result<bool> {
         if self.failed.load(Ordering::Relaxed) {
             return Ok(false);
         }
@@ -250,19 +361,39 @@ impl Reader<'_, '_> {
         }
         let len = usize::try_from(p.end.saturating_sub(p.start)).unwrap_or(0);
         let Ok(mut buf) = self.free.recv() else { return Ok(false) };
-        if buf.len() < len {
-            buf.resize(len, 0);
+        let (reply, done) = mpsc::channel();
+        if p.source.reads_directly(self.force) {
+            let job = IoJob { source: p.source, start: p.start, len, buf, force: self.force, reply };
+            if self.io.send(job).is_err() {
+                return Err(Error::from(std::io::Error::other("the reading threads stopped")));
+            }
+        } else {
+            // Streams and buffered files: read here, in order.
+            let r = read_into(p.source, p.start, len, &mut buf, self.force);
+            let _ = reply.send((buf, r));
         }
-        let subject = || p.parts.first().and_then(|part| self.jobs.get(part.job)).map(|(_, j)| j.subject.clone());
-        let taken =
-            p.source.read_forward(p.start, buf.get_mut(..len).unwrap_or(&mut [])).map_err(|e| match subject() {
-                Some(s) if e.subject().is_none() => e.about(s),
-                _ => e,
-            })?;
+        self.flights.push_back(Flight { to, len, parts: p.parts, done });
+        while self.flights.len() >= DIRECT_DEPTH {
+            if !self.land()? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Waits for the oldest read and sends its batch to its thread.
+    fn land(&mut self) -> Result<bool> {
+        let Some(f) = self.flights.pop_front() else { return Ok(true) };
+        let Ok((buf, r)) = f.done.recv() else { return Ok(false) };
+        let subject = || f.parts.first().and_then(|part| self.jobs.get(part.job)).map(|(_, j)| j.subject.clone());
+        let (base, taken) = r.map_err(|e| match subject() {
+            Some(s) if e.subject().is_none() => e.about(s),
+            _ => e,
+        })?;
         (self.progress)(taken);
-        let Some(h) = self.hashers.get(to) else { return Ok(false) };
-        h.queued.fetch_add(len as u64, Ordering::Relaxed);
-        Ok(h.tx.send(Batch { buf, len, parts: p.parts }).is_ok())
+        let Some(h) = self.hashers.get(f.to) else { return Ok(false) };
+        h.queued.fetch_add(f.len as u64, Ordering::Relaxed);
+        Ok(h.tx.send(Batch { buf, base, len: f.len, parts: f.parts }).is_ok())
     }
 }
 
@@ -285,7 +416,8 @@ fn hash_pieces(
                 broken = None;
             }
             if broken.is_none() {
-                let bytes = b.buf.get_mut(part.at..part.at.saturating_add(part.len)).unwrap_or(&mut []);
+                let at = b.base.saturating_add(part.at);
+                let bytes = b.buf.get_mut(at..at.saturating_add(part.len)).unwrap_or(&mut []);
                 match conversions.get(part.job).map_or(Ok(()), |c| c.apply(bytes)) {
                     Ok(()) => hasher.update(&*bytes),
                     Err(e) => {

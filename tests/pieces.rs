@@ -46,11 +46,14 @@ fn check(d: &Dir, g: &Gguf, read_mode: ReadMode, pieces: PieceSizes, what: &str)
     }
     assert_eq!(digest.label(), g.expected_label(), "{what}: label");
 
-    // Front to back from the file, as a cold file is read.
+    // Front to back from the file, as a cold file is read, and around the
+    // page cache (O_DIRECT, in whole 4 KiB blocks), as a huge one is.
     for threads in [1, 3] {
-        let front = gguf_digest::hash_front_to_back(&model, &pieces, threads, &|_| {})
-            .unwrap_or_else(|e| panic!("{what}, front to back: {e}"));
-        assert_eq!(front, digest.tensor_sha256(), "{what}: front to back with {threads} threads");
+        for direct in [gguf_digest::DirectReads::Auto, gguf_digest::DirectReads::Always] {
+            let front = gguf_digest::hash_front_to_back_with(&model, &pieces, threads, direct, &|_| {})
+                .unwrap_or_else(|e| panic!("{what}, front to back, {direct:?}: {e}"));
+            assert_eq!(front, digest.tensor_sha256(), "{what}: front to back with {threads} threads, {direct:?}");
+        }
     }
     // From a stream in odd pieces, as standard input is read.
     let opts = OpenOptions { read_mode, pieces, ..OpenOptions::default() };
