@@ -11,7 +11,9 @@
 //! the same thread, in order, and each new tensor to the thread with the
 //! least work queued, so several tensors are hashed at once. A fixed pool of
 //! buffers bounds what is read ahead of the hashers: memory never grows with
-//! the model. See docs/adr/0016-cold-files-and-streams.md.
+//! the model. A file larger than half of memory is read around the page
+//! cache (`O_DIRECT`) by two I/O threads, two reads in flight, the batches
+//! still handed on in file order. See docs/adr/0016-cold-files-and-streams.md.
 //!
 //! Every piece is whole blocks (`PieceSizes::plan`), so big-endian data is
 //! converted exactly as on the other paths; tests shrink the pieces to a
