@@ -1,0 +1,125 @@
+//! A stream read once, front to back (standard input): its reader, how far
+//! it got, the first bytes it keeps, and the verdict of the format's parser
+//! once its length is known. `Source` wraps it (`Source::from_reader`).
+
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
+use std::io;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::source::{UNKNOWN_LEN, changed};
+
+/// A format's verdict on a stream's first bytes at a given length: how a
+/// stream, once it has ended, is judged exactly as a file of that length.
+pub(super) type Verdict = Box<dyn Fn(&[u8], u64) -> Result<()> + Send + Sync>;
+
+/// What has been read of a stream. Its first bytes (the metadata and
+/// whatever came with it) are kept whole, for parsing, for reading values
+/// to show, and for the verdict at the end; later bytes pass through once.
+pub(super) struct Stream {
+    pub(super) input: StreamInput,
+    /// The first bytes of the stream.
+    pub(super) prefix: Vec<u8>,
+    /// The format's parser at a length, kept by `parse`.
+    pub(super) verdict: Option<Verdict>,
+    /// Read to the end when dropped (standard input; see `Drop`).
+    pub(super) drain_on_drop: bool,
+}
+
+/// The reader of a stream and how far it got.
+pub(super) struct StreamInput {
+    pub(super) reader: Box<dyn io::Read + Send>,
+    /// Bytes taken from the reader so far.
+    pub(super) pos: u64,
+    /// The stream's length, once its end was seen.
+    pub(super) end: Option<u64>,
+}
+
+impl Drop for Stream {
+    /// Reads on to the end, as sha256sum would, whatever went wrong before:
+    /// a producer such as `tee model.gguf` upstream must not die of a
+    /// broken pipe halfway through saving the file because its header was
+    /// refused. (After a label the stream was already read to its end.)
+    fn drop(&mut self) {
+        if !self.drain_on_drop {
+            return;
+        }
+        let mut scratch = vec![0u8; STREAM_READ];
+        while self.input.end.is_none() {
+            if self.input.read_more(&mut scratch).is_err() {
+                break;
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream")
+            .field("prefix", &self.prefix.len())
+            .field("pos", &self.input.pos)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The most bytes asked of a stream by one `read`.
+pub(super) const STREAM_READ: usize = 1 << 20;
+
+impl StreamInput {
+    /// Reads until `buf` is full or the stream ended; returns the bytes
+    /// filled.
+    pub(super) fn read_more(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut filled = 0usize;
+        while filled < buf.len() && self.end.is_none() {
+            let upto = filled.saturating_add(STREAM_READ).min(buf.len());
+            let part = buf.get_mut(filled..upto).unwrap_or(&mut []);
+            match self.reader.read(part) {
+                Ok(0) => self.end = Some(self.pos),
+                Ok(n) => {
+                    filled = filled.saturating_add(n);
+                    self.pos = self.pos.saturating_add(n as u64);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(filled)
+    }
+}
+
+impl Stream {
+    /// Extends the prefix until it holds `want` bytes or the stream ended.
+    pub(super) fn fill_prefix(&mut self, want: u64) -> Result<()> {
+        let have = self.prefix.len();
+        let want = usize::try_from(want).unwrap_or(usize::MAX);
+        if want <= have || self.input.end.is_some() {
+            return Ok(());
+        }
+        self.prefix.try_reserve_exact(want.saturating_sub(have)).map_err(|_| {
+            let e =
+                io::Error::new(io::ErrorKind::OutOfMemory, format!("{want} bytes of metadata do not fit in memory"));
+            Error::new(ErrorKind::Io(e)).at(have as u64)
+        })?;
+        self.prefix.resize(want, 0);
+        let tail = self.prefix.get_mut(have..).unwrap_or(&mut []);
+        let taken = self.input.read_more(tail);
+        self.prefix.truncate(have.saturating_add(*taken.as_ref().unwrap_or(&0)));
+        taken.map(|_| ()).map_err(|e| Error::from(e).at(have as u64))
+    }
+
+    /// The length the parser is handed: the true one once the end was seen.
+    pub(super) fn len(&self) -> u64 {
+        self.input.end.unwrap_or(UNKNOWN_LEN)
+    }
+
+    /// The stream's verdict at its end, as a file of that length.
+    pub(super) fn judge(&self) -> Result<()> {
+        let Some(end) = self.input.end else {
+            return Err(changed("standard input was not read to its end"));
+        };
+        match &self.verdict {
+            Some(v) => v(&self.prefix, end),
+            None => Ok(()),
+        }
+    }
+}
