@@ -219,7 +219,6 @@ fn hash_mapped(range: &MappedRange, job: &Job<'_>, plan: Plan, progress: &dyn Fn
     let mut converted = Vec::new();
     let mut done = 0usize;
     for window in range.bytes().chunks(plan.window) {
-        job.source.read_ahead(job.start.saturating_add(done as u64));
         range.populate(done, window.len());
         let start = done;
         for part in window.chunks(plan.chunk) {
@@ -249,7 +248,6 @@ fn hash_read(job: &Job<'_>, plan: Plan, progress: &dyn Fn(u64)) -> Result<Sha256
     let mut done = 0u64;
     while done < job.len {
         let n = chunk.min(job.len.saturating_sub(done));
-        job.source.read_ahead(job.start.saturating_add(done));
         let part = buf.get_mut(..usize::try_from(n).unwrap_or(0)).unwrap_or(&mut []);
         job.source.read_exact_at(part, job.start.saturating_add(done))?;
         job.conversion.apply(part)?;

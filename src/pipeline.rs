@@ -122,7 +122,11 @@ pub fn hash_front_to_back_with(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<Sha256Digest>> {
     let sources = model.sources();
-    let file_no = |s: &Source| sources.iter().position(|t| std::ptr::eq(*t, s)).unwrap_or(usize::MAX);
+    // By address: a model of a thousand blobs would otherwise search the
+    // list once per job.
+    let numbers: std::collections::HashMap<*const Source, usize> =
+        sources.iter().enumerate().map(|(n, s)| (*s as *const Source, n)).collect();
+    let file_no = |s: &Source| numbers.get(&(s as *const Source)).copied().unwrap_or(usize::MAX);
     let mut order: Vec<(usize, u64, usize)> =
         (0..model.job_count()).filter_map(|i| model.job(i).map(|j| (file_no(j.source), j.start, i))).collect();
     order.sort_unstable();
@@ -159,11 +163,12 @@ pub fn hash_front_to_back_with(
             handles.push(scope.spawn(move || hash_pieces(rx, free, queued, conversions, failed)));
         }
         let hashers = hashers;
-        for _ in 0..DIRECT_DEPTH {
+        let force = direct == DirectReads::Always;
+        let io_threads = if sources.iter().any(|s| s.reads_directly(force)) { DIRECT_DEPTH } else { 0 };
+        for _ in 0..io_threads {
             let io_rx = &io_rx;
             scope.spawn(move || run_io(io_rx));
         }
-        let force = direct == DirectReads::Always;
         let read = read_jobs(&jobs, &hashers, &free_rx, &failed, &piece_of, largest, progress, (&io_tx, force));
         drop(io_tx);
         let read = read.and_then(|()| {
@@ -364,18 +369,21 @@ impl<'j> Reader<'_, 'j> {
         let len = usize::try_from(p.end.saturating_sub(p.start)).unwrap_or(0);
         let Ok(mut buf) = self.free.recv() else { return Ok(false) };
         let (reply, done) = mpsc::channel();
-        if p.source.reads_directly(self.force) {
+        let direct = p.source.reads_directly(self.force);
+        if direct {
             let job = IoJob { source: p.source, start: p.start, len, buf, force: self.force, reply };
             if self.io.send(job).is_err() {
                 return Err(Error::from(std::io::Error::other("the reading threads stopped")));
             }
         } else {
-            // Streams and buffered files: read here, in order.
+            // Streams and buffered files: read here, in order, and sent at
+            // once (after any batch still in flight).
             let r = read_into(p.source, p.start, len, &mut buf, self.force);
             let _ = reply.send((buf, r));
         }
         self.flights.push_back(Flight { to, len, parts: p.parts, done });
-        while self.flights.len() >= DIRECT_DEPTH {
+        let keep = if direct { DIRECT_DEPTH.saturating_sub(1) } else { 0 };
+        while self.flights.len() > keep {
             if !self.land()? {
                 return Ok(false);
             }

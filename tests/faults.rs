@@ -563,3 +563,23 @@ fn mapped_tensor_pages_do_not_pile_up() {
     assert_eq!(status.code(), Some(0), "{status:?}: {stderr}");
     assert!(max_rss < 64 << 20, "hashing a 320 MiB model held {} MiB resident", max_rss >> 20);
 }
+
+/// Read front to back (a cold file, buffered or around the page cache), a
+/// file cut short after it was opened: an error naming what changed, never
+/// a label from zeros or a short read.
+#[test]
+fn a_file_truncated_before_it_is_read_front_to_back_is_an_error() {
+    use gguf_digest::{DirectReads, PieceSizes, hash_front_to_back_with};
+    for direct in [DirectReads::Auto, DirectReads::Always] {
+        let d = Dir::new();
+        let g = Gguf::new().tensor(Tensor::filled("a", &[100_000], 0, 1)).tensor(Tensor::filled("b", &[100_000], 0, 2));
+        let bytes = g.build();
+        let path = d.write("m.gguf", &bytes);
+        let model = Model::open_with(&path, ModelOptions { read_mode: ReadMode::Pread, ..ModelOptions::default() })
+            .expect("opens");
+        OpenOptions::new().write(true).open(&path).unwrap().set_len(bytes.len() as u64 - 300_000).unwrap();
+        let e = hash_front_to_back_with(&model, &PieceSizes::default(), 2, direct, &|_| {}).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::FileChanged(_)), "{direct:?}: {e}");
+        assert!(e.to_string().contains("ended early") && e.to_string().contains("m.gguf"), "{direct:?}: {e}");
+    }
+}

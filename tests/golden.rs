@@ -738,58 +738,10 @@ fn smollm2_cases(g: &mut Golden, model: &Path) {
 // SmolLM2, found as tests/interop.rs finds it
 // ---------------------------------------------------------------------------
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
-}
-
-fn venv_dir() -> Result<PathBuf, String> {
-    if let Some(v) = std::env::var_os("GGUF_DIGEST_VENV").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(v));
-    }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or("neither GGUF_DIGEST_VENV nor HOME is set")?;
-    Ok(Path::new(&home).join(".cache/gguf-digest/venv"))
-}
-
-/// The model's path, as `scripts/interop/prereq.py` reports it from the venv.
-fn find_smollm2() -> Result<PathBuf, String> {
-    let venv = venv_dir()?;
-    let python = venv.join("bin/python");
-    if !python.exists() {
-        return Err(format!("no Python venv at {} (GGUF_DIGEST_VENV)", venv.display()));
-    }
-    let prereq = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/interop/prereq.py");
-    let out = Command::new(&python)
-        .arg(&prereq)
-        // No __pycache__ inside the repository.
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("PYTHONIOENCODING", "utf-8")
-        .env_remove("PYTHONPATH")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    if !out.status.success() {
-        return Err(format!("venv {} is not ready: {}", venv.display(), String::from_utf8_lossy(&out.stderr).trim()));
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().rev().find(|l| !l.trim().is_empty()).ok_or("prereq.py printed nothing")?;
-    let info: Json = serde_json::from_str(line).map_err(|e| format!("prereq.py printed no JSON ({e}): {line:.300}"))?;
-    info["model"].as_str().map(PathBuf::from).ok_or_else(|| "prereq.py printed no model".to_string())
-}
-
-/// The model, or `None` after a `SKIPPED:` line; under CI, a panic.
+/// The model, or `None` after a `SKIPPED:` line; under CI, a panic
+/// (`common::py::prerequisites`, the interop tests' own lookup).
 fn smollm2() -> Option<PathBuf> {
-    match find_smollm2() {
-        Ok(p) => Some(p),
-        Err(why) if in_ci() => panic!("SmolLM2 missing, and CI=true: {why}; run scripts/setup-python.sh"),
-        Err(why) => {
-            // Written past libtest's output capture, so it shows in a normal run.
-            let _ = writeln!(
-                std::io::stderr(),
-                "\nSKIPPED: the SmolLM2 golden cases (tests/golden.rs): {why}; run scripts/setup-python.sh"
-            );
-            None
-        }
-    }
+    common::py::prerequisites("the SmolLM2 golden cases (tests/golden.rs)").map(|py| py.path("model").to_path_buf())
 }
 
 // ---------------------------------------------------------------------------

@@ -109,8 +109,7 @@ fn safetensors_through_a_pipe() {
 #[test]
 fn a_stream_that_stops_mid_tensor_is_an_error_naming_the_tensor() {
     let g = Gguf::new().tensor(Tensor::filled("first", &[1000], 0, 1)).tensor(Tensor::filled("second", &[1000], 0, 2));
-    let (bytes, layout) = g.build_with_layout();
-    let _ = layout;
+    let bytes = g.build();
     // Cut inside the second tensor's data (the last 4000 bytes, aligned).
     let cut = bytes.len() - 1000;
     let o = run_piped(bin(), &["-"], &bytes, &ODD_PIECES, Some(cut));
@@ -122,6 +121,17 @@ fn a_stream_that_stops_mid_tensor_is_an_error_naming_the_tensor() {
     let o = run_piped(bin(), &["-"], &bytes, &[1], Some(30));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).starts_with("gguf-digest: -: "), "{}", stderr(&o));
+    // Metadata declared past the in-memory bound (a 200 MB key): refused
+    // before it is read, with the --no-mmap bound's message.
+    let mut huge = b"GGUF".to_vec();
+    huge.extend(3u32.to_le_bytes());
+    huge.extend(0u64.to_le_bytes());
+    huge.extend(1u64.to_le_bytes());
+    huge.extend(200_000_000u64.to_le_bytes());
+    huge.extend(vec![b'k'; 3 << 20]); // more than the first read: the end is not yet known
+    let o = run_piped(bin(), &["-"], &huge, &ODD_PIECES, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("limit for reading it into memory"), "{}", stderr(&o));
     // Nothing at all.
     let o = run_piped(bin(), &["-"], &[], &[1], None);
     assert_eq!(o.status.code(), Some(2));

@@ -84,9 +84,6 @@ pub struct Source {
     /// Whether the file was found (mostly) outside the page cache, sampled
     /// once on first use; see [`Source::is_cold`].
     cold: OnceLock<bool>,
-    /// How far read-ahead has been asked for, for a cold file: the file
-    /// position up to which `POSIX_FADV_WILLNEED` was issued.
-    fetched: Mutex<u64>,
     /// For a cold file larger than half of memory: the same file opened
     /// again with `O_DIRECT`, read around the page cache (see
     /// [`Source::read_direct`]); `None` inside when not wanted or refused.
@@ -95,16 +92,11 @@ pub struct Source {
     direct_forced: OnceLock<Option<File>>,
 }
 
-/// How far ahead of a cold file's readers read-ahead is asked for: enough
-/// bytes in flight to keep the device's queue full (measured on these
-/// machines: 64 MiB ahead of one reader in file order read a cold 2 GiB
-/// file in 1.2 s, the kernel's own read-ahead behind two readers 2.1 s;
-/// docs/adr/0016-cold-files.md).
+/// The first bytes of a cold file asked for in one read-ahead before its
+/// metadata is parsed: the metadata and the first tensors arrive in large
+/// requests instead of fault after fault; from there the kernel's own
+/// read-ahead follows the front-to-back reader (docs/adr/0016).
 pub const READ_AHEAD: u64 = 64 << 20;
-
-/// Read-ahead is asked for in steps of at least this much, so that a
-/// reader of small pieces does not make one call per piece.
-const READ_AHEAD_STEP: u64 = 8 << 20;
 
 /// Pages sampled to tell a cold file from a cached one...
 const RESIDENCY_SAMPLES: u64 = 64;
@@ -206,7 +198,6 @@ impl Source {
             mode,
             map: OnceLock::new(),
             cold: OnceLock::new(),
-            fetched: Mutex::new(0),
             direct: OnceLock::new(),
             direct_forced: OnceLock::new(),
         })
@@ -215,11 +206,9 @@ impl Source {
     /// True when some of the file was not in the page cache when first
     /// asked (sampled at [`RESIDENCY_SAMPLES`] pages spread over it).
     ///
-    /// A cold file is read at the disk's speed only in file order with
-    /// enough read-ahead in flight, so its jobs are hashed in file order and
-    /// their readers ask for read-ahead ([`Source::read_ahead`]); a cached
-    /// file keeps the order that balances the cores (largest first) and
-    /// makes no calls for read-ahead.
+    /// A cold file is read at the disk's speed only front to back, so its
+    /// model is hashed by one reader in file order (`pipeline`); a cached
+    /// file keeps the mapped path, whose order balances the cores.
     pub fn is_cold(&self) -> bool {
         *self.cold.get_or_init(|| !self.all_sampled_pages_cached())
     }
@@ -267,30 +256,16 @@ impl Source {
         true
     }
 
-    /// Asks the kernel to read ahead of a reader at file position `at`, when
-    /// the file is cold: [`READ_AHEAD`] bytes past `at`, in file order, from
-    /// where the last request stopped. Readers of one file share the
-    /// frontier, so two threads hashing neighbouring tensors make one
-    /// sequential stream of requests, not two.
-    pub(crate) fn read_ahead(&self, at: u64) {
+    /// Samples residency, and for a cold file asks the kernel for its first
+    /// [`READ_AHEAD`] bytes at once. Called before the parser touches the
+    /// file: afterwards its first pages would look cached.
+    fn read_ahead_start(&self) {
         let Some(file) = self.file().filter(|_| self.is_cold()) else { return };
-        let target = at.saturating_add(READ_AHEAD).min(self.len());
-        let Ok(mut fetched) = self.fetched.lock() else { return };
-        let from = (*fetched).max(at);
-        if target < from.saturating_add(READ_AHEAD_STEP) && target < self.len() {
-            return;
-        }
-        if target > from {
-            let (Ok(offset), Ok(len)) = (i64::try_from(from), i64::try_from(target.saturating_sub(from))) else {
-                return;
-            };
-            // Only a hint: failing it changes nothing but speed.
-            // SAFETY: posix_fadvise reads no memory of ours.
-            let _ = unsafe {
-                libc::posix_fadvise(std::os::fd::AsRawFd::as_raw_fd(file), offset, len, libc::POSIX_FADV_WILLNEED)
-            };
-            *fetched = target;
-        }
+        let Ok(len) = i64::try_from(READ_AHEAD.min(self.len())) else { return };
+        // Only a hint: failing it changes nothing but speed.
+        // SAFETY: posix_fadvise reads no memory of ours.
+        let _ =
+            unsafe { libc::posix_fadvise(std::os::fd::AsRawFd::as_raw_fd(file), 0, len, libc::POSIX_FADV_WILLNEED) };
     }
 
     /// A stream read once, front to back, named `name` in output and errors
@@ -315,7 +290,6 @@ impl Source {
             mode: ReadMode::Pread,
             map: OnceLock::new(),
             cold: OnceLock::new(),
-            fetched: Mutex::new(0),
             direct: OnceLock::new(),
             direct_forced: OnceLock::new(),
         }
@@ -397,10 +371,7 @@ impl Source {
     /// pages are dropped after the parse); with `--no-mmap`, or when no map
     /// can be guarded, it is read into memory, up to [`MAX_READ_METADATA`].
     pub(crate) fn parse<T: 'static>(&self, parse: PrefixParser<T>) -> Result<T> {
-        // Residency is sampled here, before the parser touches the file
-        // (afterwards its first pages would look cached); a cold file's
-        // metadata and first tensors are then asked for in one read-ahead.
-        self.read_ahead(0);
+        self.read_ahead_start();
         let r = match self.mode {
             _ if self.is_stream() => self.parse_stream(parse),
             ReadMode::Mmap if !self.is_empty() => self.parse_mapped(parse),
