@@ -461,8 +461,7 @@ struct Stats {
     parsed_ok: u64,
     via_file: u64,
     labelled: u64,
-    max_mem: (usize, String),
-    max_time: (Duration, String),
+    worst: Worst,
 }
 
 struct Runner {
@@ -481,14 +480,7 @@ impl Runner {
         let dir = if Path::new("/dev/shm").is_dir() { tempfile::tempdir_in("/dev/shm") } else { tempfile::tempdir() };
         Runner {
             dir: dir.expect("temp dir"),
-            stats: Stats {
-                mutants: 0,
-                parsed_ok: 0,
-                via_file: 0,
-                labelled: 0,
-                max_mem: (0, String::new()),
-                max_time: (Duration::ZERO, String::new()),
-            },
+            stats: Stats { mutants: 0, parsed_ok: 0, via_file: 0, labelled: 0, worst: Worst::default() },
             ok_seen: 0,
             siblings_of: None,
         }
@@ -502,12 +494,7 @@ impl Runner {
         let bound = (1 << 20) + 16 * len;
         assert!(mem < bound, "mutant [{desc}] of {len} bytes took {mem} bytes of heap (bound {bound})");
         assert!(time < TIME_CAP, "mutant [{desc}] took {time:?} (cap {TIME_CAP:?})");
-        if mem > self.stats.max_mem.0 {
-            self.stats.max_mem = (mem, desc.to_string());
-        }
-        if time > self.stats.max_time.0 {
-            self.stats.max_time = (time, desc.to_string());
-        }
+        self.stats.worst.note(desc, mem, time);
     }
 
     fn run(&mut self, base: &Base, desc: Desc, bytes: &[u8], expect: Expect) {
@@ -628,10 +615,10 @@ impl Runner {
             s.via_file,
             s.labelled,
             started.elapsed(),
-            s.max_mem.0 / 1024,
-            s.max_mem.1,
-            s.max_time.0,
-            s.max_time.1
+            s.worst.mem.0 / 1024,
+            s.worst.mem.1,
+            s.worst.time.0,
+            s.worst.time.1
         );
     }
 }

@@ -417,8 +417,7 @@ struct Stats {
     expected: u64,
     via_file: u64,
     labelled: u64,
-    max_mem: (usize, String),
-    max_time: (Duration, String),
+    worst: Worst,
 }
 
 struct Runner {
@@ -439,12 +438,7 @@ impl Runner {
         assert!(biggest <= bound, "mutant [{desc}] of {len} bytes allocated {biggest} bytes at once (bound {bound})");
         assert!(mem <= bound, "mutant [{desc}] of {len} bytes held {mem} bytes of heap (bound {bound})");
         assert!(time < TIME_CAP, "mutant [{desc}] took {time:?} (cap {TIME_CAP:?})");
-        if mem > self.stats.max_mem.0 {
-            self.stats.max_mem = (mem, desc.to_string());
-        }
-        if time > self.stats.max_time.0 {
-            self.stats.max_time = (time, desc.to_string());
-        }
+        self.stats.worst.note(desc, mem, time);
     }
 
     fn run(&mut self, base: &Base, desc: Desc, bytes: &[u8], expect: Expect) {
@@ -546,10 +540,10 @@ impl Runner {
             s.via_file,
             s.labelled,
             started.elapsed(),
-            s.max_mem.0 / 1024,
-            s.max_mem.1,
-            s.max_time.0,
-            s.max_time.1
+            s.worst.mem.0 / 1024,
+            s.worst.mem.1,
+            s.worst.time.0,
+            s.worst.time.1
         );
     }
 }

@@ -158,3 +158,25 @@ impl Rng {
         &items[self.below(items.len())]
     }
 }
+
+/// The costliest mutants seen: the most heap one held and the longest one
+/// took, each with its description, for the run's closing line.
+#[derive(Debug, Default)]
+pub struct Worst {
+    /// Peak heap bytes, and the mutant.
+    pub mem: (usize, String),
+    /// Time, and the mutant.
+    pub time: (std::time::Duration, String),
+}
+
+impl Worst {
+    /// Records one mutant's cost.
+    pub fn note(&mut self, desc: &dyn fmt::Display, mem: usize, time: std::time::Duration) {
+        if mem > self.mem.0 {
+            self.mem = (mem, desc.to_string());
+        }
+        if time > self.time.0 {
+            self.time = (time, desc.to_string());
+        }
+    }
+}
