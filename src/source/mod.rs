@@ -527,16 +527,7 @@ impl Source {
             let e = io::Error::other(format!("a stream cannot go back to byte {at}: it was read up to byte {before}"));
             return Err(located(Error::from(e).at(at)));
         }
-        let mut gap = at.saturating_sub(before);
-        let mut scratch = vec![0u8; usize::try_from(gap).unwrap_or(usize::MAX).min(STREAM_READ)];
-        while gap > 0 && st.input.end.is_none() {
-            let n = usize::try_from(gap).unwrap_or(usize::MAX).min(scratch.len());
-            let got = st
-                .input
-                .read_more(scratch.get_mut(..n).unwrap_or(&mut []))
-                .map_err(|e| located(Error::from(e).at(st.input.pos)))?;
-            gap = gap.saturating_sub(got as u64);
-        }
+        st.input.skip(at.saturating_sub(before)).map_err(|e| located(Error::from(e).at(st.input.pos)))?;
         let rest = buf.get_mut(filled..).unwrap_or(&mut []);
         let want = rest.len();
         let got = st.input.read_more(rest).map_err(|e| located(Error::from(e).at(st.input.pos)))?;
@@ -660,12 +651,7 @@ impl Source {
     /// Nothing for a file.
     pub(crate) fn read_to_end(&self) -> Result<u64> {
         let Some(mut st) = self.stream() else { return Ok(0) };
-        let before = st.input.pos;
-        let mut scratch = vec![0u8; STREAM_READ];
-        while st.input.end.is_none() {
-            st.input.read_more(&mut scratch).map_err(|e| Error::from(e).at(st.input.pos).in_file(&self.path))?;
-        }
-        Ok(st.input.pos.saturating_sub(before))
+        st.input.drain().map_err(|e| Error::from(e).at(st.input.pos).in_file(&self.path))
     }
 
     /// Bytes taken from a stream so far (for a progress count); 0 for a file.

@@ -44,12 +44,7 @@ impl Drop for Stream {
         if !self.drain_on_drop {
             return;
         }
-        let mut scratch = vec![0u8; STREAM_READ];
-        while self.input.end.is_none() {
-            if self.input.read_more(&mut scratch).is_err() {
-                break;
-            }
-        }
+        let _ = self.input.drain();
     }
 }
 
@@ -66,6 +61,25 @@ impl std::fmt::Debug for Stream {
 pub(super) const STREAM_READ: usize = 1 << 20;
 
 impl StreamInput {
+    /// Reads and drops everything up to the end; returns the bytes read.
+    pub(super) fn drain(&mut self) -> io::Result<u64> {
+        let before = self.pos;
+        self.skip(u64::MAX)?;
+        Ok(self.pos.saturating_sub(before))
+    }
+
+    /// Reads and drops `n` bytes, or all up to the end if fewer remain.
+    pub(super) fn skip(&mut self, n: u64) -> io::Result<()> {
+        let mut left = n;
+        let mut scratch = vec![0u8; usize::try_from(n).unwrap_or(usize::MAX).min(STREAM_READ)];
+        while left > 0 && self.end.is_none() {
+            let take = usize::try_from(left).unwrap_or(usize::MAX).min(scratch.len());
+            let got = self.read_more(scratch.get_mut(..take).unwrap_or(&mut []))?;
+            left = left.saturating_sub(got as u64);
+        }
+        Ok(())
+    }
+
     /// Reads until `buf` is full or the stream ended; returns the bytes
     /// filled.
     pub(super) fn read_more(&mut self, buf: &mut [u8]) -> io::Result<usize> {
