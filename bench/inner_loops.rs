@@ -105,7 +105,7 @@ fn main() {
     let library_hash = |i: usize| {
         // The model's own tensor order differs from `jobs`: index it directly.
         if let Some(t) = tensors.get(i) {
-            black_box(model.hash_tensor(t, &|_| {}).unwrap_or_else(|e| fail(&e.to_string())));
+            black_box(model.hash_tensor(t, &|_| Ok(())).unwrap_or_else(|e| fail(&e.to_string())));
         }
     };
     // A fresh map per round (below): its page faults are part of the cost,

@@ -318,6 +318,10 @@ pub enum ErrorKind {
     /// The file changed (size, time or content) while it was being read.
     #[error("file changed while hashing ({0})")]
     FileChanged(String),
+    /// The caller cancelled the run (Ctrl-C in Python) before this model
+    /// was finished.
+    #[error("cancelled before the label was finished")]
+    Cancelled,
 }
 
 /// A rejection: what went wrong, and where.

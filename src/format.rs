@@ -16,7 +16,7 @@ use std::path::Path;
 use serde_json::Value as Json;
 
 use crate::error::Result;
-use crate::hash::{Digest, Job, PieceSizes, Sha256Digest, hash_job};
+use crate::hash::{Digest, Job, PieceSizes, Progress, Sha256Digest, hash_job};
 use crate::source::{ReadMode, Source};
 
 /// How to open a model, whatever its format.
@@ -80,7 +80,7 @@ pub fn hash_order(model: &dyn Labelled) -> Vec<usize> {
 }
 
 /// Hashes job `i` of `model`.
-pub fn run_job(model: &dyn Labelled, i: usize, pieces: &PieceSizes, progress: &dyn Fn(u64)) -> Result<Sha256Digest> {
+pub fn run_job(model: &dyn Labelled, i: usize, pieces: &PieceSizes, progress: &Progress<'_>) -> Result<Sha256Digest> {
     match model.job(i) {
         Some(job) => hash_job(&job, pieces, progress),
         None => Err(std::io::Error::other(format!("no hashing job #{i}")).into()),

@@ -61,7 +61,7 @@ pub mod render;
 pub use error::{Error, ErrorKind, Result, Subject};
 pub use format::{Labelled, OpenOptions, finish, hash_order, run_job};
 pub use hash::{
-    CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, READ_CHUNKS, Sha256Digest, Swap, WINDOW, hash_job,
+    CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, Progress, READ_CHUNKS, Sha256Digest, Swap, WINDOW, hash_job,
 };
 pub use input::{Format, Input, approximate_bytes, digest_paths, expand_arguments, label_paths, open_model, sniff};
 pub use pipeline::{DirectReads, hash_front_to_back, hash_front_to_back_with, reads_front_to_back};

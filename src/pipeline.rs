@@ -28,7 +28,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::error::{Error, Result};
 use crate::format::Labelled;
-use crate::hash::{Conversion, PieceSizes, Sha256Digest};
+use crate::hash::{Conversion, PieceSizes, Progress, Sha256Digest};
 use crate::source::Source;
 
 /// Bytes read ahead of the hashing threads, at most (by default)... (32
@@ -93,7 +93,7 @@ pub fn hash_front_to_back(
     model: &dyn Labelled,
     pieces: &PieceSizes,
     threads: usize,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &Progress<'_>,
 ) -> Result<Vec<Sha256Digest>> {
     hash_front_to_back_with(model, pieces, threads, DirectReads::Auto, progress)
 }
@@ -119,7 +119,7 @@ pub fn hash_front_to_back_with(
     pieces: &PieceSizes,
     threads: usize,
     direct: DirectReads,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &Progress<'_>,
 ) -> Result<Vec<Sha256Digest>> {
     let sources = model.sources();
     // By address: a model of a thousand blobs would otherwise search the
@@ -134,7 +134,7 @@ pub fn hash_front_to_back_with(
 
     let _one = ONE_READER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     for s in &sources {
-        progress(s.stream_pos());
+        progress(s.stream_pos())?;
     }
     let threads = threads.max(1);
     let piece_of = |c: &Conversion| pieces.read_piece(c.block);
@@ -171,12 +171,7 @@ pub fn hash_front_to_back_with(
         }
         let read = read_jobs(&jobs, &hashers, &free_rx, &failed, &piece_of, largest, progress, (&io_tx, force));
         drop(io_tx);
-        let read = read.and_then(|()| {
-            sources.iter().try_for_each(|s| {
-                progress(s.read_to_end()?);
-                Ok(())
-            })
-        });
+        let read = read.and_then(|()| sources.iter().try_for_each(|s| progress(s.read_to_end()?)));
         drop(hashers);
         for h in handles {
             for (k, r) in h.join().unwrap_or_default() {
@@ -269,7 +264,7 @@ fn read_jobs<'s>(
     failed: &AtomicBool,
     piece_of: &dyn Fn(&Conversion) -> usize,
     largest: usize,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &Progress<'_>,
     (io, force): (&mpsc::Sender<IoJob<'s>>, bool),
 ) -> Result<()> {
     let mut reader = Reader {
@@ -337,7 +332,7 @@ struct Reader<'a, 'j> {
     hashers: &'a [Hasher<'a>],
     free: &'a mpsc::Receiver<Vec<u8>>,
     failed: &'a AtomicBool,
-    progress: &'a (dyn Fn(u64) + Sync),
+    progress: &'a Progress<'a>,
     /// The hashing thread each job went to (all its pieces go there).
     owner: Vec<Option<usize>>,
     jobs: &'j [(usize, crate::hash::Job<'j>)],
@@ -400,7 +395,7 @@ impl<'j> Reader<'_, 'j> {
             Some(s) if e.subject().is_none() => e.about(s),
             _ => e,
         })?;
-        (self.progress)(taken);
+        (self.progress)(taken)?;
         let Some(h) = self.hashers.get(f.to) else { return Ok(false) };
         h.queued.fetch_add(f.len as u64, Ordering::Relaxed);
         Ok(h.tx.send(Batch { buf, base, len: f.len, parts: f.parts }).is_ok())

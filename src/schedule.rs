@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::format::{self, Labelled, OpenOptions};
 use crate::hash::{Digest, Sha256Digest};
 use crate::pipeline;
@@ -32,6 +32,41 @@ pub struct BatchOptions {
     pub open: OpenOptions,
     /// Counts tensor bytes hashed so far, for a progress display.
     pub progress: Option<Arc<AtomicU64>>,
+    /// Set it to stop the run: hashing stops within a piece, and every
+    /// model not yet finished gets [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled).
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl BatchOptions {
+    /// True once the run was cancelled.
+    fn cancelled(&self) -> bool {
+        self.cancel.as_deref().is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    /// What the hashing loops are told of each piece: the byte counter,
+    /// and the cancel flag they stop at.
+    fn tally(&self) -> Tally {
+        Tally { progress: self.progress.clone(), cancel: self.cancel.clone() }
+    }
+}
+
+/// The progress counter and the cancel flag of a run, moved into its jobs.
+struct Tally {
+    progress: Option<Arc<AtomicU64>>,
+    cancel: Option<Arc<AtomicBool>>,
+}
+
+impl Tally {
+    /// Counts `n` bytes hashed; an error once the run is cancelled.
+    fn add(&self, n: u64) -> Result<()> {
+        if let Some(p) = &self.progress {
+            p.fetch_add(n, Ordering::Relaxed);
+        }
+        match &self.cancel {
+            Some(c) if c.load(Ordering::Relaxed) => Err(Error::new(ErrorKind::Cancelled)),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// One file in flight: its model and the digests its jobs fill in.
@@ -44,17 +79,13 @@ struct FileWork {
 }
 
 impl FileWork {
-    fn run(&self, t: usize, opts: &OpenOptions, progress: Option<&AtomicU64>) {
+    fn run(&self, t: usize, opts: &OpenOptions, tally: &Tally) {
         // After one failure the file's label is lost anyway: skip the rest.
         let result = if self.failed.load(Ordering::Relaxed) {
             None
         } else {
-            let counter = |n| {
-                if let Some(p) = progress {
-                    p.fetch_add(n, Ordering::Relaxed);
-                }
-            };
-            let r = format::run_job(self.model.as_ref(), t, &opts.pieces, &counter);
+            let r =
+                tally.add(0).and_then(|()| format::run_job(self.model.as_ref(), t, &opts.pieces, &|n| tally.add(n)));
             if r.is_err() {
                 self.failed.store(true, Ordering::Relaxed);
             }
@@ -69,13 +100,10 @@ impl FileWork {
 
     /// Hashes every job front to back (a stream, or files not in the page
     /// cache) and fills every slot.
-    fn run_front_to_back(&self, opts: &OpenOptions, threads: usize, progress: Option<&AtomicU64>) {
-        let counter = |n| {
-            if let Some(p) = progress {
-                p.fetch_add(n, Ordering::Relaxed);
-            }
-        };
-        let r = pipeline::hash_front_to_back(self.model.as_ref(), &opts.pieces, threads, &counter);
+    fn run_front_to_back(&self, opts: &OpenOptions, threads: usize, tally: &Tally) {
+        let r = tally
+            .add(0)
+            .and_then(|()| pipeline::hash_front_to_back(self.model.as_ref(), &opts.pieces, threads, &|n| tally.add(n)));
         if let Ok(mut d) = self.digests.lock() {
             match r {
                 Ok(digests) => {
@@ -105,9 +133,7 @@ impl FileWork {
         }
         if skipped {
             // Only reached if a job was skipped without any job failing.
-            return Err(crate::error::Error::new(crate::error::ErrorKind::Io(std::io::Error::other(
-                "tensor hashing was interrupted",
-            ))));
+            return Err(Error::new(ErrorKind::Io(std::io::Error::other("tensor hashing was interrupted"))));
         }
         let digest = format::finish(self.model.as_ref(), digests)?;
         Ok((self.model, digest))
@@ -138,7 +164,11 @@ pub fn schedule(
             let index = next_open;
             next_open = next_open.saturating_add(1);
             let Some(path) = paths.get(index) else { break };
-            match open(path, &opts.open) {
+            let opened = match opts.cancelled() {
+                true => Err(Error::new(ErrorKind::Cancelled)),
+                false => open(path, &opts.open),
+            };
+            match opened {
                 Err(e) => {
                     ready.insert(index, Err(e));
                 }
@@ -157,11 +187,10 @@ pub fn schedule(
                         remaining: AtomicUsize::new(1),
                         failed: AtomicBool::new(false),
                     });
-                    let (work2, tx, progress, open) =
-                        (Arc::clone(&work), done_tx.clone(), opts.progress.clone(), opts.open);
+                    let (work2, tx, tally, open) = (Arc::clone(&work), done_tx.clone(), opts.tally(), opts.open);
                     let threads = pool.current_num_threads();
                     pool.spawn_fifo(move || {
-                        work2.run_front_to_back(&open, threads, progress.as_deref());
+                        work2.run_front_to_back(&open, threads, &tally);
                         let _ = tx.send(work2.index);
                     });
                     in_flight.insert(index, work);
@@ -179,10 +208,10 @@ pub fn schedule(
                     for t in order {
                         let work = Arc::clone(&work);
                         let tx = done_tx.clone();
-                        let progress = opts.progress.clone();
+                        let tally = opts.tally();
                         let open = opts.open;
                         pool.spawn_fifo(move || {
-                            work.run(t, &open, progress.as_deref());
+                            work.run(t, &open, &tally);
                             if work.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
                                 // The receiver outlives every job; a send error cannot happen.
                                 let _ = tx.send(work.index);
@@ -232,12 +261,12 @@ fn finish_when_released(mut work: Arc<FileWork>) -> Result<(AnyModel, Digest)> {
 pub fn digest(model: &dyn Labelled, pieces: &crate::hash::PieceSizes) -> Result<Digest> {
     use rayon::prelude::*;
     if pipeline::reads_front_to_back(model) {
-        let digests = pipeline::hash_front_to_back(model, pieces, rayon::current_num_threads(), &|_| {})?;
+        let digests = pipeline::hash_front_to_back(model, pieces, rayon::current_num_threads(), &|_| Ok(()))?;
         return format::finish(model, digests);
     }
     let order = format::hash_order(model);
     let hashed: Vec<(usize, Result<Sha256Digest>)> =
-        order.par_iter().with_max_len(1).map(|&i| (i, format::run_job(model, i, pieces, &|_| {}))).collect();
+        order.par_iter().with_max_len(1).map(|&i| (i, format::run_job(model, i, pieces, &|_| Ok(())))).collect();
     let mut digests = vec![[0u8; 32]; model.job_count()];
     for (i, r) in hashed {
         if let Some(d) = digests.get_mut(i) {

@@ -116,3 +116,49 @@ fn read_and_mapped_tensors_of_every_size_agree_on_two_threads() {
         }
     }
 }
+
+#[test]
+fn a_cancelled_run_answers_every_path_with_cancelled() {
+    let d = Dir::new();
+    let g = rich_model(&[0, 1, 8]);
+    let paths = vec![d.write("a.gguf", &g.build()), d.write("b.gguf", &g.build())];
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let opts = BatchOptions { cancel: Some(cancel), ..BatchOptions::default() };
+    let seen = run_with(&paths, 2, opts);
+    assert_eq!(seen.len(), 2);
+    for (i, r) in seen {
+        let e = r.expect_err("cancelled");
+        assert!(e.contains("cancelled"), "path {i}: {e}");
+    }
+}
+
+#[test]
+fn cancelling_stops_hashing_inside_a_tensor() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    // One 64 MiB tensor hashed in 4 KiB pieces: the flag, set as soon as the
+    // first piece is counted, must stop it long before its end.
+    let d = Dir::new();
+    let g = Gguf::new().tensor(Tensor::filled("big", &[64 << 20], 24, 7));
+    let path = d.write("big.gguf", &g.build());
+    for read_mode in [ReadMode::Mmap, ReadMode::Pread] {
+        let (cancel, counted) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
+        let mut open = OpenOptions { read_mode, ..OpenOptions::default() };
+        open.pieces = gguf_digest::PieceSizes { window: 64 << 10, chunk: 4096, min_mapped: 1 };
+        let opts = BatchOptions { open, progress: Some(Arc::clone(&counted)), cancel: Some(Arc::clone(&cancel)) };
+        let watcher = {
+            let (cancel, counted) = (Arc::clone(&cancel), Arc::clone(&counted));
+            std::thread::spawn(move || {
+                while counted.load(Ordering::Relaxed) == 0 {
+                    std::hint::spin_loop();
+                }
+                cancel.store(true, Ordering::Relaxed);
+            })
+        };
+        let seen = run_with(std::slice::from_ref(&path), 1, opts);
+        watcher.join().unwrap();
+        let e = seen[0].1.clone().expect_err("cancelled");
+        assert!(e.contains("cancelled") && e.contains("tensor 'big'"), "{read_mode:?}: {e}");
+        assert!(counted.load(Ordering::Relaxed) < 64 << 20, "{read_mode:?}: hashed to the end");
+    }
+}

@@ -50,7 +50,7 @@ fn check(d: &Dir, g: &Gguf, read_mode: ReadMode, pieces: PieceSizes, what: &str)
     // page cache (O_DIRECT, in whole 4 KiB blocks), as a huge one is.
     for threads in [1, 3] {
         for direct in [gguf_digest::DirectReads::Auto, gguf_digest::DirectReads::Always] {
-            let front = gguf_digest::hash_front_to_back_with(&model, &pieces, threads, direct, &|_| {})
+            let front = gguf_digest::hash_front_to_back_with(&model, &pieces, threads, direct, &|_| Ok(()))
                 .unwrap_or_else(|e| panic!("{what}, front to back, {direct:?}: {e}"));
             assert_eq!(front, digest.tensor_sha256(), "{what}: front to back with {threads} threads, {direct:?}");
         }
@@ -203,6 +203,7 @@ fn progress_adds_up_to_every_tensor_s_bytes() {
                     .hash_tensor(t, &|n| {
                         total.fetch_add(n, Ordering::Relaxed);
                         calls.fetch_add(1, Ordering::Relaxed);
+                        Ok(())
                     })
                     .unwrap();
                 let what = format!(

@@ -156,6 +156,7 @@ fn run(args: &Args) -> io::Result<u8> {
             ..OpenOptions::default()
         },
         progress: None,
+        cancel: None,
     };
     match &args.command {
         Some(Command::Inspect(a)) => return inspect_diff::run_inspect(a, &opts, &pool),
