@@ -260,6 +260,10 @@ pub enum ErrorKind {
     /// A signature that could not be checked, or did not verify.
     #[error("signature: {0}")]
     Signature(String),
+    /// A signed statement none of whose signatures verifies with the keys
+    /// given (or a bare statement where a signature was required).
+    #[error("signature: FAILED: {0}")]
+    SignatureFailed(String),
     /// Well-formed JSON whose members are not what the format requires.
     #[error("{0}")]
     Schema(String),

@@ -10,7 +10,9 @@
 //! - `keys`: public keys (Ed25519, ECDSA P-256) and signature checks, with
 //!   RustCrypto's crates: nothing hand-written;
 //! - `subjects`: a statement's subjects, and where each may be looked for
-//!   (never outside the root).
+//!   (never outside the root);
+//! - `verify`: a signed statement checked and its subjects located, ready
+//!   to be relabelled.
 //!
 //! See docs/adr/0017-provenance.md and docs/statement-predicate.schema.json.
 
@@ -18,6 +20,7 @@ pub mod envelope;
 pub mod keys;
 pub mod statement;
 pub mod subjects;
+pub mod verify;
 
 /// The in-toto statement type.
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";

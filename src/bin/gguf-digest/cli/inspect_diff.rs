@@ -10,7 +10,7 @@ use gguf_digest::inspect::{InspectOptions, inspect_path};
 use gguf_digest::output::error_line;
 use gguf_digest::{BatchOptions, ReadMode};
 
-use crate::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
+use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
 
 /// The reading and threading flags, repeated here because the top-level
 /// ones cannot be combined with a subcommand.

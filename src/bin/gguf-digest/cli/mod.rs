@@ -1,0 +1,436 @@
+//! The `gguf-digest` command: parses flags, calls the library, prints.
+//!
+//! A module of its own, not `main.rs`, because two executables run it: the
+//! binary (`main.rs`) and the `gguf-digest` command the Python wheel
+//! installs (`python/src/lib.rs` compiles this folder into the extension,
+//! so `pip install` gives the very same command).
+
+mod inspect_diff;
+mod provenance;
+
+use std::ffi::OsString;
+use std::io::{self, IsTerminal, Read, Write};
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use gguf_digest::check::{self, CheckOptions};
+use gguf_digest::output::{document_json, error_json, error_line, quote_name, sums_line};
+use gguf_digest::{
+    AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, approximate_bytes, digest_paths, expand_arguments,
+};
+
+const EXAMPLES: &str = "\
+Examples:
+  gguf-digest model.gguf                     print the label of a model
+  gguf-digest model-00001-of-00003.gguf      one label for a whole split model
+  gguf-digest *.gguf > models.sums           labels of many models, sha256sum style
+  gguf-digest -c models.sums                 verify them later (OK / FAILED per file)
+  gguf-digest --json model.gguf              every KV and tensor leaf, as JSON
+  gguf-digest --skeleton model.gguf | sha256sum
+                                             the label is the SHA-256 of the skeleton
+
+Exit status:
+  0  every file labelled (with --check: every label matched)
+  1  --check: a label did not match, a listed file could not be read,
+     or the list held no (or, with --strict, a misformatted) line
+  2  a file could not be labelled, a list could not be read, or bad usage";
+
+/// One content-addressed label for every layout of a GGUF model.
+///
+/// The label is the SHA-256 of the model's canonical skeleton: every KV and
+/// every tensor, sorted, with strings, arrays and tensor data replaced by
+/// their SHA-256. Tensor and KV order, padding, byte order, GGUF v2/v3 and the
+/// split into shards do not change it; any metadata value or weight byte does.
+#[derive(Parser, Debug)]
+#[command(
+    name = "gguf-digest",
+    version,
+    about,
+    long_about,
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true
+)]
+struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+
+    /// Models: GGUF or safetensors files (for a split model, its first shard),
+    /// *.safetensors.index.json files, directories, ollama:NAME references
+    /// ('ollama:' alone: every model in the store); with --check, label lists
+    /// to verify ('-' or none: standard input).
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
+
+    /// Read labels from the FILEs and check them.
+    #[arg(short = 'c', long)]
+    check: bool,
+
+    /// With --check: don't fail or report status for missing files.
+    #[arg(long, requires = "check")]
+    ignore_missing: bool,
+
+    /// With --check: don't print OK for each successfully verified file.
+    #[arg(long, requires = "check", overrides_with_all = ["status", "warn"])]
+    quiet: bool,
+
+    /// With --check: print nothing; the exit status tells.
+    #[arg(long, requires = "check", overrides_with_all = ["quiet", "warn"])]
+    status: bool,
+
+    /// With --check: exit non-zero for improperly formatted lines.
+    #[arg(long, requires = "check")]
+    strict: bool,
+
+    /// With --check: warn about improperly formatted lines.
+    #[arg(short = 'w', long, requires = "check", overrides_with_all = ["quiet", "status"])]
+    warn: bool,
+
+    /// Print one JSON document with every file's label, KVs and tensors.
+    #[arg(long, conflicts_with_all = ["check", "skeleton"])]
+    json: bool,
+
+    /// Write the raw skeleton bytes of one FILE to standard output.
+    #[arg(long, conflicts_with = "check")]
+    skeleton: bool,
+
+    /// Label a shard of a split model alone, as a model of its own.
+    #[arg(long)]
+    no_join: bool,
+
+    /// Read the file with pread instead of mapping it.
+    #[arg(long)]
+    no_mmap: bool,
+
+    /// Ollama models: also check every weights blob against its digest and
+    /// size (a store audit; the label is the same).
+    #[arg(long)]
+    verify_blobs: bool,
+
+    /// Hash with at most N threads (default: RAYON_NUM_THREADS, else all cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    threads: Option<NonZeroUsize>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Show what is in a model: header, type summary, KVs, tensors, warnings.
+    Inspect(inspect_diff::InspectArgs),
+    /// Compare two models leaf by leaf (exit 0 if their labels are equal, 1 if not).
+    Diff(inspect_diff::DiffArgs),
+    /// Print an in-toto statement whose subjects are the models and their labels.
+    Statement(provenance::StatementArgs),
+    /// Relabel every subject of a statement, DSSE envelope or Sigstore bundle.
+    Verify(provenance::VerifyArgs),
+}
+
+/// Exit statuses (also in --help and README.md).
+pub(crate) const EXIT_OK: u8 = 0;
+pub(crate) const EXIT_MISMATCH: u8 = 1;
+pub(crate) const EXIT_ERROR: u8 = 2;
+
+/// Runs the command with these arguments (the program's name first);
+/// returns the exit status.
+pub fn main(argv: impl IntoIterator<Item = OsString>) -> u8 {
+    gguf_digest::raise_open_file_limit();
+    let args = match Args::try_parse_from(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            // --help and --version print to stdout and exit 0; usage errors
+            // print to stderr and exit 2, as clap's own `parse` does.
+            let _ = e.print();
+            return u8::try_from(e.exit_code()).unwrap_or(EXIT_ERROR);
+        }
+    };
+    match run(&args) {
+        Ok(code) => code,
+        // A closed pipe (e.g. `| head`) is the reader's choice, not an error to report.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_ERROR,
+        Err(e) => {
+            eprintln!("gguf-digest: {e}");
+            EXIT_ERROR
+        }
+    }
+}
+
+fn run(args: &Args) -> io::Result<u8> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads.map_or(0, NonZeroUsize::get))
+        .thread_name(|i| format!("gguf-digest-{i}"))
+        .build()
+        .map_err(io::Error::other)?;
+    let opts = BatchOptions {
+        open: OpenOptions {
+            join_shards: !args.no_join,
+            read_mode: if args.no_mmap { ReadMode::Pread } else { ReadMode::Mmap },
+            verify_blobs: args.verify_blobs,
+            ..OpenOptions::default()
+        },
+        progress: None,
+        cancel: None,
+    };
+    match &args.command {
+        Some(Command::Inspect(a)) => return inspect_diff::run_inspect(a, &opts, &pool),
+        Some(Command::Diff(a)) => return inspect_diff::run_diff(a, &opts, &pool),
+        Some(Command::Statement(a)) => return provenance::run_statement(a, &opts, &pool),
+        Some(Command::Verify(a)) => return provenance::run_verify(a, &opts, &pool),
+        None => {}
+    }
+    if args.check {
+        return run_check(args, &opts, &pool);
+    }
+    if args.files.is_empty() {
+        eprintln!("gguf-digest: no FILE given (see --help)");
+        return Ok(EXIT_ERROR);
+    }
+    if args.skeleton {
+        return run_skeleton(args, &opts, &pool);
+    }
+    let files = match expand_arguments(&args.files) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("gguf-digest: {}", error_line(&e));
+            return Ok(EXIT_ERROR);
+        }
+    };
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let mut failed = false;
+    let mut json_files = Vec::new();
+    let mut io_result = Ok(());
+    let report = |i: usize, r: gguf_digest::Result<(AnyModel, Digest)>| {
+        let Some(path) = files.get(i) else { return };
+        match r {
+            Ok((model, digest)) if args.json => json_files.push(model.json(path, &digest)),
+            Ok((_, digest)) => {
+                if io_result.is_ok() {
+                    io_result = out.write_all(&sums_line(&digest.label(), path));
+                }
+            }
+            Err(e) => {
+                failed = true;
+                eprintln!("gguf-digest: {}", error_line(&e));
+                if args.json {
+                    json_files.push(error_json(path, &e));
+                }
+            }
+        }
+    };
+    digest_with_progress(args, &files, &opts, &pool, report);
+    io_result?;
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &document_json(json_files))?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(if failed { EXIT_ERROR } else { EXIT_OK })
+}
+
+fn run_skeleton(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
+    if args.files.len() != 1 {
+        eprintln!("gguf-digest: --skeleton takes exactly one FILE");
+        return Ok(EXIT_ERROR);
+    }
+    let stdout = io::stdout();
+    if stdout.is_terminal() {
+        eprintln!("gguf-digest: refusing to write the binary skeleton to a terminal; redirect or pipe it");
+        return Ok(EXIT_ERROR);
+    }
+    let mut result = None;
+    digest_paths(&args.files, opts, pool, |_, r| result = Some(r));
+    match result {
+        Some(Ok((_, digest))) => {
+            let mut out = stdout.lock();
+            out.write_all(digest.skeleton())?;
+            out.flush()?;
+            Ok(EXIT_OK)
+        }
+        Some(Err(e)) => {
+            eprintln!("gguf-digest: {}", error_line(&e));
+            Ok(EXIT_ERROR)
+        }
+        None => Ok(EXIT_ERROR),
+    }
+}
+
+fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
+    let check_opts = CheckOptions {
+        ignore_missing: args.ignore_missing,
+        quiet: args.quiet,
+        status: args.status,
+        strict: args.strict,
+        warn: args.warn,
+    };
+    let lists = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
+    let stdout = io::stdout();
+    let stderr = io::stderr();
+    let mut code = EXIT_OK;
+    for list in &lists {
+        let (name, bytes) = if list.as_os_str() == "-" {
+            let mut buf = Vec::new();
+            let r = io::stdin().lock().read_to_end(&mut buf);
+            (quote_name(b"standard input"), r.map(|_| buf))
+        } else {
+            (quote_name(list.as_os_str().as_encoded_bytes()), std::fs::read(list))
+        };
+        let bytes = match bytes {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("gguf-digest: {name}: {}", gguf_digest::Error::from(e).detail());
+                code = EXIT_ERROR;
+                continue;
+            }
+        };
+        let lines = check::parse_list(&bytes, list.as_os_str() == "-");
+        let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
+            digest_with_progress(args, paths, opts, pool, |i, r| emit(i, r.map(|(_, d)| d.label())));
+        };
+        let summary = check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
+        if !summary.passed(&check_opts) && code == EXIT_OK {
+            code = EXIT_MISMATCH;
+        }
+    }
+    stdout.lock().flush()?;
+    Ok(code)
+}
+
+/// Labels `paths` like [`digest_paths`], with a progress bar when one is
+/// wanted, hidden while `emit` prints so lines and bar never interleave.
+fn digest_with_progress(
+    args: &Args,
+    paths: &[PathBuf],
+    opts: &BatchOptions,
+    pool: &rayon::ThreadPool,
+    mut emit: impl FnMut(usize, gguf_digest::Result<(AnyModel, Digest)>),
+) {
+    let mut opts = opts.clone();
+    let progress = Progress::start(args, paths, &mut opts);
+    digest_paths(paths, &opts, pool, |i, r| match &progress {
+        Some(p) => p.suspend(|| emit(i, r)),
+        None => emit(i, r),
+    });
+    if let Some(p) = progress {
+        p.finish();
+    }
+}
+
+/// Work below this size finishes before a bar would be worth drawing.
+const PROGRESS_MIN_BYTES: u64 = 1 << 30;
+
+/// The bar's length if a progress bar helps: a person watches stderr,
+/// nothing on the terminal must stay clean (quiet, status, JSON, skeleton),
+/// and the work is long enough. `total_bytes` is asked last, so files are
+/// only looked at when the rest already says yes; it is `None` when a
+/// stream is among the inputs, whose length nobody knows (the bar then
+/// counts bytes read, as `pv` does, `Some(None)`).
+fn wants_progress(
+    args: &Args,
+    stderr_is_terminal: bool,
+    total_bytes: impl FnOnce() -> Option<u64>,
+) -> Option<Option<u64>> {
+    if !stderr_is_terminal || args.quiet || args.status || args.json || args.skeleton {
+        return None;
+    }
+    match total_bytes() {
+        None => Some(None),
+        Some(t) if t >= PROGRESS_MIN_BYTES => Some(Some(t)),
+        Some(_) => None,
+    }
+}
+
+/// Bytes on disk of these models, every file of each included (the bar's length).
+/// `None` when standard input is among them.
+fn total_size(paths: &[PathBuf]) -> Option<u64> {
+    if paths.iter().any(|p| p.as_os_str() == "-") {
+        return None;
+    }
+    Some(paths.iter().fold(0u64, |t, p| t.saturating_add(approximate_bytes(p))))
+}
+
+/// A progress bar on stderr fed from the batch's byte counter.
+struct Progress {
+    bar: indicatif::ProgressBar,
+    stop: Arc<AtomicBool>,
+    ticker: JoinHandle<()>,
+}
+
+impl Progress {
+    /// Starts a bar for `paths` if one is wanted, wiring its counter into `opts`.
+    fn start(args: &Args, paths: &[PathBuf], opts: &mut BatchOptions) -> Option<Progress> {
+        let total = wants_progress(args, io::stderr().is_terminal(), || total_size(paths))?;
+        let counter = Arc::new(AtomicU64::new(0));
+        opts.progress = Some(Arc::clone(&counter));
+        let (bar, template) = match total {
+            Some(total) => (
+                indicatif::ProgressBar::new(total),
+                "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
+            ),
+            None => {
+                (indicatif::ProgressBar::no_length(), "{spinner} {binary_bytes} read {binary_bytes_per_sec} {elapsed}")
+            }
+        };
+        let style = indicatif::ProgressStyle::with_template(template);
+        if let Ok(style) = style {
+            bar.set_style(style);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let ticker = {
+            let (bar, stop) = (bar.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    bar.set_position(counter.load(Ordering::Relaxed));
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+        };
+        Some(Progress { bar, stop, ticker })
+    }
+
+    /// Runs `f` (which prints) with the bar hidden, so lines don't interleave.
+    fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.bar.suspend(f)
+    }
+
+    fn finish(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // The ticker only sleeps and sets a position; it cannot panic.
+        let _ = self.ticker.join();
+        self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(extra: &[&str]) -> Args {
+        let mut v = vec!["gguf-digest"];
+        v.extend_from_slice(extra);
+        Args::parse_from(v)
+    }
+
+    #[test]
+    fn progress_only_for_long_work_on_a_terminal() {
+        let big = || Some(PROGRESS_MIN_BYTES);
+        assert_eq!(wants_progress(&args(&["m.gguf"]), true, big), Some(Some(PROGRESS_MIN_BYTES)));
+        assert_eq!(wants_progress(&args(&["m.gguf"]), true, || Some(PROGRESS_MIN_BYTES - 1)), None);
+        assert_eq!(wants_progress(&args(&["m.gguf"]), false, big), None);
+        assert_eq!(wants_progress(&args(&["--json", "m.gguf"]), true, big), None);
+        assert_eq!(wants_progress(&args(&["--skeleton", "m.gguf"]), true, big), None);
+        assert_eq!(wants_progress(&args(&["-c", "--quiet", "s"]), true, big), None);
+        assert_eq!(wants_progress(&args(&["-c", "--status", "s"]), true, big), None);
+        assert!(wants_progress(&args(&["-c", "s"]), true, big).is_some());
+        // Files are not looked at when flags already say no.
+        assert_eq!(wants_progress(&args(&["--json", "m.gguf"]), true, || unreachable!()), None);
+        // A stream: bytes read are counted, with no length.
+        assert_eq!(wants_progress(&args(&["-"]), true, || None), Some(None));
+        assert_eq!(wants_progress(&args(&["-"]), false, || None), None);
+        assert_eq!(wants_progress(&args(&["--json", "-"]), true, || None), None);
+        assert_eq!(total_size(&[PathBuf::from("-")]), None);
+        assert_eq!(total_size(&[PathBuf::from("./-")]), Some(0));
+    }
+}

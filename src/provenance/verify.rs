@@ -1,0 +1,80 @@
+//! `verify` up to the relabelling: read a statement, DSSE envelope or
+//! Sigstore bundle, check its signature before a single subject is read,
+//! then read every subject and locate it under the root before any is
+//! opened. The command line and the Python API both relabel what this
+//! returns, through `--check`'s rules.
+
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::provenance::envelope::{self, Signed};
+use crate::provenance::keys::PublicKey;
+use crate::provenance::{MAX_STATEMENT, subjects};
+
+/// What a statement claims, ready to be relabelled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claims {
+    /// Every subject: its name as the statement gives it, and its label.
+    pub subjects: Vec<subjects::Subject>,
+    /// Where each subject is read from, in the same order (never outside the root).
+    pub paths: Vec<PathBuf>,
+    /// True when a signature verified with one of the keys; false when no
+    /// key was given (nothing about the signer is then known).
+    pub signature_checked: bool,
+}
+
+/// Reads `file` and checks it: with `keys`, one of its DSSE signatures must
+/// verify with one of them (otherwise [`ErrorKind::SignatureFailed`], and
+/// no subject is read); every subject must lie under `root` (by default the
+/// file's directory).
+pub fn claims(file: &Path, root: Option<&Path>, keys: &[PublicKey]) -> Result<Claims> {
+    let bytes = read_limited(file).map_err(|e| Error::from(e).in_file(file))?;
+    let signed = envelope::read(&bytes).map_err(|e| e.in_file(file))?;
+    if !keys.is_empty() {
+        check_signature(&signed, keys).map_err(|e| e.in_file(file))?;
+    }
+    let subjects = subjects::read(signed.statement()).map_err(|e| e.in_file(file))?;
+    let root = match root {
+        Some(r) => r.to_path_buf(),
+        None => file.parent().map(Path::to_path_buf).unwrap_or_default(),
+    };
+    let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
+    let paths = subjects
+        .iter()
+        .map(|s| subjects::locate(&root, &s.name).map_err(|e| e.in_file(file)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Claims { subjects, paths, signature_checked: !keys.is_empty() })
+}
+
+fn check_signature(signed: &Signed, keys: &[PublicKey]) -> Result<()> {
+    let failed = |what: String| Err(Error::new(ErrorKind::SignatureFailed(what)));
+    match signed {
+        Signed::Bare(_) => failed("a bare statement carries no signature".into()),
+        Signed::Dsse { payload_type, payload, signatures, .. } => {
+            let pae = envelope::pae(payload_type, payload);
+            if signatures.iter().any(|s| keys.iter().any(|k| k.verifies(&pae, &s.sig))) {
+                return Ok(());
+            }
+            let kinds: Vec<&str> = keys.iter().map(PublicKey::kind).collect();
+            failed(format!(
+                "none of its {} signatures verifies with the given key ({})",
+                signatures.len(),
+                kinds.join(", ")
+            ))
+        }
+    }
+}
+
+/// Reads at most [`MAX_STATEMENT`] bytes of `path`.
+fn read_limited(path: &Path) -> std::io::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_STATEMENT.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_STATEMENT {
+        return Err(std::io::Error::other(format!("larger than {MAX_STATEMENT} bytes")));
+    }
+    Ok(bytes)
+}
