@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::{Value as Json, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
+/// The command under test (see `gguf_digest_bin`).
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(gguf_digest_bin);
 
 // ---------------------------------------------------------------------------
 // Running processes
@@ -111,7 +112,7 @@ fn exec(mut cmd: Command, stdin: Option<Vec<u8>>) -> Out {
 }
 
 fn gd_cmd<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Command {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Command::new(&*BIN);
     cmd.args(args).current_dir(dir);
     cmd
 }
@@ -656,7 +657,7 @@ fn skeleton_refuses_to_write_to_a_terminal() {
     let d = Dir::new();
     let g = small(5);
     let m = d.write("m.gguf", &g.build());
-    let skel = format!("{} --skeleton {}", sh_quote(BIN), sh_quote(m.to_str().unwrap()));
+    let skel = format!("{} --skeleton {}", sh_quote(&BIN), sh_quote(m.to_str().unwrap()));
     let in_script = |cmd: &str| {
         let mut c = Command::new("script");
         c.args(["-qec", cmd, "/dev/null"]);

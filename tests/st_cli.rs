@@ -10,10 +10,11 @@ use common::st::*;
 use common::*;
 use serde_json::Value as Json;
 
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
+/// The command under test (see `gguf_digest_bin`).
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(gguf_digest_bin);
 
 fn gd(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).args(args).current_dir(dir).stdin(Stdio::null()).output().expect("runs gguf-digest")
+    Command::new(&*BIN).args(args).current_dir(dir).stdin(Stdio::null()).output().expect("runs gguf-digest")
 }
 
 fn text(b: &[u8]) -> String {

@@ -7,6 +7,13 @@
 //! reading cannot hide behind the same bug in the writing.
 #![allow(dead_code)]
 
+/// The command the CLI tests run: the binary cargo built, or the one
+/// `GGUF_DIGEST_BIN` names (scripts/test-python.sh runs tests/cli.rs and
+/// tests/st_cli.rs again on the `gguf-digest` the Python wheel installs).
+pub fn gguf_digest_bin() -> String {
+    std::env::var("GGUF_DIGEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gguf-digest").to_string())
+}
+
 pub mod harness;
 pub mod ollama;
 pub mod py;

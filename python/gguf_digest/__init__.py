@@ -1,0 +1,346 @@
+"""One content-addressed label for every layout of a GGUF or safetensors model.
+
+The label is the SHA-256 of the model's canonical skeleton (docs/SPEC.md):
+every metadata value and every weight byte enter it, while tensor and key
+order, padding, byte order, GGUF v2/v3 and the split into shards do not.
+These are the labels the ``gguf-digest`` command prints::
+
+    import gguf_digest
+
+    assert gguf_digest.label("model.gguf") == "107e635b…"
+
+A path may be a ``str`` or any ``os.PathLike`` (``pathlib.Path``): a GGUF or
+safetensors file (for a split model, its first shard), a
+``*.safetensors.index.json``, a directory holding one model (a Hugging Face
+snapshot), or an ``ollama:NAME`` reference to a model in the Ollama store.
+
+Every failure raises :class:`Error` (with ``path``, ``offset`` and
+``subject``). Hashing runs on all cores with the GIL released; Ctrl-C
+(``KeyboardInterrupt``) stops it.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
+
+from . import _native
+from ._native import Error
+
+__version__: str = _native.__version__
+
+StrPath = Union[str, "os.PathLike[str]"]
+"""A path as the ecosystem gives one: ``str`` or ``os.PathLike``."""
+
+__all__ = [
+    "CheckResult",
+    "Component",
+    "Error",
+    "Leaf",
+    "Model",
+    "StrPath",
+    "Tensor",
+    "Verification",
+    "check",
+    "label",
+    "labels",
+    "open",
+    "statement",
+    "verify",
+]
+
+
+def _fspath(path: StrPath) -> str:
+    # os.fspath also refuses what is no path (an int, None) with a TypeError.
+    p = os.fspath(path)
+    if not isinstance(p, str):
+        raise TypeError(f"expected str or os.PathLike[str], got {type(path).__name__}")
+    return p
+
+
+def _paths(paths: Iterable[StrPath]) -> list[str]:
+    # A str is an iterable of one-letter "paths": refuse it, not label "m", "o", ...
+    if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
+        raise TypeError("expected a list of paths, got one path (use label() for one model)")
+    return [_fspath(p) for p in paths]
+
+
+def _threads(threads: Optional[int]) -> Optional[int]:
+    if threads is not None and (not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"threads must be a positive int or None, got {threads!r}")
+    return threads
+
+
+def label(
+    path: StrPath,
+    threads: Optional[int] = None,
+    *,
+    join_shards: bool = True,
+    mmap: bool = True,
+    verify_blobs: bool = False,
+) -> str:
+    """The label of the model at ``path``: 64 lowercase hex digits.
+
+    ``threads``: hash on at most this many threads (default:
+    ``RAYON_NUM_THREADS``, else all cores); ``join_shards=False`` labels one
+    shard of a split model alone; ``mmap=False`` reads with ``pread``
+    instead of mapping; ``verify_blobs=True`` also checks every Ollama
+    weights blob against its digest (a store audit; the label is the same).
+    """
+    return labels([path], threads, join_shards=join_shards, mmap=mmap, verify_blobs=verify_blobs)[0]
+
+
+def labels(
+    paths: Iterable[StrPath],
+    threads: Optional[int] = None,
+    *,
+    join_shards: bool = True,
+    mmap: bool = True,
+    verify_blobs: bool = False,
+) -> list[str]:
+    """The labels of many models, in order, hashed together as the command
+    does (every tensor of every file on one pool of ``threads`` threads;
+    default: ``RAYON_NUM_THREADS``, else all cores). The first model that
+    cannot be labelled raises :class:`Error`."""
+    return _native.labels(
+        _paths(paths),
+        _threads(threads),
+        join_shards=join_shards,
+        mmap=mmap,
+        verify_blobs=verify_blobs,
+    )
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One tensor, as it enters the skeleton."""
+
+    name: str
+    """Its name (invalid UTF-8 replaced by U+FFFD)."""
+    type: str
+    """Its ggml type (``"Q4_K"``, ``"F16"``) or safetensors dtype (``"BF16"``)."""
+    shape: Tuple[int, ...]
+    """Its dimensions as the format lists them (GGUF: fastest-varying first)."""
+    nbytes: int
+    """Bytes of data."""
+    sha256: str
+    """SHA-256 of its data (little-endian), hex."""
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One metadata value: a GGUF KV, or a safetensors ``__metadata__`` entry."""
+
+    key: str
+    type: str
+    """GGUF: the value type (``"UINT32"``, ``"STRING"``, ``"ARRAY"``); safetensors: ``"STRING"``."""
+    value: Union[bool, int, float, str, None]
+    """A GGUF scalar or a safetensors string; ``None`` for GGUF strings and
+    arrays, which enter the skeleton through ``sha256``."""
+    sha256: Optional[str]
+    """The SHA-256 a GGUF string or array enters the skeleton with, hex; else ``None``."""
+
+
+@dataclass(frozen=True)
+class Component:
+    """One component of an Ollama model."""
+
+    media_type: str
+    name: str
+    kind: str
+    """``"gguf"``, ``"safetensors"``, ``"config"`` or ``"blob"``."""
+    digest: Optional[str]
+    """The GGUF or safetensors label for weights; the SHA-256 of the bytes otherwise."""
+    layers: Tuple[str, ...]
+    """The digests of the layers it came from."""
+
+
+@dataclass(frozen=True)
+class Model:
+    """A labelled model: what :func:`open` returns."""
+
+    path: str
+    """The path or reference it was opened by."""
+    format: str
+    """``"gguf"``, ``"safetensors"`` or ``"ollama"``."""
+    contract: str
+    """The contract its label follows (``"canonical-skeleton-v1"``, …)."""
+    label: str
+    files: Tuple[str, ...]
+    """Every file read, the first one given first."""
+    metadata: Tuple[Leaf, ...]
+    """GGUF KVs and safetensors metadata (empty for Ollama: see ``components``)."""
+    tensors: Tuple[Tensor, ...]
+    """Every tensor, in the order the ``--json`` output lists them (empty for Ollama)."""
+    components: Tuple[Component, ...]
+    """Ollama: every component; empty for the other formats."""
+    _skeleton: bytes = field(repr=False)
+    _json: str = field(repr=False)
+
+    def skeleton(self) -> bytes:
+        """The canonical skeleton: ``hashlib.sha256(m.skeleton()).hexdigest() == m.label``."""
+        return self._skeleton
+
+    def json(self) -> Dict[str, Any]:
+        """The model's entry of ``gguf-digest --json``: every field, per format."""
+        parsed: Dict[str, Any] = _json.loads(self._json)
+        return parsed
+
+
+def _leaves(entry: Dict[str, Any]) -> Tuple[Leaf, ...]:
+    if "kvs" in entry:
+        return tuple(Leaf(kv["key"], kv["type"], kv.get("value"), kv.get("sha256")) for kv in entry["kvs"])
+    return tuple(
+        Leaf(key, "STRING", value, None)
+        for group in entry.get("metadata_groups", [])
+        for key, value in (group.get("metadata") or {}).items()
+    )
+
+
+def _tensors(entry: Dict[str, Any]) -> Tuple[Tensor, ...]:
+    return tuple(
+        Tensor(
+            t["name"],
+            t.get("type", t.get("dtype", "")),
+            tuple(t["dims"] if "dims" in t else t["shape"]),
+            t["nbytes"],
+            t["sha256"],
+        )
+        for t in entry.get("tensors", [])
+    )
+
+
+def _components(entry: Dict[str, Any]) -> Tuple[Component, ...]:
+    return tuple(
+        Component(c["media_type"], c["name"], c["kind"], c.get("digest"), tuple(layer["digest"] for layer in c["layers"]))
+        for c in entry.get("components", [])
+    )
+
+
+def open(path: StrPath, *, join_shards: bool = True, mmap: bool = True, verify_blobs: bool = False) -> Model:
+    """Opens and labels the model at ``path``: its label, metadata leaves,
+    tensors (with their data's SHA-256), files and skeleton."""
+    p = _fspath(path)
+    fmt, contract, lbl, entry_json, skeleton, files = _native.open_model(
+        p, None, join_shards=join_shards, mmap=mmap, verify_blobs=verify_blobs
+    )
+    entry = _json.loads(entry_json)
+    return Model(
+        path=p,
+        format=fmt,
+        contract=contract,
+        label=lbl,
+        files=tuple(files),
+        metadata=_leaves(entry),
+        tensors=_tensors(entry),
+        components=_components(entry),
+        _skeleton=skeleton,
+        _json=entry_json,
+    )
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One checked line of a label list, or one subject of a statement."""
+
+    line: int
+    """The line's number in the list (the subject's number in a statement), from 1."""
+    path: str
+    """The name as the list or statement gives it."""
+    expected: str
+    actual: Optional[str]
+    """The label computed now; ``None`` when the model could not be read."""
+    error: Optional[Error]
+    """Why the model could not be read, else ``None``."""
+
+    @property
+    def ok(self) -> bool:
+        """True when the label matched."""
+        return self.actual == self.expected
+
+
+def _results(rows: Sequence[Tuple[int, str, str, Optional[str], Optional[Error]]]) -> list[CheckResult]:
+    return [CheckResult(line, path, expected, actual, error) for line, path, expected, actual, error in rows]
+
+
+def check(
+    sums: StrPath,
+    *,
+    ignore_missing: bool = False,
+    strict: bool = False,
+    threads: Optional[int] = None,
+    join_shards: bool = True,
+    mmap: bool = True,
+) -> list[CheckResult]:
+    """Verifies a list of labels (``gguf-digest`` output, ``sha256sum``
+    style) by ``gguf-digest --check``'s rules: one result per entry, in
+    order; names are read relative to the working directory, as the command
+    does. The list verifies exactly when the result is not empty and every
+    result is ``ok`` (what ``--check`` reports with exit status 0).
+
+    Misformatted lines are skipped, or with ``strict=True`` raise
+    :class:`Error`; a list without one well-formed line raises;
+    ``ignore_missing=True`` leaves out entries whose file does not exist.
+    """
+    return _results(
+        _native.check(
+            _fspath(sums),
+            _threads(threads),
+            ignore_missing=ignore_missing,
+            strict=strict,
+            join_shards=join_shards,
+            mmap=mmap,
+        )
+    )
+
+
+def statement(paths: Sequence[StrPath], *, leaves: bool = False, threads: Optional[int] = None) -> str:
+    """The in-toto Statement v1 of these models, byte for byte what
+    ``gguf-digest statement`` prints: one subject per model, named as given
+    (keep names relative to where it will be verified), whose ``sha256``
+    digest is its label. ``leaves=True`` adds every model's KV and tensor
+    leaves to the predicate. Sign it with any DSSE or Sigstore tool."""
+    return _native.statement(_paths(paths), leaves=leaves, threads=_threads(threads))
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What :func:`verify` found."""
+
+    signature_checked: bool
+    """True when a signature verified with one of the keys; False when no key was given."""
+    results: Tuple[CheckResult, ...]
+    """One result per subject, in the statement's order."""
+
+    @property
+    def ok(self) -> bool:
+        """True when every subject matched (at least one)."""
+        return bool(self.results) and all(r.ok for r in self.results)
+
+
+def verify(
+    path: StrPath,
+    *,
+    keys: Sequence[StrPath] = (),
+    root: Optional[StrPath] = None,
+    threads: Optional[int] = None,
+) -> Verification:
+    """Verifies a statement, DSSE envelope or Sigstore bundle as
+    ``gguf-digest verify`` does: with ``keys`` (PEM public keys, Ed25519 or
+    ECDSA P-256) a signature must verify with one of them before any subject
+    is read (else :class:`Error`, "signature: FAILED"); every subject must
+    lie under ``root`` (default: the statement's directory), then each is
+    relabelled. Without keys nothing about the signer is known: a
+    ``UserWarning`` says so, every time."""
+    signed, rows = _native.verify_statement(
+        _fspath(path),
+        [_fspath(k) for k in keys],
+        None if root is None else _fspath(root),
+        _threads(threads),
+    )
+    if not signed:
+        warnings.warn(f"{_fspath(path)}: no signature was checked (no keys given)", UserWarning, stacklevel=2)
+    return Verification(signed, tuple(_results(rows)))

@@ -1,0 +1,55 @@
+# Stubs of the extension module (python/src/lib.rs). The public, documented
+# API is gguf_digest/__init__.py; these are what it calls.
+from typing import List, Optional, Tuple
+
+__version__: str
+
+class Error(Exception):
+    """A model could not be labelled, a list or statement could not be read, or a run was refused."""
+
+    path: Optional[str]
+    """The file concerned, or None."""
+    offset: Optional[int]
+    """The byte offset in that file, or None."""
+    subject: Optional[str]
+    """The key or tensor concerned ("key 'general.name'", "tensor 'output.weight'"), or None."""
+
+_Checked = Tuple[int, str, str, Optional[str], Optional[Error]]
+
+def labels(
+    paths: List[str],
+    threads: Optional[int] = None,
+    join_shards: bool = True,
+    mmap: bool = True,
+    verify_blobs: bool = False,
+) -> List[str]: ...
+def open_model(
+    path: str,
+    threads: Optional[int] = None,
+    join_shards: bool = True,
+    mmap: bool = True,
+    verify_blobs: bool = False,
+) -> Tuple[str, str, str, str, bytes, List[str]]: ...
+def check(
+    sums: str,
+    threads: Optional[int] = None,
+    ignore_missing: bool = False,
+    strict: bool = False,
+    join_shards: bool = True,
+    mmap: bool = True,
+) -> List[_Checked]: ...
+def statement(
+    paths: List[str],
+    leaves: bool = False,
+    threads: Optional[int] = None,
+    join_shards: bool = True,
+    mmap: bool = True,
+) -> str: ...
+def verify_statement(
+    path: str,
+    keys: List[str] = ...,
+    root: Optional[str] = None,
+    threads: Optional[int] = None,
+    mmap: bool = True,
+) -> Tuple[bool, List[_Checked]]: ...
+def main(argv: List[bytes]) -> int: ...

@@ -1,0 +1,357 @@
+//! `gguf_digest._native`: the library for Python, and the command itself.
+//!
+//! Thin on purpose: every rule (what a path names, how models are
+//! scheduled, `--check`'s parsing, statements, signatures) is the library's;
+//! this file turns Python arguments into library calls and library results
+//! into Python values. The typed, documented API is `gguf_digest/__init__.py`
+//! over these functions (stubs: `gguf_digest/_native.pyi`).
+//!
+//! Two rules hold for every function:
+//! - the GIL is released while models are read and hashed, and a pending
+//!   `KeyboardInterrupt` cancels the run ([`run`]);
+//! - nothing panics into Python: a library error becomes `gguf_digest.Error`
+//!   with `path`, `offset` and `subject`, and a panic (a bug) is caught and
+//!   raised as one too.
+
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+// The binary's command, compiled in: `gguf-digest` installed by the wheel
+// runs exactly the code the binary does (see `main`).
+#[path = "../../src/bin/gguf-digest/cli/mod.rs"]
+mod cli;
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use gguf_digest::check::{Line, parse_list};
+use gguf_digest::provenance::keys::PublicKey;
+use gguf_digest::provenance::statement::{Entry, statement as build_statement};
+use gguf_digest::provenance::verify;
+use gguf_digest::{AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, digest_paths};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+create_exception!(
+    gguf_digest,
+    Error,
+    PyException,
+    "A model could not be labelled, a list or statement could not be read, or a run was refused.\n\n\
+     Attributes: path (the file, or None), offset (the byte offset in it, or None), subject (the key \
+     or tensor concerned, as 'key 'general.name'' or 'tensor 'blk.0.attn_q.weight'', or None)."
+);
+
+/// How models are read, as the command's flags say it.
+#[derive(Clone, Copy)]
+struct Read {
+    threads: Option<usize>,
+    join_shards: bool,
+    mmap: bool,
+    verify_blobs: bool,
+}
+
+impl Read {
+    fn batch(&self) -> BatchOptions {
+        BatchOptions {
+            open: OpenOptions {
+                join_shards: self.join_shards,
+                read_mode: if self.mmap { ReadMode::Mmap } else { ReadMode::Pread },
+                verify_blobs: self.verify_blobs,
+                ..OpenOptions::default()
+            },
+            ..BatchOptions::default()
+        }
+    }
+}
+
+/// `gguf_digest.Error` for a library error, its place filled from the
+/// argument (`path`) when the error names no file.
+fn error(py: Python<'_>, e: &gguf_digest::Error, path: Option<&PathBuf>) -> PyErr {
+    let err = Error::new_err(e.to_string());
+    let value = err.value(py);
+    let file = e.path().map(|p| p.as_os_str().to_owned()).or_else(|| path.map(|p| p.as_os_str().to_owned()));
+    // Setting an attribute on a fresh exception object cannot fail.
+    let _ = value.setattr("path", file);
+    let _ = value.setattr("offset", e.offset());
+    let _ = value.setattr("subject", e.subject().map(ToString::to_string));
+    err
+}
+
+/// `gguf_digest.Error` with a message and a file only.
+fn plain_error(py: Python<'_>, message: String, path: Option<&PathBuf>) -> PyErr {
+    let err = Error::new_err(message);
+    let _ = err.value(py).setattr("path", path.map(|p| p.as_os_str().to_owned()));
+    err
+}
+
+/// Runs `work` on a thread of its own with the GIL released, waking every
+/// tenth of a second to let Python's signal handlers run: a
+/// `KeyboardInterrupt` sets `cancel` (the library stops at its next
+/// piece), waits for the thread to stop, and is raised. A panic in `work`
+/// is raised as `gguf_digest.Error`.
+fn run<T: Send>(py: Python<'_>, cancel: &AtomicBool, work: impl FnOnce() -> T + Send) -> PyResult<T> {
+    let caller = std::thread::current();
+    let (joined, interrupt) = std::thread::scope(|s| {
+        let worker = s.spawn(|| {
+            let r = catch_unwind(AssertUnwindSafe(work));
+            caller.unpark();
+            r
+        });
+        let mut interrupt = None;
+        while !worker.is_finished() {
+            py.detach(|| std::thread::park_timeout(Duration::from_millis(100)));
+            if interrupt.is_none() {
+                if let Err(e) = py.check_signals() {
+                    cancel.store(true, Ordering::Relaxed);
+                    interrupt = Some(e);
+                }
+            }
+        }
+        (worker.join(), interrupt)
+    });
+    if let Some(e) = interrupt {
+        return Err(e);
+    }
+    match joined {
+        Ok(Ok(t)) => Ok(t),
+        _ => Err(plain_error(py, "internal error: a hashing thread panicked (please report it)".into(), None)),
+    }
+}
+
+/// Labels every path together (one pool, all tensors of all files
+/// scheduled at once, as the command does); one result per path, in order.
+fn label_all<T: Send>(
+    py: Python<'_>,
+    paths: &[PathBuf],
+    read: Read,
+    keep: impl Fn(AnyModel, Digest) -> T + Send + Sync,
+) -> PyResult<Vec<gguf_digest::Result<T>>> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let mut opts = read.batch();
+    opts.cancel = Some(Arc::clone(&cancel));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(read.threads.unwrap_or(0))
+        .thread_name(|i| format!("gguf-digest-{i}"))
+        .build()
+        .map_err(|e| plain_error(py, format!("cannot start hashing threads: {e}"), None))?;
+    let results = run(py, &cancel, || {
+        let mut out: Vec<Option<gguf_digest::Result<T>>> = paths.iter().map(|_| None).collect();
+        digest_paths(paths, &opts, &pool, |i, r| {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = Some(r.map(|(m, d)| keep(m, d)));
+            }
+        });
+        out
+    })?;
+    Ok(results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(gguf_digest::Error::new(gguf_digest::ErrorKind::Cancelled))))
+        .collect())
+}
+
+/// Every result, or the first error (in argument order) raised.
+fn all_or_first_error<T>(py: Python<'_>, paths: &[PathBuf], results: Vec<gguf_digest::Result<T>>) -> PyResult<Vec<T>> {
+    results.into_iter().zip(paths).map(|(r, p)| r.map_err(|e| error(py, &e, Some(p)))).collect()
+}
+
+/// The labels of `paths`, in order.
+#[pyfunction]
+#[pyo3(signature = (paths, threads=None, join_shards=true, mmap=true, verify_blobs=false))]
+fn labels(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    threads: Option<usize>,
+    join_shards: bool,
+    mmap: bool,
+    verify_blobs: bool,
+) -> PyResult<Vec<String>> {
+    let read = Read { threads, join_shards, mmap, verify_blobs };
+    let results = label_all(py, &paths, read, |_, d| d.label())?;
+    all_or_first_error(py, &paths, results)
+}
+
+/// A labelled model: (format, contract, label, JSON entry, skeleton, files).
+type Opened<Skeleton> = (&'static str, &'static str, String, String, Skeleton, Vec<OsString>);
+
+/// Opens and labels one model.
+#[pyfunction]
+#[pyo3(signature = (path, threads=None, join_shards=true, mmap=true, verify_blobs=false))]
+fn open_model(
+    py: Python<'_>,
+    path: PathBuf,
+    threads: Option<usize>,
+    join_shards: bool,
+    mmap: bool,
+    verify_blobs: bool,
+) -> PyResult<Opened<Py<PyBytes>>> {
+    let read = Read { threads, join_shards, mmap, verify_blobs };
+    let paths = [path];
+    let results = label_all(py, &paths, read, |m, d| -> Opened<Vec<u8>> {
+        let (format, contract) = m.contract();
+        let json = m.json(&paths[0], &d).to_string();
+        let files = m.sources().iter().map(|s| s.path().as_os_str().to_owned()).collect();
+        (format, contract, d.label(), json, d.skeleton().to_vec(), files)
+    })?;
+    let mut opened = all_or_first_error(py, &paths, results)?;
+    match opened.pop() {
+        Some((format, contract, label, json, skeleton, files)) => {
+            Ok((format, contract, label, json, PyBytes::new(py, &skeleton).unbind(), files))
+        }
+        None => Err(plain_error(py, "no model was opened".into(), paths.first())),
+    }
+}
+
+/// One checked entry: (line or subject number, name, expected, actual, error).
+type Checked = (usize, OsString, String, Option<String>, Option<Py<PyAny>>);
+
+/// Relabels `entries` (line number, expected label, name, path to read)
+/// and pairs every result with its entry; with `ignore_missing`, entries
+/// whose file does not exist are left out.
+fn relabel(
+    py: Python<'_>,
+    entries: Vec<(usize, String, OsString, PathBuf)>,
+    read: Read,
+    ignore_missing: bool,
+) -> PyResult<Vec<Checked>> {
+    let paths: Vec<PathBuf> = entries.iter().map(|e| e.3.clone()).collect();
+    let results = label_all(py, &paths, read, |_, d| d.label())?;
+    let mut out = Vec::with_capacity(entries.len());
+    for ((line, expected, name, path), r) in entries.into_iter().zip(results) {
+        match r {
+            Err(e) if ignore_missing && e.is_not_found() => {}
+            Err(e) => {
+                out.push((line, name, expected, None, Some(error(py, &e, Some(&path)).into_value(py).into_any())))
+            }
+            Ok(actual) => out.push((line, name, expected, Some(actual), None)),
+        }
+    }
+    Ok(out)
+}
+
+/// Verifies a list of labels with `--check`'s rules; one result per entry.
+#[pyfunction]
+#[pyo3(signature = (sums, threads=None, ignore_missing=false, strict=false, join_shards=true, mmap=true))]
+fn check(
+    py: Python<'_>,
+    sums: PathBuf,
+    threads: Option<usize>,
+    ignore_missing: bool,
+    strict: bool,
+    join_shards: bool,
+    mmap: bool,
+) -> PyResult<Vec<Checked>> {
+    let bytes = std::fs::read(&sums).map_err(|e| error(py, &e.into(), Some(&sums)))?;
+    let lines = parse_list(&bytes, false);
+    let mut entries = Vec::new();
+    for line in lines {
+        match line {
+            Line::Entry { line_no, label, path } => {
+                let name = OsString::from_vec(path);
+                entries.push((line_no, label, name.clone(), PathBuf::from(name)));
+            }
+            Line::Misformatted { line_no } if strict => {
+                return Err(plain_error(
+                    py,
+                    format!("line {line_no}: improperly formatted GGUF label line"),
+                    Some(&sums),
+                ));
+            }
+            Line::Misformatted { .. } => {}
+        }
+    }
+    if entries.is_empty() {
+        return Err(plain_error(py, "no properly formatted GGUF label lines found".into(), Some(&sums)));
+    }
+    let read = Read { threads, join_shards, mmap, verify_blobs: false };
+    relabel(py, entries, read, ignore_missing)
+}
+
+/// The in-toto statement of `paths`, as `gguf-digest statement` prints it.
+#[pyfunction]
+#[pyo3(signature = (paths, leaves=false, threads=None, join_shards=true, mmap=true))]
+fn statement(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    leaves: bool,
+    threads: Option<usize>,
+    join_shards: bool,
+    mmap: bool,
+) -> PyResult<String> {
+    let read = Read { threads, join_shards, mmap, verify_blobs: false };
+    let results = label_all(py, &paths, read, |m, d| (m, d))?;
+    let done = all_or_first_error(py, &paths, results)?;
+    let names: Vec<String> = paths.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let entries: Vec<Entry<'_>> =
+        done.iter().zip(&names).map(|((m, d), name)| Entry { name, model: m.as_ref(), digest: d }).collect();
+    let json = build_statement(&entries, leaves);
+    let text = serde_json::to_string_pretty(&json).map_err(|e| plain_error(py, e.to_string(), None))?;
+    Ok(text + "\n")
+}
+
+/// Checks a statement's signature (with `keys`), locates its subjects
+/// under `root`, and relabels them: (signature checked, one result per subject).
+#[pyfunction]
+#[pyo3(signature = (path, keys=Vec::new(), root=None, threads=None, mmap=true))]
+fn verify_statement(
+    py: Python<'_>,
+    path: PathBuf,
+    keys: Vec<PathBuf>,
+    root: Option<PathBuf>,
+    threads: Option<usize>,
+    mmap: bool,
+) -> PyResult<(bool, Vec<Checked>)> {
+    let keys = keys
+        .iter()
+        .map(|k| PublicKey::from_pem_file(k).map_err(|e| error(py, &e, Some(k))))
+        .collect::<PyResult<Vec<_>>>()?;
+    let claims = verify::claims(&path, root.as_deref(), &keys).map_err(|e| error(py, &e, Some(&path)))?;
+    let entries = claims
+        .subjects
+        .into_iter()
+        .zip(claims.paths)
+        .enumerate()
+        .map(|(i, (s, p))| (i.saturating_add(1), s.label, OsString::from(s.name), p))
+        .collect();
+    let read = Read { threads, join_shards: true, mmap, verify_blobs: false };
+    Ok((claims.signature_checked, relabel(py, entries, read, false)?))
+}
+
+/// Runs the `gguf-digest` command with `argv` (the program's name first;
+/// arguments as bytes, as the OS passes them) and returns its exit status.
+/// The GIL is released for the whole run; the caller restores Ctrl-C's
+/// default action first, so that it stops the command as it stops the binary.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<Vec<u8>>) -> u8 {
+    let argv: Vec<OsString> = argv.into_iter().map(OsString::from_vec).collect();
+    py.detach(|| {
+        catch_unwind(AssertUnwindSafe(|| cli::main(argv))).unwrap_or_else(|_| {
+            eprintln!("gguf-digest: internal error (please report it)");
+            cli::EXIT_ERROR
+        })
+    })
+}
+
+/// The module: the functions above and `Error`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let error_type = py.get_type::<Error>();
+    for attribute in ["path", "offset", "subject"] {
+        error_type.setattr(attribute, py.None())?;
+    }
+    m.add("Error", error_type)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(labels, m)?)?;
+    m.add_function(wrap_pyfunction!(open_model, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(statement, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_statement, m)?)?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
+    Ok(())
+}

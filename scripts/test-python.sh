@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The Python wheel's tests (issue #17), as .ci/run runs them:
+#   1. builds the wheel from this repository with pip (maturin, from PyPI,
+#      in pip's isolated build environment): `pip wheel .`;
+#   2. installs it into a fresh venv, with pytest, mypy and cryptography
+#      from PyPI (nothing from the source tree is importable there);
+#   3. runs python/tests with pytest against the installed package, with the
+#      cargo-built binary to compare with and the interop venv
+#      (scripts/setup-python.sh) to write the corpus;
+#   4. runs mypy --strict over python/examples/typed_example.py (must pass)
+#      and mistyped_example.py (must fail: proof the stubs are seen);
+#   5. runs the CLI tests (tests/cli.rs, tests/st_cli.rs) again on the
+#      `gguf-digest` command the wheel installed (GGUF_DIGEST_BIN).
+# Prints cargo-style "test result:" lines so .ci/run's total counts pytest.
+#
+# Environment: GGUF_DIGEST_VENV (the interop venv), PYTHON (interpreter for
+# the fresh venv; default python3), WHEEL_VENV (where to make it; default
+# a temporary directory, removed afterwards).
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+interop_venv="${GGUF_DIGEST_VENV:-$HOME/.cache/gguf-digest/venv}"
+python="${PYTHON:-python3}"
+log() { echo "test-python: $*"; }
+
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+venv="${WHEEL_VENV:-$scratch/venv}"
+
+log "building the wheel (pip wheel .)"
+"$python" -m pip wheel --quiet --no-deps --wheel-dir "$scratch/wheels" "$repo"
+wheel="$(ls "$scratch"/wheels/gguf_digest-*-abi3-*.whl)"
+log "built $(basename "$wheel")"
+
+log "installing it into a fresh venv"
+rm -rf "$venv"
+"$python" -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet "$wheel" 'pytest>=8,<10' 'mypy>=1.10,<2' 'cryptography>=42'
+
+log "building the binary the labels are compared with"
+(cd "$repo" && cargo build --release --quiet)
+
+prereq="$("$interop_venv/bin/python" "$repo/scripts/interop/prereq.py")"
+field() { "$python" -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$prereq" "$1"; }
+
+log "pytest on the installed package"
+# From a directory outside the repository: only the installed package can be imported.
+set +e
+(cd "$scratch" && GGUF_DIGEST_CARGO_BIN="$repo/target/release/gguf-digest" GGUF_DIGEST_REPO="$repo" \
+    INTEROP_PYTHON="$interop_venv/bin/python" SMOLLM2_GGUF="$(field model)" MINILM_SAFETENSORS="$(field st_model)" \
+    "$venv/bin/python" -m pytest -p no:cacheprovider -q -rs "$repo/python/tests" | tee "$scratch/pytest.log")
+pytest_status=${PIPESTATUS[0]}
+set -e
+# pytest's last line: "N passed, M failed, K errors in Ts".
+count() { tail -1 "$scratch/pytest.log" | grep -Eo "[0-9]+ $1" | grep -Eo '[0-9]+' || echo 0; }
+passed=$(count passed)
+failed=$(($(count failed) + $(count error)))
+[ "$pytest_status" = 0 ] || failed=$((failed > 0 ? failed : 1))
+echo "test result: pytest. $passed passed; $failed failed (python/tests on the installed wheel)"
+
+log "mypy --strict over the typed examples"
+mypy_failed=0
+(cd "$scratch" && "$venv/bin/python" -m mypy --strict --no-incremental "$repo/python/examples/typed_example.py") || mypy_failed=1
+if (cd "$scratch" && "$venv/bin/python" -m mypy --strict --no-incremental "$repo/python/examples/mistyped_example.py" >"$scratch/mypy.log"); then
+    log "mypy accepted mistyped_example.py: the stubs are not seen"
+    mypy_failed=1
+else
+    wrong=$(grep -c ': error:' "$scratch/mypy.log" || true)
+    log "mypy rejects mistyped_example.py ($wrong errors, as it must)"
+    [ "$wrong" -ge 5 ] || { cat "$scratch/mypy.log"; mypy_failed=1; }
+fi
+echo "test result: mypy. $((mypy_failed ? 0 : 2)) passed; $mypy_failed failed (typed and mistyped examples)"
+
+log "the CLI tests on the wheel's gguf-digest command"
+smoke_status=0
+(cd "$repo" && GGUF_DIGEST_BIN="$venv/bin/gguf-digest" cargo test --quiet --test cli --test st_cli) || smoke_status=1
+
+[ "$pytest_status" = 0 ] && [ "$mypy_failed" = 0 ] && [ "$smoke_status" = 0 ]
