@@ -97,14 +97,19 @@ fn plain_error(py: Python<'_>, message: String, path: Option<&PathBuf>) -> PyErr
 /// is raised as `gguf_digest.Error`.
 fn run<T: Send>(py: Python<'_>, cancel: &AtomicBool, work: impl FnOnce() -> T + Send) -> PyResult<T> {
     let caller = std::thread::current();
+    // Set before the wake-up, so the waiting thread never sleeps a whole
+    // period more (`is_finished` turns true only once the thread has
+    // exited, after the wake-up: that cost 100 ms on every other call).
+    let done = AtomicBool::new(false);
     let (joined, interrupt) = std::thread::scope(|s| {
         let worker = s.spawn(|| {
             let r = catch_unwind(AssertUnwindSafe(work));
+            done.store(true, Ordering::Release);
             caller.unpark();
             r
         });
         let mut interrupt = None;
-        while !worker.is_finished() {
+        while !done.load(Ordering::Acquire) && !worker.is_finished() {
             py.detach(|| std::thread::park_timeout(Duration::from_millis(100)));
             if interrupt.is_none() {
                 if let Err(e) = py.check_signals() {
