@@ -65,9 +65,14 @@ if (cd "$scratch" && "$venv/bin/python" -m mypy --strict --no-incremental "$repo
     log "mypy accepted mistyped_example.py: the stubs are not seen"
     mypy_failed=1
 else
-    wrong=$(grep -c ': error:' "$scratch/mypy.log" || true)
-    log "mypy rejects mistyped_example.py ($wrong errors, as it must)"
-    [ "$wrong" -ge 5 ] || { cat "$scratch/mypy.log"; mypy_failed=1; }
+    # Every line marked "# wrong:" must have its own error.
+    for n in $(grep -n '  # wrong:' "$repo/python/examples/mistyped_example.py" | cut -d: -f1); do
+        if ! grep -q "mistyped_example.py:$n: error:" "$scratch/mypy.log"; then
+            log "mypy accepted mistyped_example.py line $n"
+            mypy_failed=1
+        fi
+    done
+    [ "$mypy_failed" = 0 ] && log "mypy rejects every marked line of mistyped_example.py, as it must"
 fi
 echo "test result: mypy. $((mypy_failed ? 0 : 2)) passed; $mypy_failed failed (typed and mistyped examples)"
 

@@ -69,6 +69,18 @@ impl Tally {
     }
 }
 
+/// Runs one job's work, a panic (a bug: none is known) turned into an
+/// error. Without it a panic would abort the process from the pool (rayon's
+/// default), taking a Python interpreter that called the library with it,
+/// and the scheduler would wait forever for the job's result.
+fn contained<T>(work: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
+        Err(Error::new(ErrorKind::Io(std::io::Error::other(
+            "internal error: a hashing job panicked (please report it)",
+        ))))
+    })
+}
+
 /// One file in flight: its model and the digests its jobs fill in.
 struct FileWork {
     index: usize,
@@ -84,8 +96,9 @@ impl FileWork {
         let result = if self.failed.load(Ordering::Relaxed) {
             None
         } else {
-            let r =
-                tally.add(0).and_then(|()| format::run_job(self.model.as_ref(), t, &opts.pieces, &|n| tally.add(n)));
+            let r = contained(|| {
+                tally.add(0).and_then(|()| format::run_job(self.model.as_ref(), t, &opts.pieces, &|n| tally.add(n)))
+            });
             if r.is_err() {
                 self.failed.store(true, Ordering::Relaxed);
             }
@@ -101,9 +114,11 @@ impl FileWork {
     /// Hashes every job front to back (a stream, or files not in the page
     /// cache) and fills every slot.
     fn run_front_to_back(&self, opts: &OpenOptions, threads: usize, tally: &Tally) {
-        let r = tally
-            .add(0)
-            .and_then(|()| pipeline::hash_front_to_back(self.model.as_ref(), &opts.pieces, threads, &|n| tally.add(n)));
+        let r = contained(|| {
+            tally.add(0).and_then(|()| {
+                pipeline::hash_front_to_back(self.model.as_ref(), &opts.pieces, threads, &|n| tally.add(n))
+            })
+        });
         if let Ok(mut d) = self.digests.lock() {
             match r {
                 Ok(digests) => {
@@ -274,4 +289,17 @@ pub fn digest(model: &dyn Labelled, pieces: &crate::hash::PieceSizes) -> Result<
         }
     }
     format::finish(model, digests)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_job_becomes_an_error() {
+        let r: Result<()> = contained(|| panic!("a bug"));
+        let e = r.expect_err("contained");
+        assert!(e.to_string().contains("internal error"), "{e}");
+        assert_eq!(contained(|| Ok(7)).ok(), Some(7));
+    }
 }

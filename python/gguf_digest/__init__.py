@@ -14,21 +14,24 @@ safetensors file (for a split model, its first shard), a
 ``*.safetensors.index.json``, a directory holding one model (a Hugging Face
 snapshot), or an ``ollama:NAME`` reference to a model in the Ollama store.
 
-Every failure raises :class:`Error` (with ``path``, ``offset`` and
-``subject``). Hashing runs on all cores with the GIL released; Ctrl-C
-(``KeyboardInterrupt``) stops it.
+Every failure to label raises :class:`Error` (with ``path``, ``offset`` and
+``subject``); a wrong argument type raises ``TypeError`` or ``ValueError``.
+Hashing runs on all cores with the GIL released; Ctrl-C
+(``KeyboardInterrupt``) stops it. Standard input (``"-"``) is not read
+here (the ``gguf-digest`` command reads it).
 """
 
 from __future__ import annotations
 
 import json as _json
 import os
+import struct
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
 
 from . import _native
-from ._native import Error
+from ._native import Error, SignatureError
 
 __version__: str = _native.__version__
 
@@ -40,6 +43,7 @@ __all__ = [
     "Component",
     "Error",
     "Leaf",
+    "SignatureError",
     "Model",
     "StrPath",
     "Tensor",
@@ -47,6 +51,7 @@ __all__ = [
     "check",
     "label",
     "labels",
+    "ollama_models",
     "open",
     "statement",
     "verify",
@@ -58,6 +63,10 @@ def _fspath(path: StrPath) -> str:
     p = os.fspath(path)
     if not isinstance(p, str):
         raise TypeError(f"expected str or os.PathLike[str], got {type(path).__name__}")
+    if p == "ollama:":
+        e = Error("ollama: alone names every model of the store; pass one ollama:NAME (ollama_models() lists them)")
+        e.path = p
+        raise e
     return p
 
 
@@ -69,7 +78,7 @@ def _paths(paths: Iterable[StrPath]) -> list[str]:
 
 
 def _threads(threads: Optional[int]) -> Optional[int]:
-    if threads is not None and (not isinstance(threads, int) or threads < 1):
+    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
         raise ValueError(f"threads must be a positive int or None, got {threads!r}")
     return threads
 
@@ -138,10 +147,13 @@ class Leaf:
     type: str
     """GGUF: the value type (``"UINT32"``, ``"STRING"``, ``"ARRAY"``); safetensors: ``"STRING"``."""
     value: Union[bool, int, float, str, None]
-    """A GGUF scalar or a safetensors string; ``None`` for GGUF strings and
-    arrays, which enter the skeleton through ``sha256``."""
+    """A GGUF scalar (NaN and infinities included) or a safetensors string;
+    ``None`` for GGUF strings and arrays, which enter the skeleton through ``sha256``."""
     sha256: Optional[str]
     """The SHA-256 a GGUF string or array enters the skeleton with, hex; else ``None``."""
+    bits: Optional[str] = None
+    """A GGUF float's bit pattern as stored (big-endian hex), which tells
+    NaNs apart; else ``None``."""
 
 
 @dataclass(frozen=True)
@@ -190,9 +202,19 @@ class Model:
         return parsed
 
 
+def _float(kv: Dict[str, Any]) -> Any:
+    # JSON has no NaN or infinity: --json gives those as null, with the bits.
+    bits = kv.get("bits")
+    if kv.get("value") is None and bits is not None:
+        return struct.unpack(">f" if len(bits) == 8 else ">d", bytes.fromhex(bits))[0]
+    return kv.get("value")
+
+
 def _leaves(entry: Dict[str, Any]) -> Tuple[Leaf, ...]:
     if "kvs" in entry:
-        return tuple(Leaf(kv["key"], kv["type"], kv.get("value"), kv.get("sha256")) for kv in entry["kvs"])
+        return tuple(
+            Leaf(kv["key"], kv["type"], _float(kv), kv.get("sha256"), kv.get("bits")) for kv in entry["kvs"]
+        )
     return tuple(
         Leaf(key, "STRING", value, None)
         for group in entry.get("metadata_groups", [])
@@ -220,12 +242,19 @@ def _components(entry: Dict[str, Any]) -> Tuple[Component, ...]:
     )
 
 
-def open(path: StrPath, *, join_shards: bool = True, mmap: bool = True, verify_blobs: bool = False) -> Model:
+def open(
+    path: StrPath,
+    threads: Optional[int] = None,
+    *,
+    join_shards: bool = True,
+    mmap: bool = True,
+    verify_blobs: bool = False,
+) -> Model:
     """Opens and labels the model at ``path``: its label, metadata leaves,
     tensors (with their data's SHA-256), files and skeleton."""
     p = _fspath(path)
     fmt, contract, lbl, entry_json, skeleton, files = _native.open_model(
-        p, None, join_shards=join_shards, mmap=mmap, verify_blobs=verify_blobs
+        p, _threads(threads), join_shards=join_shards, mmap=mmap, verify_blobs=verify_blobs
     )
     entry = _json.loads(entry_json)
     return Model(
@@ -274,6 +303,7 @@ def check(
     threads: Optional[int] = None,
     join_shards: bool = True,
     mmap: bool = True,
+    verify_blobs: bool = False,
 ) -> list[CheckResult]:
     """Verifies a list of labels (``gguf-digest`` output, ``sha256sum``
     style) by ``gguf-digest --check``'s rules: one result per entry, in
@@ -281,20 +311,24 @@ def check(
     does. The list verifies exactly when the result is not empty and every
     result is ``ok`` (what ``--check`` reports with exit status 0).
 
-    Misformatted lines are skipped, or with ``strict=True`` raise
-    :class:`Error`; a list without one well-formed line raises;
-    ``ignore_missing=True`` leaves out entries whose file does not exist.
+    Misformatted lines are skipped with a ``UserWarning`` saying how many
+    (the command's warning), or with ``strict=True`` raise :class:`Error`;
+    a list without one well-formed line raises; ``ignore_missing=True``
+    leaves out entries whose file does not exist.
     """
-    return _results(
-        _native.check(
-            _fspath(sums),
-            _threads(threads),
-            ignore_missing=ignore_missing,
-            strict=strict,
-            join_shards=join_shards,
-            mmap=mmap,
-        )
+    misformatted, rows = _native.check(
+        _fspath(sums),
+        _threads(threads),
+        ignore_missing=ignore_missing,
+        strict=strict,
+        join_shards=join_shards,
+        mmap=mmap,
+        verify_blobs=verify_blobs,
     )
+    if misformatted:
+        what = "1 line is" if misformatted == 1 else f"{misformatted} lines are"
+        warnings.warn(f"{_fspath(sums)}: {what} improperly formatted", UserWarning, stacklevel=2)
+    return _results(rows)
 
 
 def statement(paths: Sequence[StrPath], *, leaves: bool = False, threads: Optional[int] = None) -> str:
@@ -331,7 +365,8 @@ def verify(
     """Verifies a statement, DSSE envelope or Sigstore bundle as
     ``gguf-digest verify`` does: with ``keys`` (PEM public keys, Ed25519 or
     ECDSA P-256) a signature must verify with one of them before any subject
-    is read (else :class:`Error`, "signature: FAILED"); every subject must
+    is read (else :class:`SignatureError`, "signature: FAILED", a subclass
+    of :class:`Error`, as the command's exit 1); every subject must
     lie under ``root`` (default: the statement's directory), then each is
     relabelled. Without keys nothing about the signer is known: a
     ``UserWarning`` says so, every time."""
@@ -344,3 +379,10 @@ def verify(
     if not signed:
         warnings.warn(f"{_fspath(path)}: no signature was checked (no keys given)", UserWarning, stacklevel=2)
     return Verification(signed, tuple(_results(rows)))
+
+
+def ollama_models() -> list[str]:
+    """Every model in the Ollama store (``$OLLAMA_MODELS``, else
+    ``~/.ollama/models``) as ``ollama:host/namespace/model:tag``, sorted:
+    what ``gguf-digest ollama:`` labels. ``labels(ollama_models())`` labels them all."""
+    return _native.ollama_models()

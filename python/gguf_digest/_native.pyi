@@ -14,6 +14,9 @@ class Error(Exception):
     subject: Optional[str]
     """The key or tensor concerned ("key 'general.name'", "tensor 'output.weight'"), or None."""
 
+class SignatureError(Error):
+    """A signed statement none of whose signatures verifies with the keys given."""
+
 _Checked = Tuple[int, str, str, Optional[str], Optional[Error]]
 
 def labels(
@@ -37,7 +40,8 @@ def check(
     strict: bool = False,
     join_shards: bool = True,
     mmap: bool = True,
-) -> List[_Checked]: ...
+    verify_blobs: bool = False,
+) -> Tuple[int, List[_Checked]]: ...
 def statement(
     paths: List[str],
     leaves: bool = False,
@@ -52,4 +56,5 @@ def verify_statement(
     threads: Optional[int] = None,
     mmap: bool = True,
 ) -> Tuple[bool, List[_Checked]]: ...
+def ollama_models() -> List[str]: ...
 def main(argv: List[bytes]) -> int: ...

@@ -23,16 +23,17 @@ mod cli;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use gguf_digest::check::{Line, parse_list};
+use gguf_digest::output::quote_name;
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement::{Entry, statement as build_statement};
 use gguf_digest::provenance::verify;
-use gguf_digest::{AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, digest_paths};
+use gguf_digest::{AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, expand_arguments, schedule};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -45,6 +46,13 @@ create_exception!(
     "A model could not be labelled, a list or statement could not be read, or a run was refused.\n\n\
      Attributes: path (the file, or None), offset (the byte offset in it, or None), subject (the key \
      or tensor concerned, as 'key 'general.name'' or 'tensor 'blk.0.attn_q.weight'', or None)."
+);
+
+create_exception!(
+    gguf_digest,
+    SignatureError,
+    Error,
+    "A signed statement none of whose signatures verifies with the keys given (the command's exit 1)."
 );
 
 /// How models are read, as the command's flags say it.
@@ -73,7 +81,10 @@ impl Read {
 /// `gguf_digest.Error` for a library error, its place filled from the
 /// argument (`path`) when the error names no file.
 fn error(py: Python<'_>, e: &gguf_digest::Error, path: Option<&PathBuf>) -> PyErr {
-    let err = Error::new_err(e.to_string());
+    let err = match e.kind() {
+        gguf_digest::ErrorKind::SignatureFailed(_) => SignatureError::new_err(e.to_string()),
+        _ => Error::new_err(e.to_string()),
+    };
     let value = err.value(py);
     let file = e.path().map(|p| p.as_os_str().to_owned()).or_else(|| path.map(|p| p.as_os_str().to_owned()));
     // Setting an attribute on a fresh exception object cannot fail.
@@ -147,7 +158,7 @@ fn label_all<T: Send>(
         .map_err(|e| plain_error(py, format!("cannot start hashing threads: {e}"), None))?;
     let results = run(py, &cancel, || {
         let mut out: Vec<Option<gguf_digest::Result<T>>> = paths.iter().map(|_| None).collect();
-        digest_paths(paths, &opts, &pool, |i, r| {
+        schedule(paths, &opts, &pool, &open_not_stdin, |i, r| {
             if let Some(slot) = out.get_mut(i) {
                 *slot = Some(r.map(|(m, d)| keep(m, d)));
             }
@@ -158,6 +169,17 @@ fn label_all<T: Send>(
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(gguf_digest::Error::new(gguf_digest::ErrorKind::Cancelled))))
         .collect())
+}
+
+/// Opens a model as the command does, except `-`: the library would read
+/// the interpreter's standard input, where a blocked read could not be
+/// interrupted. (The wheel's `gguf-digest` command reads `-` as the binary does.)
+fn open_not_stdin(path: &Path, opts: &OpenOptions) -> gguf_digest::Result<AnyModel> {
+    if path.as_os_str() == "-" {
+        let why = "standard input is not read by the Python API; pass a file (the gguf-digest command reads '-')";
+        return Err(gguf_digest::Error::new(gguf_digest::ErrorKind::Io(std::io::Error::other(why))));
+    }
+    gguf_digest::open_model(path, opts)
 }
 
 /// Every result, or the first error (in argument order) raised.
@@ -239,9 +261,18 @@ fn relabel(
     Ok(out)
 }
 
-/// Verifies a list of labels with `--check`'s rules; one result per entry.
+/// `gguf_digest.Error` about a label list, worded as `--check` words it
+/// (`LIST: what`).
+fn list_error(py: Python<'_>, sums: &Path, what: &str) -> PyErr {
+    let name = quote_name(sums.as_os_str().as_encoded_bytes());
+    plain_error(py, format!("{name}: {what}"), Some(&sums.to_path_buf()))
+}
+
+/// Verifies a list of labels with `--check`'s rules: (misformatted lines
+/// skipped, one result per entry).
 #[pyfunction]
-#[pyo3(signature = (sums, threads=None, ignore_missing=false, strict=false, join_shards=true, mmap=true))]
+#[pyo3(signature = (sums, threads=None, ignore_missing=false, strict=false, join_shards=true, mmap=true, verify_blobs=false))]
+#[allow(clippy::too_many_arguments)]
 fn check(
     py: Python<'_>,
     sums: PathBuf,
@@ -250,31 +281,30 @@ fn check(
     strict: bool,
     join_shards: bool,
     mmap: bool,
-) -> PyResult<Vec<Checked>> {
-    let bytes = std::fs::read(&sums).map_err(|e| error(py, &e.into(), Some(&sums)))?;
-    let lines = parse_list(&bytes, false);
+    verify_blobs: bool,
+) -> PyResult<(usize, Vec<Checked>)> {
+    // Read without the GIL: a list may be a FIFO or on a slow mount.
+    let bytes =
+        py.detach(|| std::fs::read(&sums)).map_err(|e| list_error(py, &sums, &gguf_digest::Error::from(e).detail()))?;
     let mut entries = Vec::new();
-    for line in lines {
+    let mut misformatted = 0usize;
+    for line in parse_list(&bytes, false) {
         match line {
             Line::Entry { line_no, label, path } => {
                 let name = OsString::from_vec(path);
                 entries.push((line_no, label, name.clone(), PathBuf::from(name)));
             }
             Line::Misformatted { line_no } if strict => {
-                return Err(plain_error(
-                    py,
-                    format!("line {line_no}: improperly formatted GGUF label line"),
-                    Some(&sums),
-                ));
+                return Err(list_error(py, &sums, &format!("{line_no}: improperly formatted GGUF label line")));
             }
-            Line::Misformatted { .. } => {}
+            Line::Misformatted { .. } => misformatted = misformatted.saturating_add(1),
         }
     }
     if entries.is_empty() {
-        return Err(plain_error(py, "no properly formatted GGUF label lines found".into(), Some(&sums)));
+        return Err(list_error(py, &sums, "no properly formatted GGUF label lines found"));
     }
-    let read = Read { threads, join_shards, mmap, verify_blobs: false };
-    relabel(py, entries, read, ignore_missing)
+    let read = Read { threads, join_shards, mmap, verify_blobs };
+    Ok((misformatted, relabel(py, entries, read, ignore_missing)?))
 }
 
 /// The in-toto statement of `paths`, as `gguf-digest statement` prints it.
@@ -311,11 +341,13 @@ fn verify_statement(
     threads: Option<usize>,
     mmap: bool,
 ) -> PyResult<(bool, Vec<Checked>)> {
-    let keys = keys
-        .iter()
-        .map(|k| PublicKey::from_pem_file(k).map_err(|e| error(py, &e, Some(k))))
-        .collect::<PyResult<Vec<_>>>()?;
-    let claims = verify::claims(&path, root.as_deref(), &keys).map_err(|e| error(py, &e, Some(&path)))?;
+    // Key files and the statement are read without the GIL: either may be a
+    // FIFO or on a slow mount.
+    let keys = py.detach(|| {
+        keys.iter().map(|k| PublicKey::from_pem_file(k).map_err(|e| (e, k.clone()))).collect::<Result<Vec<_>, _>>()
+    });
+    let keys = keys.map_err(|(e, k)| error(py, &e, Some(&k)))?;
+    let claims = py.detach(|| verify::claims(&path, root.as_deref(), &keys)).map_err(|e| error(py, &e, Some(&path)))?;
     let entries = claims
         .subjects
         .into_iter()
@@ -325,6 +357,15 @@ fn verify_statement(
         .collect();
     let read = Read { threads, join_shards: true, mmap, verify_blobs: false };
     Ok((claims.signature_checked, relabel(py, entries, read, false)?))
+}
+
+/// Every model in the Ollama store (`$OLLAMA_MODELS` or `~/.ollama/models`),
+/// as `ollama:` references: what `gguf-digest ollama:` labels.
+#[pyfunction]
+fn ollama_models(py: Python<'_>) -> PyResult<Vec<OsString>> {
+    let all = py.detach(|| expand_arguments(&[PathBuf::from("ollama:")]));
+    let all = all.map_err(|e| error(py, &e, None))?;
+    Ok(all.into_iter().map(PathBuf::into_os_string).collect())
 }
 
 /// Runs the `gguf-digest` command with `argv` (the program's name first;
@@ -351,12 +392,17 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         error_type.setattr(attribute, py.None())?;
     }
     m.add("Error", error_type)?;
+    m.add("SignatureError", py.get_type::<SignatureError>())?;
+    // As the command does at start: a model can be thousands of files (an
+    // Ollama blob per tensor), held open at once.
+    gguf_digest::raise_open_file_limit();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(labels, m)?)?;
     m.add_function(wrap_pyfunction!(open_model, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(statement, m)?)?;
     m.add_function(wrap_pyfunction!(verify_statement, m)?)?;
+    m.add_function(wrap_pyfunction!(ollama_models, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     Ok(())
 }

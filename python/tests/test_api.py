@@ -268,17 +268,20 @@ def test_check_agrees_with_the_command(corpus: Corpus, cargo_cli: Cli, tmp_path:
     lines = sums.decode().splitlines()
     wrong = ("0" * 64) + "  all_types.gguf"
     (work / "mixed.sums").write_text("\n".join([wrong, lines[1], "not a line", ("1" * 64) + "  gone.gguf"]) + "\n")
-    results = gguf_digest.check(work / "mixed.sums")
+    with pytest.warns(UserWarning, match="1 line is improperly formatted"):
+        results = gguf_digest.check(work / "mixed.sums")
     assert [(r.line, r.ok) for r in results] == [(1, False), (2, True), (4, False)]
     assert results[0].actual == lines[0].split("  ")[0] and results[0].error is None
     assert results[2].actual is None and isinstance(results[2].error, gguf_digest.Error)
     assert results[2].error.path == "gone.gguf"
     assert cargo_cli.run("-c", "mixed.sums", cwd=work).returncode == 1
     # ignore_missing leaves the missing file out; strict refuses the list.
-    assert [r.line for r in gguf_digest.check("mixed.sums", ignore_missing=True)] == [1, 2]
+    with pytest.warns(UserWarning):
+        assert [r.line for r in gguf_digest.check("mixed.sums", ignore_missing=True)] == [1, 2]
     with pytest.raises(gguf_digest.Error) as info:
         gguf_digest.check("mixed.sums", strict=True)
-    assert "line 3" in str(info.value) and info.value.path == "mixed.sums"
+    assert str(info.value) == "mixed.sums: 3: improperly formatted GGUF label line"
+    assert info.value.path == "mixed.sums"
     # A list with no well-formed line, and a list that is not there.
     (work / "empty.sums").write_text("# nothing\n")
     with pytest.raises(gguf_digest.Error, match="no properly formatted"):
@@ -458,3 +461,182 @@ def test_the_wheels_command_and_python_m(corpus: Corpus, cargo_cli: Cli, wheel_c
     bad = wheel_cli.run("--no-such-flag")
     assert bad.returncode == 2 and b"unexpected argument" in bad.stderr
     assert wheel_cli.run("--version").stdout == cargo_cli.run("--version").stdout
+
+
+# ---------------------------------------------------------------------------
+# Review findings: each a case the first version got wrong
+# ---------------------------------------------------------------------------
+
+
+def test_many_files_open_at_once_need_no_higher_limit_from_the_caller(corpus: Corpus, cargo_cli: Cli) -> None:
+    # The command raises its open-file limit at start; so does the module.
+    index = corpus.root / "st" / "per-tensor" / "model.safetensors.index.json"
+    shards = len(list(index.parent.glob("*.safetensors")))
+    assert shards >= 15
+    code = (
+        "import resource, sys\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        f"resource.setrlimit(resource.RLIMIT_NOFILE, ({shards - 4}, hard))\n"
+        "import gguf_digest\n"
+        "print(gguf_digest.label(sys.argv[1]))\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code, str(index)], capture_output=True)
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout.decode().strip() == cargo_cli.label(str(index))
+
+
+def test_a_list_on_a_fifo_is_read_without_the_gil(tmp_path: Path, corpus: Corpus, cargo_cli: Cli) -> None:
+    fifo = tmp_path / "list.fifo"
+    os.mkfifo(fifo)
+    model = corpus.root / "all_types.gguf"
+    line = f"{cargo_cli.label(str(model))}  {model}\n"
+
+    def write_later() -> None:
+        time.sleep(0.5)
+        with builtins_open(fifo, "w") as f:
+            f.write(line)
+
+    ticks = 0
+    stop = threading.Event()
+
+    def count() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            time.sleep(0.005)
+
+    threads = [threading.Thread(target=write_later), threading.Thread(target=count, daemon=True)]
+    for t in threads:
+        t.start()
+    try:
+        results = gguf_digest.check(fifo)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert [r.ok for r in results] == [True]
+    # Half a second blocked in the read: the other thread kept running.
+    assert ticks > 20, ticks
+
+
+def builtins_open(path: Path, mode: str):  # type: ignore[no-untyped-def]
+    import builtins
+
+    return builtins.open(path, mode)
+
+
+def test_standard_input_is_refused_not_read(tmp_path: Path, corpus: Corpus, cargo_cli: Cli) -> None:
+    e = raises("-")
+    assert "standard input" in str(e) and e.path == "-"
+    sums = tmp_path / "stdin.sums"
+    sums.write_text(f"{'0' * 64}  -\n")
+    [r] = gguf_digest.check(sums)
+    assert not r.ok and r.error is not None and "standard input" in str(r.error)
+
+
+def test_check_words_its_errors_and_warnings_as_the_command(tmp_path: Path, corpus: Corpus, cargo_cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "subdir").mkdir()
+    with pytest.raises(gguf_digest.Error) as info:
+        gguf_digest.check("subdir")
+    assert f"gguf-digest: {info.value}" == cargo_cli.run("-c", "subdir", cwd=tmp_path).stderr.decode().strip()
+    model = corpus.root / "all_types.gguf"
+    good = f"{cargo_cli.label(str(model))}  {model}"
+    (tmp_path / "bad.sums").write_text(f"{good}\nnot a line\n")
+    with pytest.warns(UserWarning, match="1 line is improperly formatted"):
+        assert [r.ok for r in gguf_digest.check("bad.sums")] == [True]
+    with pytest.raises(gguf_digest.Error) as info:
+        gguf_digest.check("bad.sums", strict=True)
+    assert str(info.value) == "bad.sums: 2: improperly formatted GGUF label line"
+    cli = cargo_cli.run("-c", "--strict", "--warn", "bad.sums", cwd=tmp_path).stderr.decode()
+    assert f"gguf-digest: {info.value}" in cli
+    (tmp_path / "none.sums").write_text("nothing here\n")
+    with pytest.raises(gguf_digest.Error) as info:
+        gguf_digest.check("none.sums")
+    assert f"gguf-digest: {info.value}" in cargo_cli.run("-c", "none.sums", cwd=tmp_path).stderr.decode()
+
+
+def test_check_reads_uppercase_labels_and_escaped_names(tmp_path: Path, corpus: Corpus, cargo_cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    odd = "new\nline.gguf"
+    shutil.copy(corpus.root / "all_types.gguf", tmp_path / odd)
+    shutil.copy(corpus.root / "all_types.gguf", tmp_path / "plain.gguf")
+    sums = cargo_cli.run(odd, "plain.gguf", cwd=tmp_path).stdout.decode()
+    assert sums.startswith("\\")  # the command escapes the name
+    lines = sums.splitlines()
+    label, name = lines[1].split("  ", 1)
+    (tmp_path / "odd.sums").write_text(f"{lines[0]}\n{label.upper()}  {name}\n")
+    results = gguf_digest.check("odd.sums")
+    assert [(r.path, r.ok) for r in results] == [(odd, True), ("plain.gguf", True)]
+    assert cargo_cli.run("-c", "odd.sums", cwd=tmp_path).returncode == 0
+
+
+def test_float_leaves_keep_nan_and_infinity(tmp_path: Path, cargo_cli: Cli) -> None:
+    import math
+    import struct
+
+    def kv(key: bytes, vtype: int, payload: bytes) -> bytes:
+        return len(key).to_bytes(8, "little") + key + vtype.to_bytes(4, "little") + payload
+
+    kvs = kv(b"a.nan", 6, struct.pack("<I", 0x7FC00001)) + kv(b"b.inf", 12, struct.pack("<d", -math.inf))
+    kvs += kv(b"c.half", 6, struct.pack("<f", 0.5))
+    data = b"GGUF" + (3).to_bytes(4, "little") + (0).to_bytes(8, "little") + (3).to_bytes(8, "little") + kvs
+    path = tmp_path / "floats.gguf"
+    path.write_bytes(data)
+    m = gguf_digest.open(path)
+    leaves = {leaf.key: leaf for leaf in m.metadata}
+    assert isinstance(leaves["a.nan"].value, float) and math.isnan(leaves["a.nan"].value)
+    assert leaves["a.nan"].bits == "7fc00001"
+    assert leaves["b.inf"].value == -math.inf and leaves["c.half"].value == 0.5
+    assert m.label == cargo_cli.label(str(path))
+
+
+def test_tensor_digests_are_of_the_bytes_in_the_file(corpus: Corpus) -> None:
+    path = corpus.root / "all_types.gguf"
+    data = path.read_bytes()
+    m = gguf_digest.open(path)
+    entry = m.json()
+    by_name = {t["name"]: t for t in entry["tensors"]}
+    assert len(m.tensors) >= 5
+    for t in m.tensors:
+        at = entry["data_start"] + by_name[t.name]["stored_offset"]
+        assert hashlib.sha256(data[at : at + t.nbytes]).hexdigest() == t.sha256, t.name
+
+
+def test_safetensors_metadata_leaves_are_the_headers(corpus: Corpus) -> None:
+    path = corpus.root / "st" / "single-again.safetensors"
+    m = gguf_digest.open(path)
+    header_len = int.from_bytes(path.read_bytes()[:8], "little")
+    header = json.loads(path.read_bytes()[8 : 8 + header_len])
+    metadata = header.get("__metadata__", {})
+    assert metadata, "the test file carries metadata"
+    assert {leaf.key: leaf.value for leaf in m.metadata} == metadata
+
+
+def test_ollama_alone_and_the_store_listing(corpus: Corpus, cargo_cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OLLAMA_MODELS", str(corpus.ollama_store))
+    e = raises("ollama:")
+    assert "ollama_models()" in str(e)
+    models = gguf_digest.ollama_models()
+    assert models == ["ollama:registry.ollama.ai/library/smollm2:135m"]
+    want = cargo_cli.run("ollama:", env={"OLLAMA_MODELS": str(corpus.ollama_store)}).stdout.decode().split("  ")[0]
+    assert gguf_digest.labels(models) == [want]
+
+
+def test_a_failed_signature_is_its_own_error_class(signed: Path) -> None:
+    with pytest.raises(gguf_digest.SignatureError):
+        gguf_digest.verify(signed / "s.dsse.json", keys=[signed / "other.pub"])
+    assert issubclass(gguf_digest.SignatureError, gguf_digest.Error)
+    # A refused statement is an Error, not a SignatureError.
+    (signed / "junk.json").write_text("{")
+    with pytest.raises(gguf_digest.Error) as info:
+        gguf_digest.verify(signed / "junk.json", keys=[signed / "signer.pub"])
+    assert not isinstance(info.value, gguf_digest.SignatureError)
+
+
+def test_threads_must_be_a_positive_int(corpus: Corpus) -> None:
+    model = corpus.root / "all_types.gguf"
+    for bad in [True, 0, -1, 1.5, "2"]:
+        with pytest.raises((ValueError, TypeError)):
+            gguf_digest.label(model, threads=bad)  # type: ignore[arg-type]
+    assert gguf_digest.open(model, threads=1).label == gguf_digest.label(model, threads=2)
