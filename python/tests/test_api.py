@@ -404,27 +404,37 @@ def big_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+class Ticker:
+    """Another Python thread, counting while the test's thread is in a call:
+    a held GIL starves it."""
+
+    def __init__(self, period: float) -> None:
+        self.ticks = 0
+        self._period = period
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._count, daemon=True)
+
+    def _count(self) -> None:
+        while not self._stop.is_set():
+            self.ticks += 1
+            time.sleep(self._period)
+
+    def __enter__(self) -> "Ticker":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def test_other_python_threads_run_while_a_model_is_hashed(big_model: Path) -> None:
-    ticks = 0
-    stop = threading.Event()
-
-    def count() -> None:
-        nonlocal ticks
-        while not stop.is_set():
-            ticks += 1
-            time.sleep(0.001)
-
-    t = threading.Thread(target=count, daemon=True)
-    t.start()
-    try:
+    with Ticker(0.001) as ticker:
         start = time.monotonic()
         gguf_digest.label(big_model, threads=1)
         elapsed = time.monotonic() - start
-    finally:
-        stop.set()
-        t.join()
     # A held GIL would starve the counter for the whole call.
-    assert elapsed > 0.2 and ticks > 50, (elapsed, ticks)
+    assert elapsed > 0.2 and ticker.ticks > 50, (elapsed, ticker.ticks)
 
 
 def test_keyboard_interrupt_stops_a_long_run(big_model: Path) -> None:
@@ -496,27 +506,16 @@ def test_a_list_on_a_fifo_is_read_without_the_gil(tmp_path: Path, corpus: Corpus
         with builtins_open(fifo, "w") as f:
             f.write(line)
 
-    ticks = 0
-    stop = threading.Event()
-
-    def count() -> None:
-        nonlocal ticks
-        while not stop.is_set():
-            ticks += 1
-            time.sleep(0.005)
-
-    threads = [threading.Thread(target=write_later), threading.Thread(target=count, daemon=True)]
-    for t in threads:
-        t.start()
+    writer = threading.Thread(target=write_later)
+    writer.start()
     try:
-        results = gguf_digest.check(fifo)
+        with Ticker(0.005) as ticker:
+            results = gguf_digest.check(fifo)
     finally:
-        stop.set()
-        for t in threads:
-            t.join()
+        writer.join()
     assert [r.ok for r in results] == [True]
     # Half a second blocked in the read: the other thread kept running.
-    assert ticks > 20, ticks
+    assert ticker.ticks > 20, ticker.ticks
 
 
 def builtins_open(path: Path, mode: str):  # type: ignore[no-untyped-def]
