@@ -22,6 +22,13 @@ use crate::output::{check_name, error_line};
 /// Hex digits in a label.
 pub const LABEL_HEX_LEN: usize = 64;
 
+/// What a misformatted line is called after `LIST: LINE: ` (the command
+/// and the Python API word it alike).
+pub const MISFORMATTED_LINE: &str = "improperly formatted GGUF label line";
+
+/// What a list without one well-formed line is called after `LIST: `.
+pub const NO_ENTRIES: &str = "no properly formatted GGUF label lines found";
+
 /// One line of a check list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Line {
@@ -212,7 +219,7 @@ pub fn verify(
             if let Some(Line::Misformatted { line_no }) = lines.get(next_line) {
                 sum.misformatted = sum.misformatted.saturating_add(1);
                 if opts.warn {
-                    writeln!(err, "gguf-digest: {list_name}: {line_no}: improperly formatted GGUF label line")?;
+                    writeln!(err, "gguf-digest: {list_name}: {line_no}: {MISFORMATTED_LINE}")?;
                 }
             }
             next_line = next_line.saturating_add(1);
@@ -235,7 +242,7 @@ pub fn verify(
 
     // The order and the conditions of these lines are coreutils 9's.
     if sum.entries == 0 {
-        writeln!(err, "gguf-digest: {list_name}: no properly formatted GGUF label lines found")?;
+        writeln!(err, "gguf-digest: {list_name}: {NO_ENTRIES}")?;
         return Ok(sum);
     }
     if !opts.status {

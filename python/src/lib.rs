@@ -28,10 +28,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use gguf_digest::check::{Line, parse_list};
+use gguf_digest::check::{Line, MISFORMATTED_LINE, NO_ENTRIES, parse_list};
 use gguf_digest::output::quote_name;
 use gguf_digest::provenance::keys::PublicKey;
-use gguf_digest::provenance::statement::{Entry, statement as build_statement};
+use gguf_digest::provenance::statement as statements;
 use gguf_digest::provenance::verify;
 use gguf_digest::{AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, expand_arguments, schedule};
 use pyo3::create_exception;
@@ -295,13 +295,13 @@ fn check(
                 entries.push((line_no, label, name.clone(), PathBuf::from(name)));
             }
             Line::Misformatted { line_no } if strict => {
-                return Err(list_error(py, &sums, &format!("{line_no}: improperly formatted GGUF label line")));
+                return Err(list_error(py, &sums, &format!("{line_no}: {MISFORMATTED_LINE}")));
             }
             Line::Misformatted { .. } => misformatted = misformatted.saturating_add(1),
         }
     }
     if entries.is_empty() {
-        return Err(list_error(py, &sums, "no properly formatted GGUF label lines found"));
+        return Err(list_error(py, &sums, NO_ENTRIES));
     }
     let read = Read { threads, join_shards, mmap, verify_blobs };
     Ok((misformatted, relabel(py, entries, read, ignore_missing)?))
@@ -321,10 +321,7 @@ fn statement(
     let read = Read { threads, join_shards, mmap, verify_blobs: false };
     let results = label_all(py, &paths, read, |m, d| (m, d))?;
     let done = all_or_first_error(py, &paths, results)?;
-    let names: Vec<String> = paths.iter().map(|p| p.to_string_lossy().into_owned()).collect();
-    let entries: Vec<Entry<'_>> =
-        done.iter().zip(&names).map(|((m, d), name)| Entry { name, model: m.as_ref(), digest: d }).collect();
-    let json = build_statement(&entries, leaves);
+    let json = statements::of_labelled(done.iter().zip(&paths).map(|((m, d), p)| (p.as_path(), m.as_ref(), d)), leaves);
     let text = serde_json::to_string_pretty(&json).map_err(|e| plain_error(py, e.to_string(), None))?;
     Ok(text + "\n")
 }

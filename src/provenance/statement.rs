@@ -7,19 +7,26 @@ use crate::hash::Digest;
 use crate::provenance::{PREDICATE_TYPE, STATEMENT_TYPE};
 
 /// One labelled model for a statement.
-pub struct Entry<'a> {
-    /// The subject's name: the argument as given (a relative path stays
+struct Entry<'a> {
+    /// The subject's name: the path as given (a relative path stays
     /// relative; `ollama:NAME` stays a reference).
-    pub name: &'a str,
-    /// The model.
-    pub model: &'a dyn Labelled,
-    /// Its digest.
-    pub digest: &'a Digest,
+    name: String,
+    model: &'a dyn Labelled,
+    digest: &'a Digest,
 }
 
-/// The statement for `entries`; with `leaves`, each model's predicate entry
-/// carries its `--json` entry (every KV and tensor leaf).
-pub fn statement(entries: &[Entry<'_>], leaves: bool) -> Json {
+/// The statement of models labelled from these paths, each subject named
+/// by its path as given (lossily as UTF-8): what `gguf-digest statement`
+/// prints and Python's `statement()` returns. With `leaves`, each model's
+/// predicate entry carries its `--json` entry (every KV and tensor leaf).
+pub fn of_labelled<'a>(
+    labelled: impl IntoIterator<Item = (&'a std::path::Path, &'a dyn Labelled, &'a Digest)>,
+    leaves: bool,
+) -> Json {
+    let entries: Vec<Entry<'_>> = labelled
+        .into_iter()
+        .map(|(path, model, digest)| Entry { name: path.to_string_lossy().into_owned(), model, digest })
+        .collect();
     let subjects: Vec<Json> =
         entries.iter().map(|e| json!({ "name": e.name, "digest": { "sha256": e.digest.label() } })).collect();
     let models: Vec<Json> = entries.iter().map(|e| model_entry(e, leaves)).collect();
@@ -47,7 +54,7 @@ fn model_entry(e: &Entry<'_>, leaves: bool) -> Json {
     });
     if leaves {
         if let Some(obj) = m.as_object_mut() {
-            obj.insert("leaves".to_string(), e.model.json(std::path::Path::new(e.name), e.digest));
+            obj.insert("leaves".to_string(), e.model.json(std::path::Path::new(&e.name), e.digest));
         }
     }
     m

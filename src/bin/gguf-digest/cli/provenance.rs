@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use gguf_digest::check::{self, CheckOptions, Line};
 use gguf_digest::output::{error_line, quote_name};
 use gguf_digest::provenance::keys::PublicKey;
-use gguf_digest::provenance::statement::{Entry, statement};
+use gguf_digest::provenance::statement;
 use gguf_digest::provenance::verify;
 use gguf_digest::{AnyModel, BatchOptions, Digest, ErrorKind, digest_paths};
 
@@ -84,13 +84,9 @@ pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::Th
     if failed {
         return Ok(EXIT_ERROR);
     }
-    let names: Vec<String> = args.models.iter().map(|p| p.to_string_lossy().into_owned()).collect();
-    let entries: Vec<Entry<'_>> = done
-        .iter()
-        .zip(&names)
-        .filter_map(|(d, name)| d.as_ref().map(|(m, d)| Entry { name, model: m.as_ref(), digest: d }))
-        .collect();
-    print_json(&statement(&entries, args.leaves))?;
+    let labelled =
+        done.iter().zip(&args.models).filter_map(|(d, p)| d.as_ref().map(|(m, d)| (p.as_path(), m.as_ref(), d)));
+    print_json(&statement::of_labelled(labelled, args.leaves))?;
     Ok(EXIT_OK)
 }
 
