@@ -29,6 +29,13 @@ pub const MISFORMATTED_LINE: &str = "improperly formatted GGUF label line";
 /// What a list without one well-formed line is called after `LIST: `.
 pub const NO_ENTRIES: &str = "no properly formatted GGUF label lines found";
 
+/// The label `hex` spells, lowercased, if it is exactly [`LABEL_HEX_LEN`]
+/// hex digits (either case).
+pub fn label_of(hex: &[u8]) -> Option<String> {
+    (hex.len() == LABEL_HEX_LEN && hex.iter().all(u8::is_ascii_hexdigit))
+        .then(|| String::from_utf8_lossy(hex).to_ascii_lowercase())
+}
+
 /// One line of a check list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Line {
@@ -98,7 +105,8 @@ fn split_line(s: &[u8], bsd_reversed: &mut Option<bool>) -> Option<(String, Vec<
         return None;
     }
     let (hex, after) = rest.split_at(LABEL_HEX_LEN);
-    if !is_blank(after.first()) || !hex.iter().all(u8::is_ascii_hexdigit) {
+    let label = label_of(hex)?;
+    if !is_blank(after.first()) {
         return None;
     }
     let after = after.get(1..)?;
@@ -119,7 +127,7 @@ fn split_line(s: &[u8], bsd_reversed: &mut Option<bool>) -> Option<(String, Vec<
         // coreutils reads the name as a C string: it ends at a NUL.
         false => name.split(|&b| b == 0).next().unwrap_or(&[]).to_vec(),
     };
-    Some((String::from_utf8_lossy(hex).to_ascii_lowercase(), name))
+    Some((label, name))
 }
 
 /// coreutils' `filename_unescape`: `\\`, `\n` and `\r` only; anything else,

@@ -257,7 +257,8 @@ pub enum ErrorKind {
     /// trailing bytes, lone surrogate, not UTF-8).
     #[error("invalid JSON: {0}")]
     Json(String),
-    /// A signature that could not be checked, or did not verify.
+    /// A public key that could not be read as one (a signature that does
+    /// not verify is [`ErrorKind::SignatureFailed`]).
     #[error("signature: {0}")]
     Signature(String),
     /// A signed statement none of whose signatures verifies with the keys
@@ -402,6 +403,20 @@ fn io_text(e: &std::io::Error) -> String {
     match s.rfind(" (os error ") {
         Some(i) if e.raw_os_error().is_some() => s.get(..i).unwrap_or(&s).to_string(),
         _ => s,
+    }
+}
+
+impl Error {
+    /// Well-formed JSON whose members are not what the format requires.
+    pub(crate) fn schema(what: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Schema(what.into()))
+    }
+}
+
+/// JSON that breaks the strict reader's rules, at its byte offset.
+impl From<crate::json::JsonError> for Error {
+    fn from(e: crate::json::JsonError) -> Self {
+        Error::new(ErrorKind::Json(e.what)).at(e.offset.unwrap_or(0))
     }
 }
 

@@ -17,23 +17,14 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use base64::Engine as _;
 use common::py::{Py, describe, in_ci, prerequisites};
 use common::*;
 use serde_json::Value as Json;
 
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
 const WHAT: &str = "the provenance interop tests (tests/interop_provenance.rs)";
-
-fn gd(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).args(args).current_dir(dir).output().expect("runs gguf-digest")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 fn schema() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/statement-predicate.schema.json").to_string_lossy().into_owned()
@@ -72,7 +63,7 @@ fn in_toto_attestation_validates_every_statement_and_the_schema_every_predicate(
                 args.push("--leaves");
             }
             args.extend_from_slice(subset);
-            let o = gd(&dir, &args);
+            let o = gd_in(&dir, &args);
             assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
             let path = d.write("s.json", &o.stdout);
             let r = py.run("provenance.py", &["validate", path.to_str().unwrap(), &schema()]);
@@ -96,19 +87,19 @@ fn securesystemslib_envelopes_are_accepted_with_their_key_and_refused_when_chang
     let Some(py) = prerequisites(WHAT) else { return };
     let (d, names) = models(py);
     let dir = d.path("");
-    let o = gd(&dir, &[&["statement"][..], &names[..]].concat());
+    let o = gd_in(&dir, &[&["statement"][..], &names[..]].concat());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let statement = d.write("s.json", &o.stdout);
     py.run("provenance.py", &["sign", statement.to_str().unwrap(), dir.to_str().unwrap()]);
     let all_ok: String = names.iter().map(|n| format!("{n}: OK\n")).collect();
     for (env, key, other) in [("ed25519.json", "ed25519.pub", "ecdsa.pub"), ("ecdsa.json", "ecdsa.pub", "ed25519.pub")]
     {
-        let o = gd(&dir, &["verify", "--key", key, env]);
+        let o = gd_in(&dir, &["verify", "--key", key, env]);
         assert_eq!(o.status.code(), Some(0), "{}", describe(env, &o));
         assert_eq!(text(&o.stdout), all_ok);
         assert!(!text(&o.stderr).contains("no signature was checked"), "{}", text(&o.stderr));
         // The other key: refused before any subject.
-        let o = gd(&dir, &["verify", "--key", other, env]);
+        let o = gd_in(&dir, &["verify", "--key", other, env]);
         assert_eq!(o.status.code(), Some(1), "{env} with {other}");
         assert!(text(&o.stderr).contains("signature: FAILED") && o.stdout.is_empty(), "{}", describe(env, &o));
         // A byte of the payload, or of the signature, changed.
@@ -117,18 +108,14 @@ fn securesystemslib_envelopes_are_accepted_with_their_key_and_refused_when_chang
             let mut changed = original.clone();
             flip_base64(&mut changed, field, byte);
             d.write("changed.json", &serde_json::to_vec(&changed).unwrap());
-            let o = gd(&dir, &["verify", "--key", key, "changed.json"]);
+            let o = gd_in(&dir, &["verify", "--key", key, "changed.json"]);
             assert_eq!(o.status.code(), Some(1), "{env}: {field} byte {byte}");
             assert!(text(&o.stderr).contains("signature: FAILED") && o.stdout.is_empty(), "{}", describe(env, &o));
         }
     }
     // A byte of a model changed: the signature holds, that subject fails.
-    let p = dir.join("w.safetensors");
-    let mut bytes = std::fs::read(&p).unwrap();
-    let last = bytes.len() - 1;
-    bytes[last] ^= 1;
-    std::fs::write(&p, &bytes).unwrap();
-    let o = gd(&dir, &["verify", "--key", "ecdsa.pub", "ecdsa.json"]);
+    flip_last_byte(&dir.join("w.safetensors"));
+    let o = gd_in(&dir, &["verify", "--key", "ecdsa.pub", "ecdsa.json"]);
     assert_eq!(o.status.code(), Some(1), "{}", describe("changed model", &o));
     assert!(text(&o.stdout).contains("w.safetensors: FAILED\n"), "{}", text(&o.stdout));
     assert!(text(&o.stdout).contains("smollm2.gguf: OK\n"), "{}", text(&o.stdout));
@@ -153,14 +140,14 @@ fn minisign_signs_a_sums_file_and_check_verifies_it() {
     };
     // On the trusted machine: a key pair (no password: -W), the sums, the signature.
     assert_eq!(run("minisign", &["-G", "-W", "-p", "models.pub", "-s", "models.key"]).0, Some(0));
-    let o = gd(&dir, &["a.gguf", "b.safetensors"]);
+    let o = gd_in(&dir, &["a.gguf", "b.safetensors"]);
     assert_eq!(o.status.code(), Some(0));
     d.write("models.sums", &o.stdout);
     assert_eq!(run("minisign", &["-S", "-s", "models.key", "-m", "models.sums"]).0, Some(0));
     // In CI: the signature, then the labels.
     let (code, out) = run("minisign", &["-V", "-p", "models.pub", "-m", "models.sums"]);
     assert_eq!(code, Some(0), "{out}");
-    let o = gd(&dir, &["-c", "models.sums"]);
+    let o = gd_in(&dir, &["-c", "models.sums"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), "a.gguf: OK\nb.safetensors: OK\n");
     // A changed sums file fails minisign; a changed model fails the check.
@@ -169,14 +156,10 @@ fn minisign_signs_a_sums_file_and_check_verifies_it() {
     d.write("tampered.sums", &sums);
     std::fs::copy(dir.join("models.sums.minisig"), dir.join("tampered.sums.minisig")).unwrap();
     assert_eq!(run("minisign", &["-V", "-p", "models.pub", "-m", "tampered.sums"]).0, Some(1));
-    let p = dir.join("b.safetensors");
-    let mut bytes = std::fs::read(&p).unwrap();
-    let last = bytes.len() - 1;
-    bytes[last] ^= 1;
-    std::fs::write(&p, &bytes).unwrap();
+    flip_last_byte(&dir.join("b.safetensors"));
     let (code, _) = run("minisign", &["-V", "-p", "models.pub", "-m", "models.sums"]);
     assert_eq!(code, Some(0), "the sums file itself is unchanged");
-    let o = gd(&dir, &["-c", "models.sums"]);
+    let o = gd_in(&dir, &["-c", "models.sums"]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(text(&o.stdout), "a.gguf: OK\nb.safetensors: FAILED\n");
 }

@@ -6,22 +6,13 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use base64::Engine as _;
 use common::*;
 use serde_json::{Value as Json, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
 const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
-
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).args(args).current_dir(dir).output().expect("runs the binary")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// A directory with two models (GGUF in a subfolder, safetensors) and the
 /// statement the binary printed for them.
@@ -32,7 +23,7 @@ fn fixture() -> (Dir, Json, Gguf) {
     d.write("models/m.gguf", &g.build());
     let st = st::St::new().tensor(st::StTensor::filled("w", "F32", &[4, 4], 1));
     d.write("w.safetensors", &st.build());
-    let o = run_in(&d.path(""), &["statement", "models/m.gguf", "w.safetensors"]);
+    let o = gd_in(&d.path(""), &["statement", "models/m.gguf", "w.safetensors"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let statement: Json = serde_json::from_slice(&o.stdout).unwrap();
     (d, statement, g)
@@ -59,11 +50,11 @@ fn a_statement_names_each_model_as_given_with_its_label() {
     assert!(m[0].get("leaves").is_none());
     assert_eq!(s["predicate"]["tool"]["name"], "gguf-digest");
     // Leaves on request: the model's --json entry.
-    let o = run_in(&d.path(""), &["statement", "--leaves", "models/m.gguf"]);
+    let o = gd_in(&d.path(""), &["statement", "--leaves", "models/m.gguf"]);
     let with: Json = serde_json::from_slice(&o.stdout).unwrap();
     assert!(with["predicate"]["models"][0]["leaves"]["tensors"].is_array(), "{with}");
     // A model that cannot be labelled: exit 2, nothing printed.
-    let o = run_in(&d.path(""), &["statement", "models/m.gguf", "missing.gguf"]);
+    let o = gd_in(&d.path(""), &["statement", "models/m.gguf", "missing.gguf"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(o.stdout.is_empty());
 }
@@ -72,38 +63,35 @@ fn a_statement_names_each_model_as_given_with_its_label() {
 fn verify_relabels_every_subject_with_check_s_exit_codes() {
     let (d, s, _) = fixture();
     write_json(&d, "s.json", &s);
-    let o = run_in(&d.path(""), &["verify", "s.json"]);
+    let o = gd_in(&d.path(""), &["verify", "s.json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), "models/m.gguf: OK\nw.safetensors: OK\n");
     assert!(text(&o.stderr).contains("no signature was checked"), "{}", text(&o.stderr));
     // From elsewhere: relative to the statement's directory, or --root.
-    let o = Command::new(BIN).args(["verify", d.path("").join("s.json").to_str().unwrap()]).output().unwrap();
+    let o = gd_in(Path::new("/"), &["verify", d.path("").join("s.json").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     std::fs::create_dir_all(d.path("").join("elsewhere")).unwrap();
     std::fs::rename(d.path("").join("s.json"), d.path("").join("elsewhere/s.json")).unwrap();
-    let o = run_in(&d.path(""), &["verify", "elsewhere/s.json"]);
+    let o = gd_in(&d.path(""), &["verify", "elsewhere/s.json"]);
     assert_eq!(o.status.code(), Some(1), "subjects are looked for beside the statement");
-    let o = run_in(&d.path(""), &["verify", "--root", ".", "--quiet", "elsewhere/s.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--root", ".", "--quiet", "elsewhere/s.json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(o.stdout.is_empty());
 
     // A changed weight: FAILED, exit 1; --status prints nothing.
     let p = d.path("").join("models/m.gguf");
-    let mut bytes = std::fs::read(&p).unwrap();
-    let last = bytes.len() - 1;
-    bytes[last] ^= 1;
-    std::fs::write(&p, &bytes).unwrap();
-    let o = run_in(&d.path(""), &["verify", "--root", ".", "elsewhere/s.json"]);
+    flip_last_byte(&p);
+    let o = gd_in(&d.path(""), &["verify", "--root", ".", "elsewhere/s.json"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stdout).contains("models/m.gguf: FAILED"), "{}", text(&o.stdout));
-    let o = run_in(&d.path(""), &["verify", "--root", ".", "--status", "elsewhere/s.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--root", ".", "--status", "elsewhere/s.json"]);
     assert_eq!((o.status.code(), o.stdout.is_empty()), (Some(1), true));
     // Even with --status, the one line that says no signature was checked.
     assert_eq!(text(&o.stderr).lines().count(), 1, "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("no signature was checked"));
     // A missing subject: FAILED open or read, exit 1.
     std::fs::remove_file(&p).unwrap();
-    let o = run_in(&d.path(""), &["verify", "--root", ".", "elsewhere/s.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--root", ".", "elsewhere/s.json"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stdout).contains("models/m.gguf: FAILED open or read"), "{}", text(&o.stdout));
 }
@@ -119,7 +107,7 @@ fn subjects_that_leave_the_root_and_other_predicates_are_refused() {
         let mut t = s.clone();
         t["subject"][1]["name"] = json!(bad);
         write_json(&d, "t.json", &t);
-        let o = run_in(&d.path(""), &["verify", "t.json"]);
+        let o = gd_in(&d.path(""), &["verify", "t.json"]);
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o.stdout));
         assert!(text(&o.stderr).contains("is refused"), "{bad:?}: {}", text(&o.stderr));
         assert!(o.stdout.is_empty(), "{bad:?}: nothing is labelled before the refusal");
@@ -127,36 +115,65 @@ fn subjects_that_leave_the_root_and_other_predicates_are_refused() {
     let mut t = s.clone();
     t["predicateType"] = json!("https://slsa.dev/provenance/v1");
     write_json(&d, "t.json", &t);
-    let o = run_in(&d.path(""), &["verify", "t.json"]);
+    let o = gd_in(&d.path(""), &["verify", "t.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("predicateType is \"https://slsa.dev/provenance/v1\""), "{}", text(&o.stderr));
+    // Every shape of envelope and statement that is refused, each with its reason.
+    let statement_with = |edit: &dyn Fn(&mut Json)| {
+        let mut t = s.clone();
+        edit(&mut t);
+        envelope(&serde_json::to_vec(&t).unwrap(), b"sig")
+    };
+    let envelope_with = |field: &str, value: Json| {
+        let mut e = envelope(b"{}", b"sig");
+        e[field] = value;
+        e
+    };
     for (bad, what) in [
         (json!({"_type": "x"}), "not an in-toto statement"),
         (json!([1]), "JSON object"),
         (json!({"payloadType": "text/plain", "payload": "", "signatures": []}), "not an in-toto statement"),
+        (json!({}), "neither an in-toto statement"),
+        (json!({"dsseEnvelope": 5}), "the bundle's dsseEnvelope is not an object"),
+        (json!({"payload": "", "signatures": []}), "has no string member \"payloadType\""),
+        (envelope_with("payload", json!("not base64!")), "the payload is not base64"),
+        (envelope_with("signatures", json!({})), "has no array \"signatures\""),
+        (envelope_with("signatures", json!([{"keyid": ""}])), "a signature has no string member \"sig\""),
+        (envelope_with("signatures", json!([{"sig": "!!"}])), "a signature is not base64"),
+        (envelope(b"{not json", b"sig"), "invalid JSON: in the DSSE payload, byte 1"),
+        (statement_with(&|t| t.as_object_mut().unwrap().remove("subject").map(drop).unwrap()), "no subject list"),
+        (statement_with(&|t| t["subject"] = json!([])), "the statement has no subjects"),
+        (statement_with(&|t| t["subject"][0] = json!({"digest": {}})), "a subject has no name"),
+        (statement_with(&|t| t["subject"][0]["digest"] = json!({})), "has no sha256 digest"),
     ] {
         write_json(&d, "t.json", &bad);
-        let o = run_in(&d.path(""), &["verify", "t.json"]);
+        let o = gd_in(&d.path(""), &["verify", "t.json"]);
         assert_eq!(o.status.code(), Some(2), "{bad}");
         assert!(text(&o.stderr).contains(what), "{bad}: {}", text(&o.stderr));
     }
     let mut t = s.clone();
     t["subject"][0]["digest"]["sha256"] = json!("abc");
     write_json(&d, "t.json", &t);
-    let o = run_in(&d.path(""), &["verify", "t.json"]);
+    let o = gd_in(&d.path(""), &["verify", "t.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("not 64 hex digits"), "{}", text(&o.stderr));
-    let o = run_in(&d.path(""), &["verify", "missing.json"]);
+    // A key file that is not there: exit 2, before anything is read.
+    write_json(&d, "t.json", &s);
+    let o = gd_in(&d.path(""), &["verify", "--key", "missing.pub", "t.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("missing.pub"), "{}", text(&o.stderr));
+    assert!(o.stdout.is_empty());
+    let o = gd_in(&d.path(""), &["verify", "missing.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("missing.json"), "{}", text(&o.stderr));
     let mut big = b"{\"_type\":\"".to_vec();
     big.resize((16 << 20) + 10, b'a');
     d.write("big.json", &big);
-    let o = run_in(&d.path(""), &["verify", "big.json"]);
+    let o = gd_in(&d.path(""), &["verify", "big.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("larger than"), "{}", text(&o.stderr));
     d.write("dup.json", br#"{"_type":"a","_type":"b"}"#);
-    let o = run_in(&d.path(""), &["verify", "dup.json"]);
+    let o = gd_in(&d.path(""), &["verify", "dup.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("repeated"), "{}", text(&o.stderr));
 }
@@ -207,13 +224,13 @@ fn signatures_by_openssl_keys_are_checked_before_any_subject() {
     write_json(&d, "bundle.json", &bundle);
 
     for (key, file) in [("ed.pub", "ed.json"), ("ec.pub", "ec.json"), ("ec.pub", "bundle.json")] {
-        let o = run_in(dir, &["verify", "--key", key, file]);
+        let o = gd_in(dir, &["verify", "--key", key, file]);
         assert_eq!(o.status.code(), Some(0), "{key} {file}: {}", text(&o.stderr));
         assert!(!text(&o.stderr).contains("no signature was checked"));
         assert_eq!(text(&o.stdout), "models/m.gguf: OK\nw.safetensors: OK\n");
     }
     // Either key of several may sign.
-    let o = run_in(dir, &["verify", "--key", "other.pub", "--key", "ec.pub", "ec.json"]);
+    let o = gd_in(dir, &["verify", "--key", "other.pub", "--key", "ec.pub", "ec.json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 
     // The wrong key, a changed payload byte, a changed signature byte, a
@@ -233,22 +250,18 @@ fn signatures_by_openssl_keys_are_checked_before_any_subject() {
         ("ec.pub", "sig.json"),
         ("ec.pub", "bare.json"),
     ] {
-        let o = run_in(dir, &["verify", "--key", key, file]);
+        let o = gd_in(dir, &["verify", "--key", key, file]);
         assert_eq!(o.status.code(), Some(1), "{key} {file}");
         assert!(text(&o.stderr).contains("signature: FAILED"), "{key} {file}: {}", text(&o.stderr));
         assert!(o.stdout.is_empty(), "{key} {file}: a subject was looked at");
     }
     // A signed statement whose model changed: the signature holds, the label not.
-    let p = dir.join("w.safetensors");
-    let mut bytes = std::fs::read(&p).unwrap();
-    let last = bytes.len() - 1;
-    bytes[last] ^= 1;
-    std::fs::write(&p, &bytes).unwrap();
-    let o = run_in(dir, &["verify", "--key", "ec.pub", "ec.json"]);
+    flip_last_byte(&dir.join("w.safetensors"));
+    let o = gd_in(dir, &["verify", "--key", "ec.pub", "ec.json"]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(text(&o.stdout), "models/m.gguf: OK\nw.safetensors: FAILED\n");
     // A key file that is no key: exit 2.
-    let o = run_in(dir, &["verify", "--key", "ec.json", "ec.json"]);
+    let o = gd_in(dir, &["verify", "--key", "ec.json", "ec.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("not a PEM public key"), "{}", text(&o.stderr));
 }

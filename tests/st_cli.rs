@@ -3,23 +3,9 @@
 //! directories and exit codes.
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
 use common::st::*;
 use common::*;
 use serde_json::Value as Json;
-
-/// The command under test (see `gguf_digest_bin`).
-static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(gguf_digest_bin);
-
-fn gd(dir: &Path, args: &[&str]) -> Output {
-    Command::new(&*BIN).args(args).current_dir(dir).stdin(Stdio::null()).output().expect("runs gguf-digest")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 fn model() -> St {
     St::new()
@@ -37,10 +23,10 @@ fn sums_skeleton_and_check() {
     let st = model();
     d.write("m.safetensors", &st.build());
     let want = st.expected_label();
-    let out = gd(d.dir.path(), &["m.safetensors"]);
+    let out = gd_in(d.dir.path(), &["m.safetensors"]);
     assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), format!("{want}  m.safetensors\n")));
 
-    let out = gd(d.dir.path(), &["--skeleton", "m.safetensors"]);
+    let out = gd_in(d.dir.path(), &["--skeleton", "m.safetensors"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(hex(&sha(&out.stdout)), want, "the skeleton hashes to the label");
     assert_eq!(&out.stdout[..4], b"SFTN");
@@ -55,7 +41,7 @@ fn sums_skeleton_and_check() {
     let names = ["m.safetensors", "ckpt/model.safetensors.index.json", "ckpt/model-00001-of-00002.safetensors", "ckpt"];
     let sums: String = names.iter().map(|n| format!("{want}  {n}\n")).collect();
     d.write("models.sums", sums.as_bytes());
-    let out = gd(d.dir.path(), &["-c", "models.sums"]);
+    let out = gd_in(d.dir.path(), &["-c", "models.sums"]);
     let ok: String = names.iter().map(|n| format!("{n}: OK\n")).collect();
     assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), ok), "{}", text(&out.stderr));
 
@@ -63,7 +49,7 @@ fn sums_skeleton_and_check() {
     let mut changed = st.clone();
     changed.tensors[1].data[0] ^= 0x80;
     d.write("m.safetensors", &changed.build());
-    let out = gd(d.dir.path(), &["-c", "--quiet", "models.sums"]);
+    let out = gd_in(d.dir.path(), &["-c", "--quiet", "models.sums"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stdout).contains("m.safetensors: FAILED"), "{}", text(&out.stdout));
 }
@@ -73,7 +59,7 @@ fn json_entry() {
     let d = Dir::new();
     let st = model();
     d.write("m.safetensors", &st.build());
-    let out = gd(d.dir.path(), &["--json", "m.safetensors", "missing.safetensors"]);
+    let out = gd_in(d.dir.path(), &["--json", "m.safetensors", "missing.safetensors"]);
     assert_eq!(out.status.code(), Some(2), "one path failed");
     let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
     let f = &doc["files"][0];
@@ -104,7 +90,7 @@ fn inspect_shows_groups_dtypes_tensors_and_warnings() {
     // A total_size that disagrees with the tensors: layout, so only a warning.
     let index = index.replace("\"total_size\":", "\"total_size\":1");
     d.write("model.safetensors.index.json", index.as_bytes());
-    let out = gd(d.dir.path(), &["inspect", "model.safetensors.index.json"]);
+    let out = gd_in(d.dir.path(), &["inspect", "model.safetensors.index.json"]);
     let t = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     for want in
@@ -113,7 +99,7 @@ fn inspect_shows_groups_dtypes_tensors_and_warnings() {
         assert!(t.contains(want), "inspect shows {want:?}:\n{t}");
     }
     assert!(t.contains(&st.expected_label()), "{t}");
-    let out = gd(d.dir.path(), &["inspect", "--json", "model-00002-of-00002.safetensors"]);
+    let out = gd_in(d.dir.path(), &["inspect", "--json", "model-00002-of-00002.safetensors"]);
     let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(doc["model_format"], "safetensors");
     assert_eq!(doc["warnings"].as_array().unwrap().len(), 5, "total_size, and 4 tensors' unknown members");
@@ -131,21 +117,21 @@ fn diff_within_and_across_formats() {
     d.write("a2.safetensors", &St { pad: 5, key_order: Some(vec![3, 2, 1, 0]), ..a.clone() }.build());
     d.write("m.gguf", &rich_model(&[0]).build());
 
-    let out = gd(d.dir.path(), &["diff", "a.safetensors", "a2.safetensors"]);
+    let out = gd_in(d.dir.path(), &["diff", "a.safetensors", "a2.safetensors"]);
     assert_eq!(out.status.code(), Some(0), "same model, other layout");
     assert!(text(&out.stdout).contains("labels equal"));
 
-    let out = gd(d.dir.path(), &["diff", "a.safetensors", "b.safetensors"]);
+    let out = gd_in(d.dir.path(), &["diff", "a.safetensors", "b.safetensors"]);
     let t = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1));
     assert!(t.contains("~ metadata license: 'apache-2.0' → 'mit'"), "{t}");
     assert!(t.contains("~ tensor layer.0.b: data sha256"), "{t}");
-    let out = gd(d.dir.path(), &["diff", "--json", "a.safetensors", "b.safetensors"]);
+    let out = gd_in(d.dir.path(), &["diff", "--json", "a.safetensors", "b.safetensors"]);
     let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(doc["labels_equal"], false);
     assert_eq!(doc["metadata"][0]["key"], "license");
 
-    let out = gd(d.dir.path(), &["diff", "a.safetensors", "m.gguf"]);
+    let out = gd_in(d.dir.path(), &["diff", "a.safetensors", "m.gguf"]);
     assert_eq!(out.status.code(), Some(2));
     let e = text(&out.stderr);
     assert!(e.contains("A is a safetensors model and B is a GGUF model") && e.contains("different formats"), "{e}");
@@ -159,13 +145,13 @@ fn directories_name_their_one_model() {
     d.write("one/model.safetensors", &st.build());
     d.write("one/config.json", b"{}");
     d.write("one/other.gguf", &rich_model(&[0]).build());
-    let out = gd(d.dir.path(), &["one"]);
+    let out = gd_in(d.dir.path(), &["one"]);
     assert_eq!(text(&out.stdout), format!("{}  one\n", st.expected_label()), "safetensors wins over GGUF");
 
     std::fs::create_dir(d.path("two")).unwrap();
     d.write("two/a.safetensors", &st.build());
     d.write("two/b.safetensors", &st.build());
-    let out = gd(d.dir.path(), &["two", "one"]);
+    let out = gd_in(d.dir.path(), &["two", "one"]);
     assert_eq!(out.status.code(), Some(2));
     let e = text(&out.stderr);
     assert!(e.contains("holds several models") && e.contains("a.safetensors") && e.contains("b.safetensors"), "{e}");
@@ -177,6 +163,6 @@ fn directories_name_their_one_model() {
     for (i, p) in parts.iter().enumerate() {
         d.write(&format!("gguf/m-{:05}-of-00002.gguf", i + 1), &p.build());
     }
-    let out = gd(d.dir.path(), &["gguf"]);
+    let out = gd_in(d.dir.path(), &["gguf"]);
     assert_eq!(text(&out.stdout), format!("{}  gguf\n", g.expected_label()), "a GGUF shard set counts once");
 }

@@ -40,7 +40,7 @@ fn file_label(path: &Path) -> String {
 
 /// The binary fed `bytes` on standard input in pieces of `sizes`.
 fn piped(args: &[&str], bytes: &[u8], sizes: &[usize]) -> Output {
-    run_piped(bin(), args, bytes, sizes, None)
+    run_piped(bin(), args, bytes, sizes)
 }
 
 /// GGUF models in several layouts: both byte orders, v2, gaps, trailing
@@ -112,13 +112,13 @@ fn a_stream_that_stops_mid_tensor_is_an_error_naming_the_tensor() {
     let bytes = g.build();
     // Cut inside the second tensor's data (the last 4000 bytes, aligned).
     let cut = bytes.len() - 1000;
-    let o = run_piped(bin(), &["-"], &bytes, &ODD_PIECES, Some(cut));
+    let o = run_piped(bin(), &["-"], &bytes[..cut], &ODD_PIECES);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     let e = stderr(&o);
     assert!(e.contains("-: ") && e.contains("'second'") && e.contains("outside the file"), "{e}");
     assert!(stdout(&o).is_empty(), "no label for a cut stream: {}", stdout(&o));
     // Cut inside the metadata: the parser's own truncation error.
-    let o = run_piped(bin(), &["-"], &bytes, &[1], Some(30));
+    let o = run_piped(bin(), &["-"], &bytes[..30], &[1]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).starts_with("gguf-digest: -: "), "{}", stderr(&o));
     // Metadata declared past the in-memory bound (a 200 MB key): refused
@@ -129,11 +129,11 @@ fn a_stream_that_stops_mid_tensor_is_an_error_naming_the_tensor() {
     huge.extend(1u64.to_le_bytes());
     huge.extend(200_000_000u64.to_le_bytes());
     huge.extend(vec![b'k'; 3 << 20]); // more than the first read: the end is not yet known
-    let o = run_piped(bin(), &["-"], &huge, &ODD_PIECES, None);
+    let o = run_piped(bin(), &["-"], &huge, &ODD_PIECES);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(stderr(&o).contains("limit for reading it into memory"), "{}", stderr(&o));
     // Nothing at all.
-    let o = run_piped(bin(), &["-"], &[], &[1], None);
+    let o = run_piped(bin(), &["-"], &[], &[1]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("-: ") && stderr(&o).contains("empty"), "{}", stderr(&o));
 }
@@ -144,7 +144,7 @@ fn a_stream_that_stops_mid_tensor_is_an_error_naming_the_tensor() {
 fn a_refused_stream_is_read_to_its_end() {
     let mut bad = b"GGUX".to_vec();
     bad.extend(vec![7u8; 8 << 20]);
-    let (o, written) = run_piped_counting(bin(), &["-"], &bad, &[(1 << 20) + 1], None);
+    let (o, written) = run_piped_counting(bin(), &["-"], &bad, &[(1 << 20) + 1]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("-: "), "{}", stderr(&o));
     assert_eq!(written, bad.len(), "the producer was cut off");
@@ -155,7 +155,7 @@ fn a_refused_stream_is_read_to_its_end() {
     let paths = write_set(&d, "m", &g.split(&[1, n - 1]));
     let mut first = std::fs::read(&paths[0]).unwrap();
     first.extend(vec![0u8; 4 << 20]);
-    let (o, written) = run_piped_counting(bin(), &["-"], &first, &ODD_PIECES, None);
+    let (o, written) = run_piped_counting(bin(), &["-"], &first, &ODD_PIECES);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(written, first.len(), "the producer was cut off");
 }

@@ -47,29 +47,25 @@ pub struct Manifest {
     pub layers: Vec<Layer>,
 }
 
-fn schema(what: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Schema(what.into()))
-}
-
 fn layer(v: &Json, what: &str) -> Result<Layer> {
     if v.as_object().is_none() {
-        return Err(schema(format!("{what} is a JSON {}, not an object", v.kind())));
+        return Err(Error::schema(format!("{what} is a JSON {}, not an object", v.kind())));
     }
     let string = |key: &str| -> Result<Option<String>> {
         match v.get(key) {
             None => Ok(None),
             Some(Json::Str(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(schema(format!("{what}: {key} must be a string, found a JSON {}", other.kind()))),
+            Some(other) => Err(Error::schema(format!("{what}: {key} must be a string, found a JSON {}", other.kind()))),
         }
     };
-    let media_type = string("mediaType")?.ok_or_else(|| schema(format!("{what} has no mediaType")))?;
-    let digest = string("digest")?.ok_or_else(|| schema(format!("{what} has no digest")))?;
+    let media_type = string("mediaType")?.ok_or_else(|| Error::schema(format!("{what} has no mediaType")))?;
+    let digest = string("digest")?.ok_or_else(|| Error::schema(format!("{what} has no digest")))?;
     let hex = digest_hex(&digest).map_err(|e| e.about(Subject::Key(what.as_bytes().to_vec())))?;
     let size = match v.get("size") {
         Some(s) => s.as_u64().ok_or_else(|| {
-            schema(format!("{what}: size must be an integer in 0..2^64-1, found a JSON {}", s.kind()))
+            Error::schema(format!("{what}: size must be an integer in 0..2^64-1, found a JSON {}", s.kind()))
         })?,
-        None => return Err(schema(format!("{what} has no size"))),
+        None => return Err(Error::schema(format!("{what} has no size"))),
     };
     let name = string("name")?.unwrap_or_default();
     Ok(Layer { media_type, digest, hex, size, name })
@@ -80,19 +76,18 @@ pub fn parse_manifest(text: &[u8]) -> Result<Manifest> {
     if text.len() as u64 > MAX_MANIFEST {
         return Err(Error::new(ErrorKind::HeaderTooLarge { declared: text.len() as u64, limit: MAX_MANIFEST }));
     }
-    let json =
-        parse_strict(text, MAX_DEPTH).map_err(|e| Error::new(ErrorKind::Json(e.what)).at(e.offset.unwrap_or(0)))?;
+    let json = parse_strict(text, MAX_DEPTH).map_err(Error::from)?;
     if json.as_object().is_none() {
-        return Err(schema(format!("the manifest is a JSON {}, not an object", json.kind())).at(0));
+        return Err(Error::schema(format!("the manifest is a JSON {}, not an object", json.kind())).at(0));
     }
     match json.get("schemaVersion") {
         Some(Json::Uint(2)) => {}
-        Some(v) => return Err(schema(format!("schemaVersion must be 2, found {}", shown(v)))),
-        None => return Err(schema("the manifest has no schemaVersion")),
+        Some(v) => return Err(Error::schema(format!("schemaVersion must be 2, found {}", shown(v)))),
+        None => return Err(Error::schema("the manifest has no schemaVersion")),
     }
-    let config = layer(json.get("config").ok_or_else(|| schema("the manifest has no config"))?, "config")?;
+    let config = layer(json.get("config").ok_or_else(|| Error::schema("the manifest has no config"))?, "config")?;
     let Some(list) = json.get("layers").and_then(Json::as_array) else {
-        return Err(schema("the manifest's layers must be an array"));
+        return Err(Error::schema("the manifest's layers must be an array"));
     };
     let layers = list.iter().enumerate().map(|(i, l)| layer(l, &format!("layer #{i}"))).collect::<Result<Vec<_>>>()?;
     Ok(Manifest { config, layers })

@@ -172,8 +172,7 @@ impl Model {
         if hex::encode(sha) != manifest.config.hex {
             return Err(damaged(format!("the config blob's SHA-256 is {}, not its digest", hex::encode(sha))));
         }
-        let config_json = parse_strict(&config_bytes, MAX_DEPTH)
-            .map_err(|e| Error::new(ErrorKind::Json(e.what)).at(e.offset.unwrap_or(0)).in_file(&config_path))?;
+        let config_json = parse_strict(&config_bytes, MAX_DEPTH).map_err(|e| Error::from(e).in_file(&config_path))?;
         let config_content = content(&config_json).map_err(|e| e.in_file(&config_path))?;
         let config = content_digest(&config_content);
 

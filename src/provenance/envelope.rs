@@ -7,12 +7,9 @@
 
 use base64::Engine as _;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::json::{Json, parse_strict};
-use crate::provenance::PAYLOAD_TYPE;
-
-/// JSON nesting allowed in a statement, envelope or bundle.
-const MAX_DEPTH: usize = 64;
+use crate::provenance::{MAX_DEPTH, PAYLOAD_TYPE};
 
 /// One signature of an envelope.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,15 +21,16 @@ pub struct Signature {
 }
 
 /// A statement as it was handed over.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Signed {
-    /// A statement with no envelope: nothing to check a signature on.
-    Bare(Vec<u8>),
-    /// A DSSE envelope (perhaps from inside a Sigstore bundle).
+    /// A statement with no envelope (already parsed): nothing to check a
+    /// signature on.
+    Bare(Json),
+    /// A DSSE envelope (perhaps from inside a Sigstore bundle) whose
+    /// payload type is [`PAYLOAD_TYPE`].
     Dsse {
-        /// The payload type (always [`PAYLOAD_TYPE`] once read).
-        payload_type: String,
-        /// The payload: the statement's bytes.
+        /// The payload: the statement's bytes, parsed only once its
+        /// signature is checked.
         payload: Vec<u8>,
         /// Its signatures.
         signatures: Vec<Signature>,
@@ -41,26 +39,11 @@ pub enum Signed {
     },
 }
 
-impl Signed {
-    /// The statement's bytes.
-    pub fn statement(&self) -> &[u8] {
-        match self {
-            Signed::Bare(b) => b,
-            Signed::Dsse { payload, .. } => payload,
-        }
-    }
-}
-
-fn schema(what: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Schema(what.into()))
-}
-
 /// Reads a bare statement, a DSSE envelope or a Sigstore bundle.
 pub fn read(bytes: &[u8]) -> Result<Signed> {
-    let json =
-        parse_strict(bytes, MAX_DEPTH).map_err(|e| Error::new(ErrorKind::Json(e.what)).at(e.offset.unwrap_or(0)))?;
+    let json = parse_strict(bytes, MAX_DEPTH).map_err(Error::from)?;
     if json.as_object().is_none() {
-        return Err(schema("a statement, DSSE envelope or Sigstore bundle is a JSON object"));
+        return Err(Error::schema("a statement, DSSE envelope or Sigstore bundle is a JSON object"));
     }
     if let Some(env) = json.get("dsseEnvelope") {
         return envelope(env, true);
@@ -69,18 +52,18 @@ pub fn read(bytes: &[u8]) -> Result<Signed> {
         return envelope(&json, false);
     }
     if json.get("_type").is_some() {
-        return Ok(Signed::Bare(bytes.to_vec()));
+        return Ok(Signed::Bare(json));
     }
     if json.get("messageSignature").is_some() {
-        return Err(schema("this Sigstore bundle signs a blob, not a statement (no dsseEnvelope)"));
+        return Err(Error::schema("this Sigstore bundle signs a blob, not a statement (no dsseEnvelope)"));
     }
-    Err(schema(
+    Err(Error::schema(
         "neither an in-toto statement (_type), a DSSE envelope (payloadType) nor a Sigstore bundle (dsseEnvelope)",
     ))
 }
 
 fn string<'a>(obj: &'a Json, key: &str, what: &str) -> Result<&'a str> {
-    obj.get(key).and_then(Json::as_str).ok_or_else(|| schema(format!("{what} has no string member \"{key}\"")))
+    obj.get(key).and_then(Json::as_str).ok_or_else(|| Error::schema(format!("{what} has no string member \"{key}\"")))
 }
 
 /// Base64 as DSSE writers produce it: standard, or URL-safe, with or
@@ -92,30 +75,32 @@ fn base64_decode(text: &str, what: &str) -> Result<Vec<u8>> {
             return Ok(b);
         }
     }
-    Err(schema(format!("{what} is not base64")))
+    Err(Error::schema(format!("{what} is not base64")))
 }
 
 fn envelope(env: &Json, from_bundle: bool) -> Result<Signed> {
     let what = if from_bundle { "the bundle's dsseEnvelope" } else { "the DSSE envelope" };
     if env.as_object().is_none() {
-        return Err(schema(format!("{what} is not an object")));
+        return Err(Error::schema(format!("{what} is not an object")));
     }
     let payload_type = string(env, "payloadType", what)?;
     if payload_type != PAYLOAD_TYPE {
-        return Err(schema(format!("{what} carries \"{payload_type}\", not an in-toto statement ({PAYLOAD_TYPE})")));
+        return Err(Error::schema(format!(
+            "{what} carries \"{payload_type}\", not an in-toto statement ({PAYLOAD_TYPE})"
+        )));
     }
     let payload = base64_decode(string(env, "payload", what)?, "the payload")?;
     let sigs = env
         .get("signatures")
         .and_then(Json::as_array)
-        .ok_or_else(|| schema(format!("{what} has no array \"signatures\"")))?;
+        .ok_or_else(|| Error::schema(format!("{what} has no array \"signatures\"")))?;
     let mut signatures = Vec::with_capacity(sigs.len());
     for s in sigs {
         let sig = base64_decode(string(s, "sig", "a signature")?, "a signature")?;
         let keyid = s.get("keyid").and_then(Json::as_str).unwrap_or_default().to_string();
         signatures.push(Signature { keyid, sig });
     }
-    Ok(Signed::Dsse { payload_type: payload_type.to_string(), payload, signatures, from_bundle })
+    Ok(Signed::Dsse { payload, signatures, from_bundle })
 }
 
 /// DSSE v1's pre-authentication encoding of a payload: what is signed.
@@ -143,7 +128,7 @@ mod tests {
     #[test]
     fn reads_the_three_shapes_and_refuses_others() {
         let st = br#"{"_type":"https://in-toto.io/Statement/v1","subject":[]}"#;
-        assert_eq!(read(st).unwrap(), Signed::Bare(st.to_vec()));
+        assert_eq!(read(st).unwrap(), Signed::Bare(parse_strict(st, MAX_DEPTH).unwrap()));
         let b64 = base64::engine::general_purpose::STANDARD.encode(st);
         let env = format!(
             r#"{{"payloadType":"{PAYLOAD_TYPE}","payload":"{b64}","signatures":[{{"keyid":"k","sig":"AAEC"}}]}}"#

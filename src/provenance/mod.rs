@@ -31,5 +31,8 @@ pub const PREDICATE_TYPE: &str = "https://gguf-digest.dev/label/v1";
 /// The DSSE payload type of an in-toto statement.
 pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 
+/// JSON nesting allowed in a statement, envelope or bundle.
+pub const MAX_DEPTH: usize = 64;
+
 /// The most bytes of a statement, envelope or bundle read.
 pub const MAX_STATEMENT: u64 = 16 << 20;

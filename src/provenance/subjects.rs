@@ -7,10 +7,10 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::check::LABEL_HEX_LEN;
+use crate::check::label_of;
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::{Json, parse_strict};
-use crate::provenance::{PREDICATE_TYPE, STATEMENT_TYPE};
+use crate::provenance::{MAX_DEPTH, PREDICATE_TYPE, STATEMENT_TYPE};
 
 /// One subject: its name and the label it claims.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,41 +21,48 @@ pub struct Subject {
     pub label: String,
 }
 
-fn schema(what: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Schema(what.into()))
+/// The subjects of a DSSE payload: a statement of this project's
+/// predicate type. Offsets in its errors are the decoded payload's, so they
+/// are named as such, not as the file's.
+pub fn read_payload(payload: &[u8]) -> Result<Vec<Subject>> {
+    let json = parse_strict(payload, MAX_DEPTH).map_err(|e| {
+        let at = e.offset.map(|o| format!(", byte {o}")).unwrap_or_default();
+        Error::new(ErrorKind::Json(format!("in the DSSE payload{at}: {}", e.what)))
+    })?;
+    of_statement(&json)
 }
 
-/// The subjects of a statement of this project's predicate type.
-pub fn read(statement: &[u8]) -> Result<Vec<Subject>> {
-    let json =
-        parse_strict(statement, 64).map_err(|e| Error::new(ErrorKind::Json(e.what)).at(e.offset.unwrap_or(0)))?;
+/// The subjects of a parsed statement of this project's predicate type.
+pub fn of_statement(json: &Json) -> Result<Vec<Subject>> {
     let ty = json.get("_type").and_then(Json::as_str).unwrap_or_default();
     if ty != STATEMENT_TYPE {
-        return Err(schema(format!("not an in-toto statement v1 (_type is \"{ty}\", not {STATEMENT_TYPE})")));
+        return Err(Error::schema(format!("not an in-toto statement v1 (_type is \"{ty}\", not {STATEMENT_TYPE})")));
     }
     let pt = json.get("predicateType").and_then(Json::as_str).unwrap_or_default();
     if pt != PREDICATE_TYPE {
-        return Err(schema(format!(
+        return Err(Error::schema(format!(
             "the statement's predicateType is \"{pt}\", not gguf-digest's ({PREDICATE_TYPE}): it does not claim labels"
         )));
     }
-    let list =
-        json.get("subject").and_then(Json::as_array).ok_or_else(|| schema("the statement has no subject list"))?;
+    let list = json
+        .get("subject")
+        .and_then(Json::as_array)
+        .ok_or_else(|| Error::schema("the statement has no subject list"))?;
     if list.is_empty() {
-        return Err(schema("the statement has no subjects"));
+        return Err(Error::schema("the statement has no subjects"));
     }
     let mut out = Vec::with_capacity(list.len());
     for s in list {
-        let name = s.get("name").and_then(Json::as_str).ok_or_else(|| schema("a subject has no name"))?;
+        let name = s.get("name").and_then(Json::as_str).ok_or_else(|| Error::schema("a subject has no name"))?;
         let label = s
             .get("digest")
             .and_then(|d| d.get("sha256"))
             .and_then(Json::as_str)
-            .ok_or_else(|| schema(format!("subject {name:?} has no sha256 digest")))?;
-        if label.len() != LABEL_HEX_LEN || !label.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(schema(format!("subject {name:?}: its sha256 is not 64 hex digits")));
-        }
-        out.push(Subject { name: name.to_string(), label: label.to_ascii_lowercase() });
+            .ok_or_else(|| Error::schema(format!("subject {name:?} has no sha256 digest")))?;
+        let Some(label) = label_of(label.as_bytes()) else {
+            return Err(Error::schema(format!("subject {name:?}: its sha256 is not 64 hex digits")));
+        };
+        out.push(Subject { name: name.to_string(), label });
     }
     Ok(out)
 }
@@ -65,7 +72,7 @@ pub fn read(statement: &[u8]) -> Result<Vec<Subject>> {
 /// path, a `..` component, a NUL, and any path that (through symbolic
 /// links) resolves outside the root.
 pub fn locate(root: &Path, name: &str) -> Result<PathBuf> {
-    let refuse = |why: &str| Err(schema(format!("subject {name:?} is refused: {why}; nothing was opened")));
+    let refuse = |why: &str| Err(Error::schema(format!("subject {name:?} is refused: {why}; nothing was opened")));
     if name.starts_with(crate::ollama::SCHEME) {
         return Ok(PathBuf::from(name));
     }
@@ -76,9 +83,12 @@ pub fn locate(root: &Path, name: &str) -> Result<PathBuf> {
     if rel.is_absolute() {
         return refuse("an absolute path");
     }
-    if rel.components().any(|c| matches!(c, Component::ParentDir | Component::RootDir | Component::Prefix(_))) {
+    if rel.components().any(|c| c == Component::ParentDir) {
         return refuse("it holds '..'");
     }
+    // An empty root is the working directory; as "" it could not be
+    // canonicalized, and the symbolic-link check below would be skipped.
+    let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
     let path = root.join(rel);
     // A symbolic link inside the root may point out of it: resolve both and
     // compare before the path is ever opened. A path that does not exist is
@@ -103,5 +113,8 @@ mod tests {
         }
         assert_eq!(locate(root, "a/b.gguf").unwrap(), Path::new("/tmp/a/b.gguf"));
         assert_eq!(locate(root, "ollama:x").unwrap(), Path::new("ollama:x"));
+        // An empty root is the working directory, so that it can be
+        // canonicalized and symbolic links out of it are caught.
+        assert_eq!(locate(Path::new(""), "a.gguf").unwrap(), Path::new("./a.gguf"));
     }
 }

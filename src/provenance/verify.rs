@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, ErrorKind, Result};
 use crate::provenance::envelope::{self, Signed};
 use crate::provenance::keys::PublicKey;
-use crate::provenance::{MAX_STATEMENT, subjects};
+use crate::provenance::{MAX_STATEMENT, PAYLOAD_TYPE, subjects};
 
 /// What a statement claims, ready to be relabelled.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,21 +31,20 @@ pub struct Claims {
 /// no subject is read); every subject must lie under `root` (by default the
 /// file's directory).
 pub fn claims(file: &Path, root: Option<&Path>, keys: &[PublicKey]) -> Result<Claims> {
-    let bytes = read_limited(file).map_err(|e| Error::from(e).in_file(file))?;
-    let signed = envelope::read(&bytes).map_err(|e| e.in_file(file))?;
+    claims_of(file, root, keys).map_err(|e| e.in_file(file))
+}
+
+fn claims_of(file: &Path, root: Option<&Path>, keys: &[PublicKey]) -> Result<Claims> {
+    let signed = envelope::read(&read_limited(file)?)?;
     if !keys.is_empty() {
-        check_signature(&signed, keys).map_err(|e| e.in_file(file))?;
+        check_signature(&signed, keys)?;
     }
-    let subjects = subjects::read(signed.statement()).map_err(|e| e.in_file(file))?;
-    let root = match root {
-        Some(r) => r.to_path_buf(),
-        None => file.parent().map(Path::to_path_buf).unwrap_or_default(),
+    let subjects = match &signed {
+        Signed::Bare(statement) => subjects::of_statement(statement)?,
+        Signed::Dsse { payload, .. } => subjects::read_payload(payload)?,
     };
-    let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
-    let paths = subjects
-        .iter()
-        .map(|s| subjects::locate(&root, &s.name).map_err(|e| e.in_file(file)))
-        .collect::<Result<Vec<_>>>()?;
+    let root = root.or_else(|| file.parent()).unwrap_or(Path::new(""));
+    let paths = subjects.iter().map(|s| subjects::locate(root, &s.name)).collect::<Result<Vec<_>>>()?;
     Ok(Claims { subjects, paths, signature_checked: !keys.is_empty() })
 }
 
@@ -53,8 +52,8 @@ fn check_signature(signed: &Signed, keys: &[PublicKey]) -> Result<()> {
     let failed = |what: String| Err(Error::new(ErrorKind::SignatureFailed(what)));
     match signed {
         Signed::Bare(_) => failed("a bare statement carries no signature".into()),
-        Signed::Dsse { payload_type, payload, signatures, .. } => {
-            let pae = envelope::pae(payload_type, payload);
+        Signed::Dsse { payload, signatures, .. } => {
+            let pae = envelope::pae(PAYLOAD_TYPE, payload);
             if signatures.iter().any(|s| keys.iter().any(|k| k.verifies(&pae, &s.sig))) {
                 return Ok(());
             }

@@ -67,10 +67,6 @@ fn fail(kind: ErrorKind) -> Error {
     Error::new(kind)
 }
 
-fn schema(what: impl Into<String>) -> Error {
-    fail(ErrorKind::Schema(what.into()))
-}
-
 /// Parses a whole file held in memory.
 pub fn parse(bytes: &[u8]) -> Result<SafetensorsFile> {
     match parse_prefix(bytes, bytes.len() as u64) {
@@ -116,7 +112,7 @@ pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<(SafetensorsFi
 /// The header's members, checked against the contract.
 fn read_header(json: &Json, header_len: u64, data_start: u64, file_len: u64) -> Result<SafetensorsFile> {
     let Some(members) = json.as_object() else {
-        return Err(schema(format!("the header is a JSON {}, not an object", json.kind())).at(8));
+        return Err(Error::schema(format!("the header is a JSON {}, not an object", json.kind())).at(8));
     };
     let mut metadata = BTreeMap::new();
     let mut tensors = Vec::with_capacity(members.len());
@@ -135,12 +131,12 @@ fn read_header(json: &Json, header_len: u64, data_start: u64, file_len: u64) -> 
 /// An object whose values are all strings (`__metadata__`).
 pub(crate) fn string_map(value: &Json, what: &str) -> Result<BTreeMap<String, String>> {
     let Some(members) = value.as_object() else {
-        return Err(schema(format!("{what} is a JSON {}, not an object", value.kind())));
+        return Err(Error::schema(format!("{what} is a JSON {}, not an object", value.kind())));
     };
     let mut map = BTreeMap::new();
     for (k, v) in members {
         let Some(s) = v.as_str() else {
-            let e = schema(format!("{what} values must be strings, found a JSON {}", v.kind()));
+            let e = Error::schema(format!("{what} values must be strings, found a JSON {}", v.kind()));
             return Err(e.about(Subject::Key(k.as_bytes().to_vec())));
         };
         map.insert(k.clone(), s.to_string());
@@ -151,7 +147,7 @@ pub(crate) fn string_map(value: &Json, what: &str) -> Result<BTreeMap<String, St
 /// An integer in 0..2^64-1 written without fraction or exponent.
 fn integer(v: &Json, what: &str) -> Result<u64> {
     v.as_u64().ok_or_else(|| {
-        schema(format!(
+        Error::schema(format!(
             "{what} must be an integer in 0..2^64-1 without fraction or exponent, found a JSON {}",
             v.kind()
         ))
@@ -160,27 +156,27 @@ fn integer(v: &Json, what: &str) -> Result<u64> {
 
 fn tensor_entry(name: &str, value: &Json) -> Result<TensorEntry> {
     let Some(members) = value.as_object() else {
-        return Err(schema(format!("a tensor entry must be an object, found a JSON {}", value.kind())));
+        return Err(Error::schema(format!("a tensor entry must be an object, found a JSON {}", value.kind())));
     };
-    let member = |key: &str| value.get(key).ok_or_else(|| schema(format!("the tensor entry has no {key}")));
+    let member = |key: &str| value.get(key).ok_or_else(|| Error::schema(format!("the tensor entry has no {key}")));
     let dtype_name = member("dtype")?;
     let Some(dtype_name) = dtype_name.as_str() else {
-        return Err(schema(format!("dtype must be a string, found a JSON {}", dtype_name.kind())));
+        return Err(Error::schema(format!("dtype must be a string, found a JSON {}", dtype_name.kind())));
     };
     let dtype = Dtype::from_name(dtype_name).ok_or_else(|| fail(ErrorKind::UnknownDtype(dtype_name.to_string())))?;
     let shape_json = member("shape")?;
     let Some(dims) = shape_json.as_array() else {
-        return Err(schema(format!("shape must be an array, found a JSON {}", shape_json.kind())));
+        return Err(Error::schema(format!("shape must be an array, found a JSON {}", shape_json.kind())));
     };
     let shape = dims.iter().map(|d| integer(d, "a shape dimension")).collect::<Result<Vec<u64>>>()?;
     let offsets = member("data_offsets")?;
     let pair = offsets.as_array().unwrap_or(&[]);
     let [b, e] = pair else {
-        return Err(schema("data_offsets must be an array of exactly two integers [begin, end]"));
+        return Err(Error::schema("data_offsets must be an array of exactly two integers [begin, end]"));
     };
     let (begin, end) = (integer(b, "data_offsets[0]")?, integer(e, "data_offsets[1]")?);
     if begin > end {
-        return Err(schema(format!("data_offsets [{begin}, {end}] begins after it ends")));
+        return Err(Error::schema(format!("data_offsets [{begin}, {end}] begins after it ends")));
     }
     let nbytes = dtype.nbytes(&shape).map_err(|e| {
         let why = match e {

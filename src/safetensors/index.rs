@@ -27,10 +27,6 @@ pub struct Index {
     pub total_size: Option<u64>,
 }
 
-fn schema(what: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Schema(what.into()))
-}
-
 /// Reads and checks an index file. Nothing else is opened: every file name
 /// is checked to be plain before the caller opens anything.
 pub fn read_index(path: &Path, mode: ReadMode) -> Result<Index> {
@@ -46,22 +42,24 @@ pub fn read_index(path: &Path, mode: ReadMode) -> Result<Index> {
 
 /// Parses index text; `dir` is where its files are.
 pub fn parse_index(text: &[u8], dir: &Path) -> Result<Index> {
-    let json =
-        parse_strict(text, MAX_DEPTH).map_err(|e| Error::new(ErrorKind::Json(e.what)).at(e.offset.unwrap_or(0)))?;
+    let json = parse_strict(text, MAX_DEPTH).map_err(Error::from)?;
     if json.as_object().is_none() {
-        return Err(schema(format!("the index is a JSON {}, not an object", json.kind())).at(0));
+        return Err(Error::schema(format!("the index is a JSON {}, not an object", json.kind())).at(0));
     }
     let Some(map) = json.get("weight_map") else {
-        return Err(schema("the index has no weight_map"));
+        return Err(Error::schema("the index has no weight_map"));
     };
     let Some(entries) = map.as_object() else {
-        return Err(schema(format!("weight_map is a JSON {}, not an object", map.kind())));
+        return Err(Error::schema(format!("weight_map is a JSON {}, not an object", map.kind())));
     };
     let mut weight_map = BTreeMap::new();
     for (tensor, file) in entries {
         let about = |e: Error| e.about(Subject::Tensor(tensor.as_bytes().to_vec()));
         let Some(file) = file.as_str() else {
-            return Err(about(schema(format!("a weight_map value must be a file name, found a JSON {}", file.kind()))));
+            return Err(about(Error::schema(format!(
+                "a weight_map value must be a file name, found a JSON {}",
+                file.kind()
+            ))));
         };
         plain_name_in(dir, file).map_err(about)?;
         weight_map.insert(tensor.clone(), file.to_string());
@@ -72,18 +70,24 @@ pub fn parse_index(text: &[u8], dir: &Path) -> Result<Index> {
     let (mut metadata, mut total_size) = (BTreeMap::new(), None);
     if let Some(m) = json.get("metadata") {
         let Some(members) = m.as_object() else {
-            return Err(schema(format!("metadata is a JSON {}, not an object", m.kind())));
+            return Err(Error::schema(format!("metadata is a JSON {}, not an object", m.kind())));
         };
         for (k, v) in members {
             let about = |e: Error| e.about(Subject::Key(k.as_bytes().to_vec()));
             if k == "total_size" {
                 let n = v.as_u64().ok_or_else(|| {
-                    about(schema(format!("total_size must be a non-negative integer, found a JSON {}", v.kind())))
+                    about(Error::schema(format!(
+                        "total_size must be a non-negative integer, found a JSON {}",
+                        v.kind()
+                    )))
                 })?;
                 total_size = Some(n);
             } else {
                 let Some(s) = v.as_str() else {
-                    return Err(about(schema(format!("metadata values must be strings, found a JSON {}", v.kind()))));
+                    return Err(about(Error::schema(format!(
+                        "metadata values must be strings, found a JSON {}",
+                        v.kind()
+                    ))));
                 };
                 metadata.insert(k.clone(), s.to_string());
             }

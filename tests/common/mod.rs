@@ -14,6 +14,26 @@ pub fn gguf_digest_bin() -> String {
     std::env::var("GGUF_DIGEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gguf-digest").to_string())
 }
 
+/// Runs the command under test (see [`gguf_digest_bin`]) in `dir`, with
+/// an empty standard input; its output.
+pub fn gd_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(gguf_digest_bin()).args(args).current_dir(dir).output().expect("runs gguf-digest")
+}
+
+/// Captured output as text (invalid UTF-8 replaced).
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Changes the last byte of a file (a model's last tensor byte, in the
+/// test models: its label changes).
+pub fn flip_last_byte(path: &std::path::Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(path, &bytes).unwrap();
+}
+
 pub mod harness;
 pub mod ollama;
 pub mod py;

@@ -12,25 +12,17 @@ use std::process::{Command, Output, Stdio};
 pub const ODD_PIECES: [usize; 6] = [1, 4095, (1 << 20) + 1, 7, 65_537, 3];
 
 /// A reader of `data` that returns at most `sizes[k]` bytes on its k-th
-/// read (cycling), and stops after `stop_after` bytes if given.
+/// read (cycling).
 pub struct Dribble {
     data: Vec<u8>,
     pos: usize,
     sizes: Vec<usize>,
     k: usize,
-    stop_after: usize,
 }
 
 impl Dribble {
     pub fn new(data: Vec<u8>, sizes: &[usize]) -> Dribble {
-        let stop_after = data.len();
-        Dribble { data, pos: 0, sizes: sizes.to_vec(), k: 0, stop_after }
-    }
-
-    /// Ends the stream after `n` bytes (a producer that dies mid-tensor).
-    pub fn stopping_after(mut self, n: usize) -> Dribble {
-        self.stop_after = n.min(self.data.len());
-        self
+        Dribble { data, pos: 0, sizes: sizes.to_vec(), k: 0 }
     }
 }
 
@@ -38,7 +30,7 @@ impl Read for Dribble {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let size = self.sizes[self.k % self.sizes.len()].max(1);
         self.k += 1;
-        let n = size.min(buf.len()).min(self.stop_after - self.pos);
+        let n = size.min(buf.len()).min(self.data.len() - self.pos);
         buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
@@ -51,22 +43,16 @@ pub fn stream_source(data: &[u8], sizes: &[usize]) -> gguf_digest::Source {
 }
 
 /// Runs the binary with `args`, writing `data` into its standard input in
-/// pieces of `sizes` (cycling) from another thread, flushing after each;
-/// `stop_after` ends the input early. A reader that stops early makes the
-/// writer see a broken pipe, which is not an error here.
-pub fn run_piped(bin: &Path, args: &[&str], data: &[u8], sizes: &[usize], stop_after: Option<usize>) -> Output {
-    run_piped_counting(bin, args, data, sizes, stop_after).0
+/// pieces of `sizes` (cycling) from another thread, flushing after each
+/// (a producer that dies early is a shorter `data`). A reader that stops
+/// early makes the writer see a broken pipe, which is not an error here.
+pub fn run_piped(bin: &Path, args: &[&str], data: &[u8], sizes: &[usize]) -> Output {
+    run_piped_counting(bin, args, data, sizes).0
 }
 
 /// As [`run_piped`], and how many bytes the producer managed to write
 /// before the reader closed the pipe.
-pub fn run_piped_counting(
-    bin: &Path,
-    args: &[&str],
-    data: &[u8],
-    sizes: &[usize],
-    stop_after: Option<usize>,
-) -> (Output, usize) {
+pub fn run_piped_counting(bin: &Path, args: &[&str], data: &[u8], sizes: &[usize]) -> (Output, usize) {
     let mut child = Command::new(bin)
         .args(args)
         .stdin(Stdio::piped())
@@ -75,8 +61,7 @@ pub fn run_piped_counting(
         .spawn()
         .expect("spawns the binary");
     let mut stdin = child.stdin.take().expect("stdin is piped");
-    let end = stop_after.unwrap_or(data.len()).min(data.len());
-    let data = data[..end].to_vec();
+    let data = data.to_vec();
     let sizes = sizes.to_vec();
     let writer = std::thread::spawn(move || {
         let (mut pos, mut k) = (0, 0);

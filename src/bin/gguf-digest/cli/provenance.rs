@@ -69,23 +69,19 @@ pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::Th
     let own_pool = args.read.pool()?;
     let pool = own_pool.as_ref().unwrap_or(pool);
     let mut done: Vec<Option<(AnyModel, Digest)>> = (0..args.models.len()).map(|_| None).collect();
-    let mut failed = false;
     digest_paths(&args.models, &args.read.options(opts), pool, |i, r| match r {
         Ok(m) => {
             if let Some(slot) = done.get_mut(i) {
                 *slot = Some(m);
             }
         }
-        Err(e) => {
-            eprintln!("gguf-digest: {}", error_line(&e));
-            failed = true;
-        }
+        Err(e) => eprintln!("gguf-digest: {}", error_line(&e)),
     });
-    if failed {
+    // Every model or no statement: a slot left empty is a model that failed.
+    let Some(done): Option<Vec<(AnyModel, Digest)>> = done.into_iter().collect() else {
         return Ok(EXIT_ERROR);
-    }
-    let labelled =
-        done.iter().zip(&args.models).filter_map(|(d, p)| d.as_ref().map(|(m, d)| (p.as_path(), m.as_ref(), d)));
+    };
+    let labelled = done.iter().zip(&args.models).map(|((m, d), p)| (p.as_path(), m.as_ref(), d));
     print_json(&statement::of_labelled(labelled, args.leaves))?;
     Ok(EXIT_OK)
 }
