@@ -284,7 +284,13 @@ fn read_jobs<'s>(
         let mut done = 0u64;
         loop {
             let n = piece.min(job.len.saturating_sub(done));
-            let start = job.start.saturating_add(done);
+            let start = match &pending {
+                // A zero-length tensor needs no bytes, and may sit anywhere
+                // (even inside another tensor's data): it rides with the
+                // batch being gathered, never sending the reader back.
+                Some(p) if n == 0 && std::ptr::eq(p.source, job.source) => p.end,
+                _ => job.start.saturating_add(done),
+            };
             let joins = pending.as_ref().is_some_and(|p| {
                 std::ptr::eq(p.source, job.source)
                     && start >= p.end

@@ -78,6 +78,41 @@ fn a_pipe_in_odd_pieces_gives_the_file_s_label_for_every_layout() {
     }
 }
 
+/// A zero-length tensor may sit anywhere, even inside another tensor's
+/// data (GGUF's reader checks only tensors that have bytes; safetensors
+/// tiles `[X, X)` beside `[X, Y)`). Read front to back, past the first
+/// MiB, it once sent the stream back ("a stream cannot go back").
+#[test]
+fn a_zero_length_tensor_behind_the_stream_s_position_is_labelled() {
+    let d = Dir::new();
+    let g = Gguf::new()
+        .tensor(Tensor::filled("a", &[600_000], 0, 1))
+        .tensor(Tensor::filled("z", &[0], 0, 2))
+        .tensor(Tensor::filled("b", &[8], 0, 3));
+    let (mut bytes, layout) = g.build_with_layout();
+    // z's offset, the last 8 bytes of its 33-byte info: 64 bytes before
+    // the end of a's data, so that b (right after a) is read with it.
+    let at = usize::try_from(layout.info_offsets[1]).unwrap() + 25;
+    bytes[at..at + 8].copy_from_slice(&(600_000u64 * 4 - 64).to_le_bytes());
+    let path = d.write("z.gguf", &bytes);
+    assert_eq!(file_label(&path), g.expected_label());
+    let st = st::St {
+        data_order: Some(vec![0, 2, 1, 3]),
+        ..st::St::new()
+            .tensor(st::StTensor::filled("a", "F32", &[600_000], 1))
+            .tensor(st::StTensor::filled("b", "F32", &[16], 2))
+            .tensor(st::StTensor::filled("c", "F32", &[0], 3))
+            .tensor(st::StTensor::filled("d", "F32", &[16], 4))
+    };
+    let st_bytes = st.build();
+    assert_eq!(file_label(&d.write("z.safetensors", &st_bytes)), st.expected_label());
+    for (bytes, want) in [(&bytes, g.expected_label()), (&st_bytes, st.expected_label())] {
+        let o = piped(&["-"], bytes, &ODD_PIECES);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(stdout(&o), format!("{want}  -\n"));
+    }
+}
+
 #[test]
 fn safetensors_through_a_pipe() {
     let d = Dir::new();
