@@ -26,7 +26,7 @@ use std::sync::{Mutex, mpsc};
 
 use sha2::{Digest as _, Sha256};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::format::Labelled;
 use crate::hash::{Conversion, PieceSizes, Progress, Sha256Digest};
 use crate::source::Source;
@@ -47,7 +47,8 @@ static ONE_READER: Mutex<()> = Mutex::new(());
 /// True when `model` is best hashed front to back: it is read from a
 /// stream, or some of its files are not in the page cache.
 pub fn reads_front_to_back(model: &dyn Labelled) -> bool {
-    model.sources().iter().any(|s| s.is_stream() || s.is_cold())
+    // A stream is cold too: it has no page cache to be read from.
+    model.sources().iter().any(|s| s.is_cold())
 }
 
 /// One read: consecutive bytes of one input holding whole-block pieces of
@@ -127,10 +128,9 @@ pub fn hash_front_to_back_with(
     let numbers: std::collections::HashMap<*const Source, usize> =
         sources.iter().enumerate().map(|(n, s)| (*s as *const Source, n)).collect();
     let file_no = |s: &Source| numbers.get(&(s as *const Source)).copied().unwrap_or(usize::MAX);
-    let mut order: Vec<(usize, u64, usize)> =
-        (0..model.job_count()).filter_map(|i| model.job(i).map(|j| (file_no(j.source), j.start, i))).collect();
-    order.sort_unstable();
-    let jobs: Vec<_> = order.iter().filter_map(|&(_, _, i)| model.job(i).map(|j| (i, j))).collect();
+    // Each job built once (building one clones its tensor's name).
+    let mut jobs: Vec<_> = (0..model.job_count()).filter_map(|i| model.job(i).map(|j| (i, j))).collect();
+    jobs.sort_unstable_by_key(|(i, j)| (file_no(j.source), j.start, *i));
 
     let _one = ONE_READER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     for s in &sources {
@@ -396,12 +396,15 @@ impl<'j> Reader<'_, 'j> {
     fn land(&mut self) -> Result<bool> {
         let Some(f) = self.flights.pop_front() else { return Ok(true) };
         let Ok((buf, r)) = f.done.recv() else { return Ok(false) };
-        let subject = || f.parts.first().and_then(|part| self.jobs.get(part.job)).map(|(_, j)| j.subject.clone());
-        let (base, taken) = r.map_err(|e| match subject() {
+        // A failed read or a cancel names the batch's first tensor, as the
+        // mapped path names the tensor it was hashing.
+        let subject = f.parts.first().and_then(|part| self.jobs.get(part.job)).map(|(_, j)| j.subject.clone());
+        let located = |e: Error| match subject.clone() {
             Some(s) if e.subject().is_none() => e.about(s),
             _ => e,
-        })?;
-        (self.progress)(taken)?;
+        };
+        let (base, taken) = r.map_err(located)?;
+        (self.progress)(taken).map_err(located)?;
         let Some(h) = self.hashers.get(f.to) else { return Ok(false) };
         h.queued.fetch_add(f.len as u64, Ordering::Relaxed);
         Ok(h.tx.send(Batch { buf, base, len: f.len, parts: f.parts }).is_ok())
@@ -428,9 +431,18 @@ fn hash_pieces(
             }
             if broken.is_none() {
                 let at = b.base.saturating_add(part.at);
-                let bytes = b.buf.get_mut(at..at.saturating_add(part.len)).unwrap_or(&mut []);
-                match conversions.get(part.job).map_or(Ok(()), |c| c.apply(bytes)) {
-                    Ok(()) => hasher.update(&*bytes),
+                // Neither can happen (parts are cut inside their batch, one
+                // conversion per job), but a wrong digest must never be the
+                // silent answer if it did.
+                let bytes = b.buf.get_mut(at..at.saturating_add(part.len));
+                let converted = match (bytes, conversions.get(part.job)) {
+                    (Some(bytes), Some(c)) => c.apply(bytes).map(|()| bytes),
+                    _ => Err(Error::new(ErrorKind::Io(std::io::Error::other(
+                        "internal error: a piece outside its batch",
+                    )))),
+                };
+                match converted {
+                    Ok(bytes) => hasher.update(&*bytes),
                     Err(e) => {
                         failed.store(true, Ordering::Relaxed);
                         broken = Some(e);

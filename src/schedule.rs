@@ -86,11 +86,25 @@ struct FileWork {
     index: usize,
     model: AnyModel,
     digests: Mutex<Vec<Option<Result<Sha256Digest>>>>,
+    /// Jobs not yet done (the mapped path: the last one reports the file).
     remaining: AtomicUsize,
+    /// Set by the first failing job, so the others are skipped.
     failed: AtomicBool,
 }
 
 impl FileWork {
+    /// A file with every job still to do.
+    fn new(index: usize, model: AnyModel) -> FileWork {
+        let n = model.job_count();
+        FileWork {
+            index,
+            digests: Mutex::new((0..n).map(|_| None).collect()),
+            remaining: AtomicUsize::new(n),
+            failed: AtomicBool::new(false),
+            model,
+        }
+    }
+
     fn run(&self, t: usize, opts: &OpenOptions, tally: &Tally) {
         // After one failure the file's label is lost anyway: skip the rest.
         let result = if self.failed.load(Ordering::Relaxed) {
@@ -194,14 +208,7 @@ pub fn schedule(
                 Ok(model) if pipeline::reads_front_to_back(model.as_ref()) => {
                     // One task reads the whole model front to back, with
                     // hashing threads of its own as many as the pool's.
-                    let n = model.job_count();
-                    let work = Arc::new(FileWork {
-                        index,
-                        model,
-                        digests: Mutex::new((0..n).map(|_| None).collect()),
-                        remaining: AtomicUsize::new(1),
-                        failed: AtomicBool::new(false),
-                    });
+                    let work = Arc::new(FileWork::new(index, model));
                     let (work2, tx, tally, open) = (Arc::clone(&work), done_tx.clone(), opts.tally(), opts.open);
                     let threads = pool.current_num_threads();
                     pool.spawn_fifo(move || {
@@ -212,14 +219,7 @@ pub fn schedule(
                 }
                 Ok(model) => {
                     let order = format::hash_order(model.as_ref());
-                    let n = order.len();
-                    let work = Arc::new(FileWork {
-                        index,
-                        model,
-                        digests: Mutex::new((0..n).map(|_| None).collect()),
-                        remaining: AtomicUsize::new(n),
-                        failed: AtomicBool::new(false),
-                    });
+                    let work = Arc::new(FileWork::new(index, model));
                     for t in order {
                         let work = Arc::clone(&work);
                         let tx = done_tx.clone();

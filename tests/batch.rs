@@ -162,3 +162,29 @@ fn cancelling_stops_hashing_inside_a_tensor() {
         assert!(counted.load(Ordering::Relaxed) < 64 << 20, "{read_mode:?}: hashed to the end");
     }
 }
+
+#[test]
+fn cancelling_stops_a_front_to_back_read_naming_the_tensor() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // The reader side (a cold file or a stream): a progress callback that
+    // cancels after the first piece stops the read, and the error names
+    // the tensor as the mapped path's does.
+    let d = Dir::new();
+    let g = Gguf::new().tensor(Tensor::filled("big", &[16 << 20], 24, 7));
+    let path = d.write("big.gguf", &g.build());
+    let model = Model::open(&path).unwrap();
+    let pieces = gguf_digest::PieceSizes { window: 64 << 10, chunk: 4096, min_mapped: 1 };
+    for direct in [gguf_digest::DirectReads::Auto, gguf_digest::DirectReads::Always] {
+        let counted = AtomicU64::new(0);
+        let cancel_after_first = |n: u64| {
+            if counted.fetch_add(n, Ordering::Relaxed) > 0 {
+                return Err(gguf_digest::Error::new(gguf_digest::ErrorKind::Cancelled));
+            }
+            Ok(())
+        };
+        let e = gguf_digest::hash_front_to_back_with(&model, &pieces, 2, direct, &cancel_after_first)
+            .expect_err("cancelled");
+        assert!(e.to_string().contains("cancelled") && e.to_string().contains("tensor 'big'"), "{direct:?}: {e}");
+        assert!(counted.load(Ordering::Relaxed) < 16 << 20, "{direct:?}: read to the end");
+    }
+}

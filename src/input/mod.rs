@@ -91,11 +91,8 @@ pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
         Input::Directory(dir) => open_model(&directory::model_in(&dir)?, opts),
         Input::Stdin => {
             let source = Source::stdin()?;
-            let head = source.head(SNIFF_BYTES)?;
-            match sniff(&head) {
-                Some(Format::Safetensors) => Ok(Box::new(safetensors::Model::from_source(source, *opts)?)),
-                Some(Format::Gguf) | None => Ok(Box::new(gguf::Model::from_source(source, *opts)?)),
-            }
+            let format = sniff(&source.head(SNIFF_BYTES)?);
+            model_from(source, format, opts)
         }
         Input::File(path) if safetensors::is_index_name(&path) => {
             Ok(Box::new(safetensors::Model::open_with(&path, *opts)?))
@@ -108,13 +105,18 @@ pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
                 drop(source);
                 return Ok(Box::new(ollama::Model::open(&path.to_string_lossy(), &root, &path, *opts)?));
             }
-            match sniff(&head).or_else(|| by_extension(&path)) {
-                Some(Format::Safetensors) => Ok(Box::new(safetensors::Model::from_source(source, *opts)?)),
-                // A file no format claims is read as GGUF, whose parser says
-                // precisely what is wrong with it (empty, bad magic, ...).
-                Some(Format::Gguf) | None => Ok(Box::new(gguf::Model::from_source(source, *opts)?)),
-            }
+            model_from(source, sniff(&head).or_else(|| by_extension(&path)), opts)
         }
+    }
+}
+
+/// The model an opened source holds, read as `format`. A source no format
+/// claims is read as GGUF, whose parser says precisely what is wrong with
+/// it (empty, bad magic, ...).
+fn model_from(source: Source, format: Option<Format>, opts: &OpenOptions) -> Result<AnyModel> {
+    match format {
+        Some(Format::Safetensors) => Ok(Box::new(safetensors::Model::from_source(source, *opts)?)),
+        Some(Format::Gguf) | None => Ok(Box::new(gguf::Model::from_source(source, *opts)?)),
     }
 }
 

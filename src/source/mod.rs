@@ -97,7 +97,7 @@ pub struct Source {
 /// metadata is parsed: the metadata and the first tensors arrive in large
 /// requests instead of fault after fault; from there the kernel's own
 /// read-ahead follows the front-to-back reader (docs/adr/0016).
-pub const READ_AHEAD: u64 = 64 << 20;
+const READ_AHEAD: u64 = 64 << 20;
 
 /// Where an input's bytes come from.
 #[derive(Debug)]
@@ -199,7 +199,8 @@ impl Source {
     }
 
     /// True when some of the file was not in the page cache when first
-    /// asked (a few pages sampled over it: `residency`).
+    /// asked (a few pages sampled over it: `residency`); always true for a
+    /// stream, which has no page cache to be read from.
     ///
     /// A cold file is read at the disk's speed only front to back, so its
     /// model is hashed by one reader in file order (`pipeline`); a cached
@@ -209,7 +210,6 @@ impl Source {
     }
 
     fn all_sampled_pages_cached(&self) -> bool {
-        // A stream is read front to back whatever its source.
         self.file().is_some_and(|file| residency::all_sampled_pages_cached(file, self.len()))
     }
 
@@ -841,5 +841,33 @@ impl MappedRange<'_> {
             return Err(changed("it was truncated while it was read").in_file(path));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forced_direct_reads_go_around_the_page_cache_and_return_the_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let data: Vec<u8> = (0..(3 * 4096 + 100)).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let s = Source::open(&path, ReadMode::Mmap).unwrap();
+        // The front-to-back tests pass on either path; this one says which ran.
+        if !s.reads_directly(true) {
+            eprintln!("SKIPPED: this file system refuses O_DIRECT");
+            return;
+        }
+        let mut buf = Vec::new();
+        for (offset, len) in [(0u64, 4096usize), (5000, 7000), (4096 * 3, 100), (1, data.len() - 1)] {
+            let at = s.read_direct(offset, len, &mut buf, true).unwrap().expect("read with O_DIRECT");
+            let start = usize::try_from(offset).unwrap();
+            assert_eq!(&buf[at..at + len], &data[start..start + len], "{offset}+{len}");
+        }
+        // Past the end: an error, not short bytes.
+        assert!(s.read_direct(4096 * 3, 200, &mut buf, true).unwrap_err().to_string().contains("ended early"));
     }
 }

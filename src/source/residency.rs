@@ -82,7 +82,6 @@ impl<'a> ResidencyProbe<'a> {
 
 /// `cachestat(2)`'s syscall number: one number on every architecture from
 /// 424 on (the libc crate does not name it for x86_64 yet).
-#[cfg(target_os = "linux")]
 const SYS_CACHESTAT: libc::c_long = 451;
 
 /// `struct cachestat_range` of linux/mman.h.
