@@ -210,7 +210,6 @@ struct IoJob<'s> {
     start: u64,
     len: usize,
     buf: Vec<u8>,
-    force: bool,
     reply: mpsc::Sender<Read>,
 }
 
@@ -226,7 +225,7 @@ fn run_io(jobs: &Mutex<mpsc::Receiver<IoJob<'_>>>) {
             Err(_) => return,
         };
         let Ok(mut job) = job else { return };
-        let r = read_into(job.source, job.start, job.len, &mut job.buf, job.force);
+        let r = read_into(job.source, job.start, job.len, &mut job.buf);
         let _ = job.reply.send((job.buf, r));
     }
 }
@@ -234,8 +233,8 @@ fn run_io(jobs: &Mutex<mpsc::Receiver<IoJob<'_>>>) {
 /// Reads `len` bytes at `start` into `buf`: directly when the file is read
 /// that way, else as usual (front to back); where they start in `buf`, and
 /// the bytes taken.
-fn read_into(source: &Source, start: u64, len: usize, buf: &mut Vec<u8>, force: bool) -> Result<(usize, u64)> {
-    if let Some(base) = source.read_direct(start, len, buf, force)? {
+fn read_into(source: &Source, start: u64, len: usize, buf: &mut Vec<u8>) -> Result<(usize, u64)> {
+    if let Some(base) = source.read_direct(start, len, buf)? {
         return Ok((base, len as u64));
     }
     if buf.len() < len {
@@ -372,14 +371,14 @@ impl<'j> Reader<'_, 'j> {
         let (reply, done) = mpsc::channel();
         let direct = p.source.reads_directly(self.force);
         if direct {
-            let job = IoJob { source: p.source, start: p.start, len, buf, force: self.force, reply };
+            let job = IoJob { source: p.source, start: p.start, len, buf, reply };
             if self.io.send(job).is_err() {
                 return Err(Error::from(std::io::Error::other("the reading threads stopped")));
             }
         } else {
             // Streams and buffered files: read here, in order, and sent at
             // once (after any batch still in flight).
-            let r = read_into(p.source, p.start, len, &mut buf, self.force);
+            let r = read_into(p.source, p.start, len, &mut buf);
             let _ = reply.send((buf, r));
         }
         self.flights.push_back(Flight { to, len, parts: p.parts, done });

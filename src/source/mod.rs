@@ -85,12 +85,11 @@ pub struct Source {
     /// Whether the file was found (mostly) outside the page cache, sampled
     /// once on first use; see [`Source::is_cold`].
     cold: OnceLock<bool>,
-    /// For a cold file larger than half of memory: the same file opened
-    /// again with `O_DIRECT`, read around the page cache (see
-    /// [`Source::read_direct`]); `None` inside when not wanted or refused.
+    /// For a cold file larger than half of memory (or any file, with
+    /// `DirectReads::Always`): the same file opened again with `O_DIRECT`,
+    /// read around the page cache (see [`Source::read_direct`]); `None`
+    /// inside when the file system refuses it. Unset until wanted.
     direct: OnceLock<Option<File>>,
-    /// The same, opened whatever the file's size (`DirectReads::Always`).
-    direct_forced: OnceLock<Option<File>>,
 }
 
 /// The first bytes of a cold file asked for in one read-ahead before its
@@ -194,7 +193,6 @@ impl Source {
             map: OnceLock::new(),
             cold: OnceLock::new(),
             direct: OnceLock::new(),
-            direct_forced: OnceLock::new(),
         })
     }
 
@@ -248,7 +246,6 @@ impl Source {
             map: OnceLock::new(),
             cold: OnceLock::new(),
             direct: OnceLock::new(),
-            direct_forced: OnceLock::new(),
         }
     }
 
@@ -534,23 +531,22 @@ impl Source {
     /// `/proc/self/fd`, so it is the same inode whatever the path names now
     /// (checked); `None` when the file system refuses `O_DIRECT`.
     fn direct_file(&self, force: bool) -> Option<&File> {
-        let cell = if force { &self.direct_forced } else { &self.direct };
-        cell.get_or_init(|| {
-            let file = self.file()?;
-            let wanted = force || (self.is_cold() && self.larger_than_half_of_memory());
-            if !wanted {
-                return None;
-            }
-            let fd = std::os::fd::AsRawFd::as_raw_fd(file);
-            let direct = std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_DIRECT)
-                .open(format!("/proc/self/fd/{fd}"))
-                .ok()?;
-            let (a, b) = (file.metadata().ok()?, direct.metadata().ok()?);
-            (a.dev() == b.dev() && a.ino() == b.ino()).then_some(direct)
-        })
-        .as_ref()
+        if !(force || (self.is_cold() && self.larger_than_half_of_memory())) {
+            return None;
+        }
+        self.direct
+            .get_or_init(|| {
+                let file = self.file()?;
+                let fd = std::os::fd::AsRawFd::as_raw_fd(file);
+                let direct = std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_DIRECT)
+                    .open(format!("/proc/self/fd/{fd}"))
+                    .ok()?;
+                let (a, b) = (file.metadata().ok()?, direct.metadata().ok()?);
+                (a.dev() == b.dev() && a.ino() == b.ino()).then_some(direct)
+            })
+            .as_ref()
     }
 
     /// True when this file is read around the page cache
@@ -563,9 +559,11 @@ impl Source {
     /// needed), when this file is read that way: offset, length and address
     /// are widened to whole 4 KiB blocks, and the bytes asked for start at
     /// the returned position in `buf`. `Ok(None)` when the file is not read
-    /// directly (the caller reads it as usual).
-    pub(crate) fn read_direct(&self, offset: u64, len: usize, buf: &mut Vec<u8>, force: bool) -> Result<Option<usize>> {
-        let Some(file) = self.direct_file(force) else { return Ok(None) };
+    /// directly (the caller reads it as usual): [`Source::reads_directly`]
+    /// is asked first.
+    pub(crate) fn read_direct(&self, offset: u64, len: usize, buf: &mut Vec<u8>) -> Result<Option<usize>> {
+        // Opened by `reads_directly`, which decides; nothing is decided here.
+        let Some(file) = self.direct.get().and_then(Option::as_ref) else { return Ok(None) };
         const BLOCK: usize = 4096;
         let located = |e: Error| e.at(offset).in_file(&self.path);
         // BLOCK is 4096: clear the low 12 bits.
@@ -621,11 +619,7 @@ impl Source {
         let have = buf.len();
         // Metadata is held whole on this path: a file declaring more than the
         // machine can hold is an error, never an abort.
-        let too_big = || {
-            let e =
-                io::Error::new(io::ErrorKind::OutOfMemory, format!("{want} bytes of metadata do not fit in memory"));
-            Error::new(ErrorKind::Io(e)).at(have as u64)
-        };
+        let too_big = || metadata_too_big(want, have);
         let want = usize::try_from(want).map_err(|_| too_big())?;
         buf.try_reserve_exact(want.saturating_sub(have)).map_err(|_| too_big())?;
         buf.resize(want.max(have), 0);
@@ -754,6 +748,13 @@ pub fn raise_open_file_limit() {
     }
 }
 
+/// Metadata held whole (a stream's, or a file's read with `pread`) that
+/// cannot be allocated: an error at the bytes held so far, never an abort.
+pub(crate) fn metadata_too_big(want: impl std::fmt::Display, have: usize) -> Error {
+    let e = io::Error::new(io::ErrorKind::OutOfMemory, format!("{want} bytes of metadata do not fit in memory"));
+    Error::new(ErrorKind::Io(e)).at(have as u64)
+}
+
 pub(crate) fn changed(what: &str) -> Error {
     Error::new(ErrorKind::FileChanged(what.to_string()))
 }
@@ -863,11 +864,11 @@ mod tests {
         }
         let mut buf = Vec::new();
         for (offset, len) in [(0u64, 4096usize), (5000, 7000), (4096 * 3, 100), (1, data.len() - 1)] {
-            let at = s.read_direct(offset, len, &mut buf, true).unwrap().expect("read with O_DIRECT");
+            let at = s.read_direct(offset, len, &mut buf).unwrap().expect("read with O_DIRECT");
             let start = usize::try_from(offset).unwrap();
             assert_eq!(&buf[at..at + len], &data[start..start + len], "{offset}+{len}");
         }
         // Past the end: an error, not short bytes.
-        assert!(s.read_direct(4096 * 3, 200, &mut buf, true).unwrap_err().to_string().contains("ended early"));
+        assert!(s.read_direct(4096 * 3, 200, &mut buf).unwrap_err().to_string().contains("ended early"));
     }
 }

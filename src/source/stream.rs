@@ -6,8 +6,8 @@
 
 use std::io;
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::source::{UNKNOWN_LEN, changed};
+use crate::error::{Error, Result};
+use crate::source::{UNKNOWN_LEN, changed, metadata_too_big};
 
 /// A format's verdict on a stream's first bytes at a given length: how a
 /// stream, once it has ended, is judged exactly as a file of that length.
@@ -109,11 +109,7 @@ impl Stream {
         if want <= have || self.input.end.is_some() {
             return Ok(());
         }
-        self.prefix.try_reserve_exact(want.saturating_sub(have)).map_err(|_| {
-            let e =
-                io::Error::new(io::ErrorKind::OutOfMemory, format!("{want} bytes of metadata do not fit in memory"));
-            Error::new(ErrorKind::Io(e)).at(have as u64)
-        })?;
+        self.prefix.try_reserve_exact(want.saturating_sub(have)).map_err(|_| metadata_too_big(want, have))?;
         self.prefix.resize(want, 0);
         let tail = self.prefix.get_mut(have..).unwrap_or(&mut []);
         let taken = self.input.read_more(tail);
