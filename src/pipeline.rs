@@ -137,8 +137,7 @@ pub fn hash_front_to_back_with(
         progress(s.stream_pos())?;
     }
     let threads = threads.max(1);
-    let piece_of = |c: &Conversion| pieces.read_piece(c.block);
-    let largest = jobs.iter().map(|(_, j)| piece_of(&j.conversion)).max().unwrap_or(1).max(1);
+    let largest = jobs.iter().map(|(_, j)| pieces.read_piece(j.conversion.block)).max().unwrap_or(1).max(1);
     let fewest = threads.saturating_mul(MIN_BUFFERS_PER_THREAD).min(MAX_BUFFERS);
     let buffers = IN_FLIGHT.checked_div(largest).unwrap_or(0).clamp(fewest, MAX_BUFFERS);
     let (free_tx, free_rx) = mpsc::sync_channel::<Vec<u8>>(buffers);
@@ -169,8 +168,20 @@ pub fn hash_front_to_back_with(
             let io_rx = &io_rx;
             scope.spawn(move || run_io(io_rx));
         }
-        let read = read_jobs(&jobs, &hashers, &free_rx, &failed, &piece_of, largest, progress, (&io_tx, force));
-        drop(io_tx);
+        let mut reader = Reader {
+            io: io_tx,
+            force,
+            flights: std::collections::VecDeque::new(),
+            hashers: &hashers,
+            free: &free_rx,
+            failed: &failed,
+            progress,
+            owner: vec![None; jobs.len()],
+            jobs: &jobs,
+        };
+        let read = reader.read_all(pieces, largest);
+        // Hangs up the I/O threads.
+        drop(reader);
         let read = read.and_then(|()| sources.iter().try_for_each(|s| progress(s.read_to_end()?)));
         drop(hashers);
         for h in handles {
@@ -252,84 +263,9 @@ struct Flight {
     done: mpsc::Receiver<Read>,
 }
 
-/// The reading side: every job's bytes in order, cut into pieces of whole
-/// blocks, gathered into batches of consecutive bytes, read and sent to
-/// the hashers.
-#[allow(clippy::too_many_arguments)]
-fn read_jobs<'s>(
-    jobs: &'s [(usize, crate::hash::Job<'s>)],
-    hashers: &[Hasher],
-    free: &mpsc::Receiver<Vec<u8>>,
-    failed: &AtomicBool,
-    piece_of: &dyn Fn(&Conversion) -> usize,
-    largest: usize,
-    progress: &Progress<'_>,
-    (io, force): (&mpsc::Sender<IoJob<'s>>, bool),
-) -> Result<()> {
-    let mut reader = Reader {
-        hashers,
-        free,
-        failed,
-        progress,
-        owner: vec![None; jobs.len()],
-        jobs,
-        io,
-        force,
-        flights: std::collections::VecDeque::new(),
-    };
-    let mut pending: Option<Pending<'_>> = None;
-    for (k, (_, job)) in jobs.iter().enumerate() {
-        let piece = piece_of(&job.conversion) as u64;
-        let mut done = 0u64;
-        loop {
-            let n = piece.min(job.len.saturating_sub(done));
-            let start = match &pending {
-                // A zero-length tensor needs no bytes, and may sit anywhere
-                // (even inside another tensor's data): it rides with the
-                // batch being gathered, never sending the reader back.
-                Some(p) if n == 0 && std::ptr::eq(p.source, job.source) => p.end,
-                _ => job.start.saturating_add(done),
-            };
-            let joins = pending.as_ref().is_some_and(|p| {
-                std::ptr::eq(p.source, job.source)
-                    && start >= p.end
-                    && start.saturating_sub(p.end) <= MAX_GAP
-                    && start.saturating_add(n).saturating_sub(p.start) <= largest as u64
-            });
-            if !joins {
-                if let Some(p) = pending.take() {
-                    if !reader.send(p)? {
-                        return Ok(());
-                    }
-                }
-                pending = Some(Pending { source: job.source, start, end: start, parts: Vec::new() });
-            }
-            if let Some(p) = pending.as_mut() {
-                let at = usize::try_from(start.saturating_sub(p.start)).unwrap_or(usize::MAX);
-                let len = usize::try_from(n).unwrap_or(0);
-                done = done.saturating_add(n);
-                p.parts.push(Part { job: k, at, len, first: done == n, last: done >= job.len });
-                p.end = start.saturating_add(n);
-            }
-            if done >= job.len {
-                break;
-            }
-        }
-    }
-    if let Some(p) = pending.take() {
-        reader.send(p)?;
-    }
-    while !reader.flights.is_empty() {
-        if !reader.land()? {
-            break;
-        }
-    }
-    Ok(())
-}
-
 /// What the reading side needs to read and send a batch.
 struct Reader<'a, 'j> {
-    io: &'a mpsc::Sender<IoJob<'j>>,
+    io: mpsc::Sender<IoJob<'j>>,
     force: bool,
     /// Batches being read, in file order: sent to their threads in this
     /// order, whichever read finishes first.
@@ -344,6 +280,60 @@ struct Reader<'a, 'j> {
 }
 
 impl<'j> Reader<'_, 'j> {
+    /// Every job's bytes in order, cut into pieces of whole blocks,
+    /// gathered into batches of consecutive bytes (at most `largest`
+    /// bytes), read and sent to the hashers.
+    fn read_all(&mut self, pieces: &PieceSizes, largest: usize) -> Result<()> {
+        let mut pending: Option<Pending<'_>> = None;
+        for (k, (_, job)) in self.jobs.iter().enumerate() {
+            let piece = pieces.read_piece(job.conversion.block) as u64;
+            let mut done = 0u64;
+            loop {
+                let n = piece.min(job.len.saturating_sub(done));
+                let start = match &pending {
+                    // A zero-length tensor needs no bytes, and may sit anywhere
+                    // (even inside another tensor's data): it rides with the
+                    // batch being gathered, never sending the reader back.
+                    Some(p) if n == 0 && std::ptr::eq(p.source, job.source) => p.end,
+                    _ => job.start.saturating_add(done),
+                };
+                let joins = pending.as_ref().is_some_and(|p| {
+                    std::ptr::eq(p.source, job.source)
+                        && start >= p.end
+                        && start.saturating_sub(p.end) <= MAX_GAP
+                        && start.saturating_add(n).saturating_sub(p.start) <= largest as u64
+                });
+                if !joins {
+                    if let Some(p) = pending.take() {
+                        if !self.send(p)? {
+                            return Ok(());
+                        }
+                    }
+                    pending = Some(Pending { source: job.source, start, end: start, parts: Vec::new() });
+                }
+                if let Some(p) = pending.as_mut() {
+                    let at = usize::try_from(start.saturating_sub(p.start)).unwrap_or(usize::MAX);
+                    let len = usize::try_from(n).unwrap_or(0);
+                    done = done.saturating_add(n);
+                    p.parts.push(Part { job: k, at, len, first: done == n, last: done >= job.len });
+                    p.end = start.saturating_add(n);
+                }
+                if done >= job.len {
+                    break;
+                }
+            }
+        }
+        if let Some(p) = pending.take() {
+            self.send(p)?;
+        }
+        while !self.flights.is_empty() {
+            if !self.land()? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Starts reading a batch (on an I/O thread for a file read directly,
     /// else here) and sends the oldest batch read once too many are under
     /// way; false when hashing already failed.
