@@ -288,7 +288,7 @@ impl Source {
     fn stream(&self) -> Option<std::sync::MutexGuard<'_, Stream>> {
         match &self.backing {
             Backing::File(_) => None,
-            Backing::Stream(s) => Some(s.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
+            Backing::Stream(s) => Some(lock(s)),
         }
     }
 
@@ -326,10 +326,10 @@ impl Source {
     /// can be guarded, it is read into memory, up to [`MAX_READ_METADATA`].
     pub(crate) fn parse<T: 'static>(&self, parse: PrefixParser<T>) -> Result<T> {
         self.read_ahead_start();
-        let r = match self.mode {
-            _ if self.is_stream() => self.parse_stream(parse),
-            ReadMode::Mmap if !self.is_empty() => self.parse_mapped(parse),
-            _ => self.parse_read(parse),
+        let r = match (&self.backing, self.mode) {
+            (Backing::Stream(s), _) => parse_stream(&mut lock(s), parse),
+            (Backing::File(_), ReadMode::Mmap) if !self.is_empty() => self.parse_mapped(parse),
+            (Backing::File(_), _) => self.parse_read(parse),
         };
         r.map_err(|e| e.in_file(&self.path))
     }
@@ -413,39 +413,6 @@ impl Source {
                         return Err(Error::new(kind).at(buf.len() as u64));
                     }
                     want = upto.max(want.saturating_mul(2)).min(len).min(MAX_READ_METADATA);
-                }
-            }
-        }
-    }
-
-    /// Parses a stream's metadata from its first bytes, reading more as the
-    /// parser asks, with the length unknown until the stream ends; keeps the
-    /// parser for the verdict at the end.
-    fn parse_stream<T: 'static>(&self, parse: PrefixParser<T>) -> Result<T> {
-        let Some(mut st) = self.stream() else { return self.parse_read(parse) };
-        let mut want = FIRST_READ_MAX;
-        loop {
-            st.fill_prefix(want)?;
-            match parse(&st.prefix, st.len()) {
-                Ok((parsed, _)) => {
-                    st.verdict = Some(Box::new(move |bytes, len| match parse(bytes, len) {
-                        Ok(_) => Ok(()),
-                        Err(Step::Fail(e)) => Err(e),
-                        Err(Step::NeedMore(_)) => Err(changed("its metadata came up short")),
-                    }));
-                    return Ok(parsed);
-                }
-                Err(Step::Fail(e)) => return Err(e),
-                Err(Step::NeedMore(upto)) => {
-                    let have = st.prefix.len() as u64;
-                    if upto <= have || st.input.end.is_some() {
-                        return Err(changed("its metadata came up short"));
-                    }
-                    if upto > MAX_READ_METADATA {
-                        let kind = ErrorKind::MetadataTooLarge { needed: upto, limit: MAX_READ_METADATA };
-                        return Err(Error::new(kind).at(have));
-                    }
-                    want = upto.max(want.saturating_mul(2)).min(MAX_READ_METADATA);
                 }
             }
         }
@@ -669,7 +636,7 @@ impl Source {
     pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
         let file = match &self.backing {
             Backing::File(f) => f,
-            Backing::Stream(_) => return self.read_held(buf, offset),
+            Backing::Stream(s) => return self.read_held(&lock(s), buf, offset),
         };
         match file.read_exact_at(buf, offset) {
             Ok(()) => Ok(()),
@@ -680,8 +647,7 @@ impl Source {
         }
     }
 
-    fn read_held(&self, buf: &mut [u8], offset: u64) -> Result<()> {
-        let Some(st) = self.stream() else { return Ok(()) };
+    fn read_held(&self, st: &Stream, buf: &mut [u8], offset: u64) -> Result<()> {
         let end = offset.saturating_add(buf.len() as u64);
         let held = usize::try_from(offset)
             .ok()
@@ -710,9 +676,7 @@ impl Source {
     pub fn check_unchanged(&self) -> Result<()> {
         let file = match &self.backing {
             Backing::File(f) => f,
-            Backing::Stream(_) => {
-                return self.stream().map_or(Ok(()), |st| st.judge()).map_err(|e| e.in_file(&self.path));
-            }
+            Backing::Stream(s) => return lock(s).judge().map_err(|e| e.in_file(&self.path)),
         };
         // fstat of the open file: the bytes we read are this inode's, whatever
         // the path names now.
@@ -753,6 +717,44 @@ pub fn raise_open_file_limit() {
 pub(crate) fn metadata_too_big(want: impl std::fmt::Display, have: usize) -> Error {
     let e = io::Error::new(io::ErrorKind::OutOfMemory, format!("{want} bytes of metadata do not fit in memory"));
     Error::new(ErrorKind::Io(e)).at(have as u64)
+}
+
+/// Parses a stream's metadata from its first bytes, reading more as the
+/// parser asks, with the length unknown until the stream ends; keeps the
+/// parser for the verdict at the end.
+fn parse_stream<T: 'static>(st: &mut Stream, parse: PrefixParser<T>) -> Result<T> {
+    let mut want = FIRST_READ_MAX;
+    loop {
+        st.fill_prefix(want)?;
+        match parse(&st.prefix, st.len()) {
+            Ok((parsed, _)) => {
+                st.verdict = Some(Box::new(move |bytes, len| match parse(bytes, len) {
+                    Ok(_) => Ok(()),
+                    Err(Step::Fail(e)) => Err(e),
+                    Err(Step::NeedMore(_)) => Err(changed("its metadata came up short")),
+                }));
+                return Ok(parsed);
+            }
+            Err(Step::Fail(e)) => return Err(e),
+            Err(Step::NeedMore(upto)) => {
+                let have = st.prefix.len() as u64;
+                if upto <= have || st.input.end.is_some() {
+                    return Err(changed("its metadata came up short"));
+                }
+                if upto > MAX_READ_METADATA {
+                    let kind = ErrorKind::MetadataTooLarge { needed: upto, limit: MAX_READ_METADATA };
+                    return Err(Error::new(kind).at(have));
+                }
+                want = upto.max(want.saturating_mul(2)).min(MAX_READ_METADATA);
+            }
+        }
+    }
+}
+
+/// A stream's state, locked (a panic elsewhere leaves nothing half-done
+/// that matters to a reader: its position and prefix are always whole).
+fn lock(stream: &Mutex<Stream>) -> std::sync::MutexGuard<'_, Stream> {
+    stream.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 pub(crate) fn changed(what: &str) -> Error {
