@@ -408,11 +408,7 @@ impl Source {
                     if upto <= buf.len() as u64 || upto > len {
                         return Err(changed("metadata read came up short"));
                     }
-                    if upto > MAX_READ_METADATA {
-                        let kind = ErrorKind::MetadataTooLarge { needed: upto, limit: MAX_READ_METADATA };
-                        return Err(Error::new(kind).at(buf.len() as u64));
-                    }
-                    want = upto.max(want.saturating_mul(2)).min(len).min(MAX_READ_METADATA);
+                    want = next_metadata_read(upto, want, buf.len())?.min(len);
                 }
             }
         }
@@ -737,18 +733,25 @@ fn parse_stream<T: 'static>(st: &mut Stream, parse: PrefixParser<T>) -> Result<T
             }
             Err(Step::Fail(e)) => return Err(e),
             Err(Step::NeedMore(upto)) => {
-                let have = st.prefix.len() as u64;
-                if upto <= have || st.input.end.is_some() {
+                if upto <= st.prefix.len() as u64 || st.input.end.is_some() {
                     return Err(changed("its metadata came up short"));
                 }
-                if upto > MAX_READ_METADATA {
-                    let kind = ErrorKind::MetadataTooLarge { needed: upto, limit: MAX_READ_METADATA };
-                    return Err(Error::new(kind).at(have));
-                }
-                want = upto.max(want.saturating_mul(2)).min(MAX_READ_METADATA);
+                want = next_metadata_read(upto, want, st.prefix.len())?;
             }
         }
     }
+}
+
+/// How much metadata to hold next when a parser needs the first `upto`
+/// bytes and `want` were asked for last (`have` are held): at least
+/// double, never past [`MAX_READ_METADATA`], which a parser needing more is
+/// refused at.
+fn next_metadata_read(upto: u64, want: u64, have: usize) -> Result<u64> {
+    if upto > MAX_READ_METADATA {
+        let kind = ErrorKind::MetadataTooLarge { needed: upto, limit: MAX_READ_METADATA };
+        return Err(Error::new(kind).at(have as u64));
+    }
+    Ok(upto.max(want.saturating_mul(2)).min(MAX_READ_METADATA))
 }
 
 /// A stream's state, locked (a panic elsewhere leaves nothing half-done
