@@ -387,9 +387,9 @@ impl<'j> Reader<'_, 'j> {
         let Ok((buf, r)) = f.done.recv() else { return Ok(false) };
         // A failed read or a cancel names the batch's first tensor, as the
         // mapped path names the tensor it was hashing.
-        let subject = f.parts.first().and_then(|part| self.jobs.get(part.job)).map(|(_, j)| j.subject.clone());
-        let located = |e: Error| match subject.clone() {
-            Some(s) if e.subject().is_none() => e.about(s),
+        let jobs = self.jobs;
+        let located = |e: Error| match f.parts.first().and_then(|part| jobs.get(part.job)) {
+            Some((_, j)) if e.subject().is_none() => e.about(j.subject.clone()),
             _ => e,
         };
         let (base, taken) = r.map_err(located)?;
