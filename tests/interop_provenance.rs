@@ -40,12 +40,12 @@ fn models(py: &'static Py) -> (Dir, Vec<&'static str>) {
     write_set(&d, "set", &g.split(&[1, n - 2, 1]));
     let st = st::St::new().meta("format", "pt").tensor(st::StTensor::filled("w", "BF16", &[8, 3], 2));
     d.write("w.safetensors", &st.build());
-    // Linked (or copied), not symlinked: `verify` refuses a symlink that
-    // leads out of its root, as it should.
+    // Copied, not symlinked: `verify` refuses a symlink that leads out of
+    // its root, as it should. Not hard-linked either: a link changes the
+    // shared inode's ctime, and the file-changed guard rightly fails a test
+    // hashing the same model in another thread at that moment.
     for (from, to) in [(py.path("model"), "smollm2.gguf"), (py.path("st_model"), "minilm.safetensors")] {
-        if std::fs::hard_link(from, d.path(to)).is_err() {
-            std::fs::copy(from, d.path(to)).unwrap();
-        }
+        std::fs::copy(from, d.path(to)).unwrap();
     }
     let names = vec!["m.gguf", "set-00001-of-00003.gguf", "w.safetensors", "smollm2.gguf", "minilm.safetensors"];
     (d, names)

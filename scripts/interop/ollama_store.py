@@ -217,17 +217,17 @@ class Store:
             f.write(data)
         return self._layer(self._place(Path(tmp), hashlib.sha256(data).hexdigest()), media_type, name)
 
-    def from_file(self, path: Path, media_type: str, name: str | None = None, link: bool = False) -> dict[str, Any]:
+    def from_file(self, path: Path, media_type: str, name: str | None = None, keep: bool = False) -> dict[str, Any]:
         """A blob holding the bytes of `path` (moved when it is a temporary
-        file of ours, else hard-linked or copied)."""
+        file of ours, else copied). Never hard-linked: a link (and the chmod
+        after it) changes the shared inode's ctime, which gguf-digest's
+        file-changed guard rightly reports in a test hashing the same model
+        at that moment."""
         hexd = sha256_file(path)
         final = self.blobs / f"sha256-{hexd}"
-        if link:
+        if keep:
             if not final.exists():
-                try:
-                    os.link(path, final)
-                except OSError:
-                    shutil.copyfile(path, final)
+                shutil.copyfile(path, final)
                 final.chmod(0o644)
         else:
             final = self._place(path, hexd)
@@ -539,7 +539,7 @@ def cmd_gguf(args: argparse.Namespace) -> None:
     uploads = []
     if not args.no_uploads:
         for f in files:
-            uploads.append(store.from_file(f, MT + "model", link=True))
+            uploads.append(store.from_file(f, MT + "model", keep=True))
         store.written.clear()
     count = split_value(readers[0], "split.count") or 0
     if args.shards and count <= 1:
@@ -554,7 +554,7 @@ def cmd_gguf(args: argparse.Namespace) -> None:
     if args.rewrite == "none":
         if args.shards:
             fail("--rewrite none: Ollama < 0.30 did not merge shards")
-        model_layer = ordered_layer(store.from_file(model, MT + "model", link=True), from_=model.name)
+        model_layer = ordered_layer(store.from_file(model, MT + "model", keep=True), from_=model.name)
         changes: list[str] = []
         result_reader = readers[0]
     else:
@@ -590,16 +590,16 @@ def cmd_gguf(args: argparse.Namespace) -> None:
     weights = [(model.name, model_layer)]
     if args.projector:
         p = Path(args.projector)
-        weights.append((p.name, ordered_layer(store.from_file(p, MT + "projector", link=True), from_=p.name)))
+        weights.append((p.name, ordered_layer(store.from_file(p, MT + "projector", keep=True), from_=p.name)))
     if not args.shards:
         weights.sort(key=lambda x: x[0])
     layers = [layer for _, layer in weights]
     if args.adapter:
         a = Path(args.adapter)
-        layers.append(ordered_layer(store.from_file(a, MT + "adapter", link=True), from_=a.name))
+        layers.append(ordered_layer(store.from_file(a, MT + "adapter", keep=True), from_=a.name))
     if args.draft:
         d = Path(args.draft)
-        layers.append(ordered_layer(store.from_file(d, MT + "draft", link=True), from_=d.name))
+        layers.append(ordered_layer(store.from_file(d, MT + "draft", keep=True), from_=d.name))
         dr = GGUFReader(str(d))
         darch = bytes(dr.fields["general.architecture"].parts[-1]).decode() if "general.architecture" in dr.fields else "unknown"
         fields["draft"] = {"model_format": "gguf", "architecture": darch}

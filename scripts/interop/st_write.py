@@ -305,12 +305,11 @@ def file_sha256(p: Path) -> str:
     return h.hexdigest()
 
 
-def link_or_copy(src: Path, dst: Path) -> None:
-    if dst.exists():
-        return
-    try:
-        os.link(src, dst)
-    except OSError:
+def copy_blob(src: Path, dst: Path) -> None:
+    """Copied, never hard-linked: a link changes the shared inode's ctime,
+    which gguf-digest's file-changed guard rightly reports in a test hashing
+    the same model at that moment."""
+    if not dst.exists():
         shutil.copyfile(src, dst)
 
 
@@ -328,7 +327,7 @@ def cache_snapshot(cache: Path, repo_id: str, files: list[Path], revision_seed: 
     for f in files:
         etag = file_sha256(f) if f.name.endswith(".safetensors") else git_blob_sha1(f.read_bytes())
         blob = repo / "blobs" / etag
-        link_or_copy(f, blob)
+        copy_blob(f, blob)
         os.symlink(os.path.relpath(blob, snap), snap / f.name)
     if ref:
         (repo / "refs").mkdir(exist_ok=True)
