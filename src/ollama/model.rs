@@ -5,7 +5,6 @@
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
@@ -103,40 +102,44 @@ fn damaged(what: String) -> Error {
     Error::new(ErrorKind::DamagedStore(what))
 }
 
-/// The blob of `layer`: a regular file (not a symlink, which could lead out
-/// of the store) of exactly the layer's size.
-fn checked_blob(root: &Path, layer: &Layer) -> Result<PathBuf> {
+/// Opens the blob of `layer`: a regular file of exactly the layer's size,
+/// never reached through a symbolic link, which could lead out of the store
+/// (`O_NOFOLLOW`: no link can be put in its place between a check and the
+/// open).
+fn open_blob(root: &Path, layer: &Layer, mode: ReadMode) -> Result<Source> {
     let path = blob_path(root, &layer.digest)?;
-    let meta = std::fs::symlink_metadata(&path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            damaged(format!("the blob of layer {} is missing: {}", layer.digest, path.display()))
-        } else {
-            Error::from(e).in_file(&path)
-        }
+    let source = Source::open_no_follow(&path, mode).map_err(|e| {
+        let refused = match e.kind() {
+            ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound => {
+                format!("the blob of layer {} is missing: {}", layer.digest, path.display())
+            }
+            ErrorKind::Io(io) if io.raw_os_error() == Some(libc::ELOOP) => {
+                format!("the blob {} is a symbolic link; blobs must be regular files", path.display())
+            }
+            ErrorKind::Io(io) if io.raw_os_error() == Some(libc::EISDIR) => {
+                format!("the blob {} is not a regular file", path.display())
+            }
+            ErrorKind::NotRegularFile(_) => format!("the blob {} is not a regular file", path.display()),
+            _ => return e,
+        };
+        damaged(refused)
     })?;
-    let ft = meta.file_type();
-    if ft.is_symlink() {
-        return Err(damaged(format!("the blob {} is a symbolic link; blobs must be regular files", path.display())));
-    }
-    if !ft.is_file() || ft.is_fifo() {
-        return Err(damaged(format!("the blob {} is not a regular file", path.display())));
-    }
-    if meta.len() != layer.size {
+    if source.len() != layer.size {
         return Err(damaged(format!(
             "the blob {} has {} bytes, but its layer says {}",
             path.display(),
-            meta.len(),
+            source.len(),
             layer.size
         )));
     }
-    Ok(path)
+    Ok(source)
 }
 
-/// Reads a small file whole, refusing more than `limit` bytes before reading.
-fn read_small(path: &Path, limit: u64, mode: ReadMode) -> Result<Vec<u8>> {
-    let source = Source::open(path, mode)?;
+/// Reads a small open file whole, refusing more than `limit` bytes before
+/// reading.
+fn read_small(source: &Source, limit: u64) -> Result<Vec<u8>> {
     if source.len() > limit {
-        return Err(Error::new(ErrorKind::HeaderTooLarge { declared: source.len(), limit }).in_file(path));
+        return Err(Error::new(ErrorKind::HeaderTooLarge { declared: source.len(), limit }).in_file(source.path()));
     }
     source.head(source.len())
 }
@@ -150,24 +153,22 @@ impl Model {
     }
 
     fn open_inner(reference: &str, root: &Path, manifest_path: &Path, opts: OpenOptions) -> Result<Model> {
-        if std::fs::symlink_metadata(manifest_path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(damaged(format!("the manifest {} is a symbolic link", manifest_path.display())));
-        }
-        let text = read_small(manifest_path, MAX_MANIFEST, opts.read_mode).map_err(|e| {
-            if e.is_not_found() {
-                Error::new(ErrorKind::Io(std::io::Error::other(format!(
-                    "no such model in the store (no manifest {})",
-                    manifest_path.display()
-                ))))
-            } else {
-                e
+        let manifest_file = Source::open_no_follow(manifest_path, opts.read_mode).map_err(|e| match e.kind() {
+            ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound => Error::new(ErrorKind::Io(
+                std::io::Error::other(format!("no such model in the store (no manifest {})", manifest_path.display())),
+            )),
+            ErrorKind::Io(io) if io.raw_os_error() == Some(libc::ELOOP) => {
+                damaged(format!("the manifest {} is a symbolic link", manifest_path.display()))
             }
+            _ => e,
         })?;
+        let text = read_small(&manifest_file, MAX_MANIFEST)?;
         let manifest = parse_manifest(&text).map_err(|e| e.in_file(manifest_path))?;
 
         // The config: read whole, checked against its digest, pruned.
-        let config_path = checked_blob(root, &manifest.config)?;
-        let config_bytes = read_small(&config_path, MAX_MANIFEST, opts.read_mode)?;
+        let config_file = open_blob(root, &manifest.config, opts.read_mode)?;
+        let config_path = config_file.path().to_path_buf();
+        let config_bytes = read_small(&config_file, MAX_MANIFEST)?;
         let sha: Sha256Digest = Sha256::digest(&config_bytes).into();
         if hex::encode(sha) != manifest.config.hex {
             return Err(damaged(format!("the config blob's SHA-256 is {}, not its digest", hex::encode(sha))));
@@ -188,17 +189,17 @@ impl Model {
         let mut blobs = Vec::new();
         let single = OpenOptions { join_shards: false, ..opts };
         for (i, layer) in manifest.layers.iter().enumerate() {
-            let path = checked_blob(root, layer)?;
+            let source = open_blob(root, layer, opts.read_mode)?;
             let about = |e: Error| e.about(Subject::Key(format!("layer #{i} ({})", layer.media_type).into_bytes()));
             if layer.media_type == TENSOR_MEDIA_TYPE {
-                tensor_files.push(path.clone());
+                tensor_files.push(source);
                 tensor_layers.push(i);
                 if opts.verify_blobs {
-                    blobs.push(WholeBlob { source: Source::open(&path, opts.read_mode)?, layer: i });
+                    blobs.push(WholeBlob { source: open_blob(root, layer, opts.read_mode)?, layer: i });
                 }
                 continue;
             }
-            let source = Source::open(&path, opts.read_mode)?;
+            let path = source.path().to_path_buf();
             let is_gguf = GGUF_MEDIA_TYPES.contains(&layer.media_type.as_str()) && source.head(4)? == b"GGUF";
             let kind = if is_gguf {
                 let m = gguf::Model::from_source(source, single).map_err(about)?;
@@ -211,7 +212,7 @@ impl Model {
                 }
                 ggufs.push(m);
                 if opts.verify_blobs {
-                    blobs.push(WholeBlob { source: Source::open(&path, opts.read_mode)?, layer: i });
+                    blobs.push(WholeBlob { source: open_blob(root, layer, opts.read_mode)?, layer: i });
                 }
                 ComponentKind::Gguf(ggufs.len().saturating_sub(1))
             } else {
@@ -234,7 +235,7 @@ impl Model {
                 kind: ComponentKind::Tensors,
                 layers: tensor_layers,
             });
-            Some(safetensors::Model::from_files(&tensor_files, single)?)
+            Some(safetensors::Model::from_sources(tensor_files, single)?)
         };
         let mut jobs = Vec::new();
         for (g, m) in ggufs.iter().enumerate() {

@@ -135,12 +135,13 @@ impl Model {
         Model::join(vec![(source, file, BTreeMap::new())], None, opts)
     }
 
-    /// A model whose files are these, each with its own `__metadata__`
-    /// only (Ollama's tensor blobs: no index, any file names).
-    pub fn from_files(paths: &[PathBuf], opts: OpenOptions) -> Result<Model> {
-        let mut opened = Vec::with_capacity(paths.len());
-        for p in paths {
-            let (source, file) = StFile::open(p, opts.read_mode)?;
+    /// A model whose files are these open files, each with its own
+    /// `__metadata__` only (Ollama's tensor blobs: no index, any file names,
+    /// opened by the caller, which knows how they may be opened).
+    pub fn from_sources(sources: Vec<Source>, opts: OpenOptions) -> Result<Model> {
+        let mut opened = Vec::with_capacity(sources.len());
+        for source in sources {
+            let file = StFile::parse(&source)?;
             opened.push((source, file, BTreeMap::new()));
         }
         Model::join(opened, None, opts)

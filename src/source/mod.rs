@@ -156,13 +156,26 @@ impl std::fmt::Debug for FileMap {
 impl Source {
     /// Opens a regular file; anything else (a directory, FIFO, device) is an error.
     pub fn open(path: &Path, mode: ReadMode) -> Result<Source> {
+        Source::open_with(path, mode, 0)
+    }
+
+    /// Opens a regular file as [`Source::open`] does, but never through a
+    /// symbolic link at its last component (`O_NOFOLLOW`: the system
+    /// refuses one with `ELOOP`). For paths made from names an input gave,
+    /// inside a root the tool was pointed at: checking for a link first and
+    /// opening after would leave a moment in which one could be put there.
+    pub fn open_no_follow(path: &Path, mode: ReadMode) -> Result<Source> {
+        Source::open_with(path, mode, libc::O_NOFOLLOW)
+    }
+
+    fn open_with(path: &Path, mode: ReadMode, flags: libc::c_int) -> Result<Source> {
         let located = |e: Error| e.in_file(path);
         // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before
         // we could see that it is no file. It changes nothing for reads of a
         // regular file.
         let file = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NONBLOCK)
+            .custom_flags(libc::O_NONBLOCK | flags)
             .open(path)
             .map_err(|e| located(e.into()))?;
         let meta = file.metadata().map_err(|e| located(e.into()))?;
@@ -875,5 +888,19 @@ mod tests {
         }
         // Past the end: an error, not short bytes.
         assert!(s.read_direct(4096 * 3, 200, &mut buf).unwrap_err().to_string().contains("ended early"));
+    }
+
+    #[test]
+    fn open_no_follow_refuses_a_symbolic_link_that_open_follows() {
+        let dir = tempfile::tempdir().unwrap();
+        let (target, link) = (dir.path().join("f"), dir.path().join("link"));
+        std::fs::write(&target, b"bytes").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert_eq!(Source::open(&link, ReadMode::Mmap).unwrap().len(), 5);
+        assert_eq!(Source::open_no_follow(&target, ReadMode::Mmap).unwrap().len(), 5);
+        let e = Source::open_no_follow(&link, ReadMode::Mmap).unwrap_err();
+        let ErrorKind::Io(io) = e.kind() else { panic!("{e}") };
+        assert_eq!(io.raw_os_error(), Some(libc::ELOOP), "{e}");
+        assert_eq!(e.path(), Some(link.as_path()));
     }
 }
