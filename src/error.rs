@@ -395,6 +395,14 @@ impl Error {
     pub fn is_not_found(&self) -> bool {
         matches!(&self.0.kind, ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
     }
+
+    /// The operating system's error number, when the error came from it.
+    pub fn raw_os_error(&self) -> Option<i32> {
+        match &self.0.kind {
+            ErrorKind::Io(e) => e.raw_os_error(),
+            _ => None,
+        }
+    }
 }
 
 /// An I/O error worded as coreutils words it: without Rust's ` (os error N)`.

@@ -297,11 +297,6 @@ fn unprivileged(bin: &Path) -> Command {
     c
 }
 
-fn mkfifo(path: &Path) {
-    let status = Command::new("mkfifo").arg(path).status().expect("mkfifo");
-    assert!(status.success(), "mkfifo failed");
-}
-
 /// Every kind of bad input on one command line, between good files: each bad
 /// one gets one line on stderr naming it, the good ones still get their
 /// labels, in order, and the exit status is 2. Nothing blocks: a FIFO must be

@@ -263,6 +263,12 @@ fn every_bad_input_is_refused_and_nothing_outside_the_store_is_opened() {
     std::fs::create_dir(store.blob_path(&dir_blob)).unwrap();
     store.manifest("dirblob", &cfg, &[Layer { size: 4096, ..dir_blob }]);
     refused(&store, "ollama:dirblob", "not a regular file");
+    // A FIFO blob: refused at once, not waited on for a writer.
+    let fifo_blob = store.blob(TEMPLATE, b"FIFO");
+    std::fs::remove_file(store.blob_path(&fifo_blob)).unwrap();
+    mkfifo(&store.blob_path(&fifo_blob));
+    store.manifest("fifoblob", &cfg, &[Layer { size: 0, ..fifo_blob }]);
+    refused(&store, "ollama:fifoblob", "is not a regular file");
     let link = store.blob(TEMPLATE, b"LINK");
     std::fs::remove_file(store.blob_path(&link)).unwrap();
     std::fs::write(d.path("outside"), b"LINK").unwrap();

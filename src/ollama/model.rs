@@ -109,18 +109,14 @@ fn damaged(what: String) -> Error {
 fn open_blob(root: &Path, layer: &Layer, mode: ReadMode) -> Result<Source> {
     let path = blob_path(root, &layer.digest)?;
     let source = Source::open_no_follow(&path, mode).map_err(|e| {
-        let refused = match e.kind() {
-            ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound => {
-                format!("the blob of layer {} is missing: {}", layer.digest, path.display())
-            }
-            ErrorKind::Io(io) if io.raw_os_error() == Some(libc::ELOOP) => {
-                format!("the blob {} is a symbolic link; blobs must be regular files", path.display())
-            }
-            ErrorKind::Io(io) if io.raw_os_error() == Some(libc::EISDIR) => {
-                format!("the blob {} is not a regular file", path.display())
-            }
-            ErrorKind::NotRegularFile(_) => format!("the blob {} is not a regular file", path.display()),
-            _ => return e,
+        let refused = if e.is_not_found() {
+            format!("the blob of layer {} is missing: {}", layer.digest, path.display())
+        } else if e.raw_os_error() == Some(libc::ELOOP) {
+            format!("the blob {} is a symbolic link; blobs must be regular files", path.display())
+        } else if e.raw_os_error() == Some(libc::EISDIR) || matches!(e.kind(), ErrorKind::NotRegularFile(_)) {
+            format!("the blob {} is not a regular file", path.display())
+        } else {
+            return e;
         };
         damaged(refused)
     })?;
@@ -153,14 +149,15 @@ impl Model {
     }
 
     fn open_inner(reference: &str, root: &Path, manifest_path: &Path, opts: OpenOptions) -> Result<Model> {
-        let manifest_file = Source::open_no_follow(manifest_path, opts.read_mode).map_err(|e| match e.kind() {
-            ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound => Error::new(ErrorKind::Io(
-                std::io::Error::other(format!("no such model in the store (no manifest {})", manifest_path.display())),
-            )),
-            ErrorKind::Io(io) if io.raw_os_error() == Some(libc::ELOOP) => {
+        let manifest_file = Source::open_no_follow(manifest_path, opts.read_mode).map_err(|e| {
+            if e.is_not_found() {
+                let what = format!("no such model in the store (no manifest {})", manifest_path.display());
+                Error::new(ErrorKind::Io(std::io::Error::other(what)))
+            } else if e.raw_os_error() == Some(libc::ELOOP) {
                 damaged(format!("the manifest {} is a symbolic link", manifest_path.display()))
+            } else {
+                e
             }
-            _ => e,
         })?;
         let text = read_small(&manifest_file, MAX_MANIFEST)?;
         let manifest = parse_manifest(&text).map_err(|e| e.in_file(manifest_path))?;

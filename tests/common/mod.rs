@@ -34,6 +34,12 @@ pub fn flip_last_byte(path: &std::path::Path) {
     std::fs::write(path, &bytes).unwrap();
 }
 
+/// Makes a FIFO at `path` (with the system's `mkfifo`).
+pub fn mkfifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo");
+    assert!(status.success(), "mkfifo failed");
+}
+
 pub mod harness;
 pub mod ollama;
 pub mod py;
