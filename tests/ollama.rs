@@ -180,7 +180,7 @@ fn projector_adapter_draft_and_tensor_blobs() {
     let cfg_json = store.blob("application/vnd.ollama.image.json", br#"{"architectures": ["X"]}"#);
     let mut all = tl.clone();
     all.push(cfg_json);
-    store.manifest("st", &store.config(""), &all);
+    let st_manifest = store.manifest("st", &store.config(""), &all);
     let want = St::expected_skeleton_of(
         &files.iter().map(|f| (f.metadata.clone().unwrap_or_default(), f.tensors.clone())).collect::<Vec<_>>(),
     );
@@ -194,6 +194,27 @@ fn projector_adapter_draft_and_tensor_blobs() {
     let renamed: Vec<Layer> = tl.iter().map(|l| Layer { name: Some("x".into()), ..l.clone() }).collect();
     store.manifest("st2", &store.config(""), &[renamed, vec![all[4].clone()]].concat());
     assert_eq!(label(&store, "ollama:st2"), label(&store, "ollama:st"));
+
+    // --verify-blobs audits each tensor blob through the file it is labelled
+    // from: no blob is opened twice, and a changed byte is found.
+    let st_label = label(&store, "ollama:st");
+    let out = gd(&store, &["--verify-blobs", "ollama:st"]);
+    assert_eq!(text(&out.stdout), format!("{st_label}  ollama:st\n"), "{}", text(&out.stderr));
+    let opts = gguf_digest::OpenOptions { verify_blobs: true, ..Default::default() };
+    let m = gguf_digest::ollama::Model::open("ollama:st", &d.path("models"), &st_manifest, opts).unwrap();
+    assert_eq!(m.blobs().len(), 5, "four tensor blobs audited, and the JSON blob");
+    let paths: Vec<_> = m.sources().iter().map(|s| s.path().to_path_buf()).collect();
+    let distinct: std::collections::HashSet<_> = paths.iter().collect();
+    assert_eq!(distinct.len(), paths.len(), "a blob opened twice: {paths:?}");
+    assert_eq!(paths.len(), 5);
+    drop(m);
+    let p = store.blob_path(&tl[3]);
+    let mut bytes = std::fs::read(&p).unwrap();
+    *bytes.last_mut().unwrap() ^= 1;
+    std::fs::write(&p, &bytes).unwrap();
+    let out = gd(&store, &["--verify-blobs", "ollama:st"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("not its layer's digest"), "{}", text(&out.stderr));
 }
 
 #[test]

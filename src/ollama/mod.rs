@@ -14,7 +14,7 @@ mod model;
 pub mod name;
 
 pub use json::model_json;
-pub use model::{Component, ComponentKind, Model, ModelDigests, WholeBlob, skeleton_of};
+pub use model::{BlobFile, Component, ComponentKind, Model, ModelDigests, WholeBlob, skeleton_of};
 pub use name::{ModelName, SCHEME, store_root};
 
 use std::path::{Path, PathBuf};
@@ -41,7 +41,8 @@ pub fn manifest_bytes(reference: &str) -> Result<u64> {
 pub fn manifest_bytes_in(root: &Path, reference: &str) -> Result<u64> {
     let name = reference.strip_prefix(SCHEME).unwrap_or(reference);
     let path = ModelName::parse(name)?.resolve(root)?;
-    let source = crate::source::Source::open(&path, crate::source::ReadMode::Pread)?;
+    // Not through a link, as the model's own open (model.rs) refuses one.
+    let source = crate::source::Source::open_no_follow(&path, crate::source::ReadMode::Pread)?;
     if source.len() > manifest::MAX_MANIFEST {
         return Ok(0);
     }

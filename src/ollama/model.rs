@@ -64,10 +64,24 @@ enum JobRef {
 /// weights blob audited against its digest.
 #[derive(Debug)]
 pub struct WholeBlob {
-    /// The open blob.
-    pub source: Source,
+    /// Where its bytes are read from.
+    pub file: BlobFile,
     /// Its layer (index into the manifest's layers).
     pub layer: usize,
+}
+
+/// Where a blob hashed whole is read from. A weights blob is audited
+/// through the very file its weights are labelled from, never a second
+/// open (which could find another file there, and would hold a second
+/// descriptor and map per blob).
+#[derive(Debug)]
+pub enum BlobFile {
+    /// A layer that is only hashed (template, license, …), opened for it.
+    Own(Box<Source>),
+    /// The file of GGUF weights sub-model `i`.
+    Gguf(usize),
+    /// File `i` of the tensor blobs' safetensors model.
+    Tensor(usize),
 }
 
 /// What a labelled model's jobs give, beyond its label.
@@ -189,11 +203,11 @@ impl Model {
             let source = open_blob(root, layer, opts.read_mode)?;
             let about = |e: Error| e.about(Subject::Key(format!("layer #{i} ({})", layer.media_type).into_bytes()));
             if layer.media_type == TENSOR_MEDIA_TYPE {
+                if opts.verify_blobs {
+                    blobs.push(WholeBlob { file: BlobFile::Tensor(tensor_files.len()), layer: i });
+                }
                 tensor_files.push(source);
                 tensor_layers.push(i);
-                if opts.verify_blobs {
-                    blobs.push(WholeBlob { source: open_blob(root, layer, opts.read_mode)?, layer: i });
-                }
                 continue;
             }
             let path = source.path().to_path_buf();
@@ -207,13 +221,13 @@ impl Model {
                         path.display()
                     ))));
                 }
-                ggufs.push(m);
                 if opts.verify_blobs {
-                    blobs.push(WholeBlob { source: open_blob(root, layer, opts.read_mode)?, layer: i });
+                    blobs.push(WholeBlob { file: BlobFile::Gguf(ggufs.len()), layer: i });
                 }
+                ggufs.push(m);
                 ComponentKind::Gguf(ggufs.len().saturating_sub(1))
             } else {
-                blobs.push(WholeBlob { source, layer: i });
+                blobs.push(WholeBlob { file: BlobFile::Own(Box::new(source)), layer: i });
                 ComponentKind::Blob
             };
             components.push(Component {
@@ -298,6 +312,15 @@ impl Model {
         &self.blobs
     }
 
+    /// The open file a blob hashed whole is read from.
+    pub fn blob_source<'a>(&'a self, blob: &'a WholeBlob) -> Option<&'a Source> {
+        match blob.file {
+            BlobFile::Own(ref source) => Some(source),
+            BlobFile::Gguf(g) => self.ggufs.get(g)?.shards().first().map(|sh| &sh.source),
+            BlobFile::Tensor(f) => self.tensors.as_ref()?.files().get(f).map(|f| &f.source),
+        }
+    }
+
     /// The config's content: derived members dropped, zero values pruned.
     pub fn config_content(&self) -> &crate::json::Json {
         &self.config_content
@@ -351,11 +374,8 @@ impl Model {
             let layer = self.manifest.layers.get(b.layer);
             let want = layer.map(|l| l.hex.as_str()).unwrap_or("");
             if hex::encode(d) != want {
-                let what = format!(
-                    "the blob {} has SHA-256 {}, not its layer's digest",
-                    b.source.path().display(),
-                    hex::encode(d)
-                );
+                let path = self.blob_source(b).map(|s| s.path().display().to_string()).unwrap_or_default();
+                let what = format!("the blob {path} has SHA-256 {}, not its layer's digest", hex::encode(d));
                 return Err(damaged(what));
             }
             blob_digest.insert(b.layer, *d);
@@ -392,13 +412,13 @@ impl Model {
                 st.job(st.tensors().get(t)?)
             }
             JobRef::Blob(b) => {
-                let blob = self.blobs.get(b)?;
+                let source = self.blob_source(self.blobs.get(b)?)?;
                 Some(Job {
-                    source: &blob.source,
+                    source,
                     start: 0,
-                    len: blob.source.len(),
+                    len: source.len(),
                     conversion: Conversion::none(1, "blob"),
-                    subject: Subject::Key(format!("blob {}", blob.source.path().display()).into_bytes()),
+                    subject: Subject::Key(format!("blob {}", source.path().display()).into_bytes()),
                 })
             }
         }
@@ -409,13 +429,17 @@ impl Model {
         self.jobs.len()
     }
 
-    /// Every file read: GGUF weights, tensor blobs, blobs hashed whole.
+    /// Every file read, once: GGUF weights, tensor blobs, the other blobs
+    /// (an audited weights blob is its weights' file).
     pub fn sources(&self) -> Vec<&Source> {
         let mut s: Vec<&Source> = self.ggufs.iter().flat_map(|m| m.shards().iter().map(|sh| &sh.source)).collect();
         if let Some(st) = &self.tensors {
             s.extend(st.files().iter().map(|f| &f.source));
         }
-        s.extend(self.blobs.iter().map(|b| &b.source));
+        s.extend(self.blobs.iter().filter_map(|b| match &b.file {
+            BlobFile::Own(source) => Some(source.as_ref()),
+            BlobFile::Gguf(_) | BlobFile::Tensor(_) => None,
+        }));
         s
     }
 
