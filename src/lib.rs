@@ -65,7 +65,7 @@ pub use hash::{
 };
 pub use input::{Format, Input, approximate_bytes, digest_paths, expand_arguments, label_paths, open_model, sniff};
 pub use pipeline::{DirectReads, hash_front_to_back, hash_front_to_back_with, reads_front_to_back};
-pub use schedule::{AnyModel, BatchOptions, Opener, digest, schedule};
+pub use schedule::{AnyModel, BatchOptions, Opener, digest, schedule, schedule_all};
 pub use source::{MAX_READ_METADATA, ReadMode, Source, UNKNOWN_LEN, raise_open_file_limit};
 pub use text::escape_bytes;
 

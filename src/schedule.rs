@@ -256,6 +256,26 @@ pub fn schedule(
     }
 }
 
+/// Labels every path on `pool` like [`schedule`] and returns all the
+/// results at once, in argument order (for callers that need every model
+/// before they can say anything: a statement, `inspect`, `diff`, Python).
+pub fn schedule_all(
+    paths: &[PathBuf],
+    opts: &BatchOptions,
+    pool: &rayon::ThreadPool,
+    open: &Opener,
+) -> Vec<Result<(AnyModel, Digest)>> {
+    let mut done: Vec<Option<Result<(AnyModel, Digest)>>> = paths.iter().map(|_| None).collect();
+    schedule(paths, opts, pool, open, |i, r| {
+        if let Some(slot) = done.get_mut(i) {
+            *slot = Some(r);
+        }
+    });
+    // `schedule` emits every index; a slot left empty would be a bug, not
+    // a label.
+    done.into_iter().map(|r| r.unwrap_or_else(|| Err(Error::new(ErrorKind::Cancelled)))).collect()
+}
+
 /// Takes the file's work back from the job that announced it (which may
 /// still hold its reference for an instant) and finishes it.
 fn finish_when_released(mut work: Arc<FileWork>) -> Result<(AnyModel, Digest)> {

@@ -63,10 +63,6 @@ def _fspath(path: StrPath) -> str:
     p = os.fspath(path)
     if not isinstance(p, str):
         raise TypeError(f"expected str or os.PathLike[str], got {type(path).__name__}")
-    if p == "ollama:":
-        e = Error("ollama: alone names every model of the store; pass one ollama:NAME (ollama_models() lists them)")
-        e.path = p
-        raise e
     return p
 
 

@@ -46,15 +46,12 @@ def statement(
     paths: List[str],
     leaves: bool = False,
     threads: Optional[int] = None,
-    join_shards: bool = True,
-    mmap: bool = True,
 ) -> str: ...
 def verify_statement(
     path: str,
     keys: List[str] = ...,
     root: Optional[str] = None,
     threads: Optional[int] = None,
-    mmap: bool = True,
 ) -> Tuple[bool, List[_Checked]]: ...
 def ollama_models() -> List[str]: ...
 def main(argv: List[bytes]) -> int: ...

@@ -33,7 +33,7 @@ use gguf_digest::output::quote_name;
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement as statements;
 use gguf_digest::provenance::verify;
-use gguf_digest::{AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, expand_arguments, schedule};
+use gguf_digest::{AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, expand_arguments, schedule_all};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -80,7 +80,7 @@ impl Read {
 
 /// `gguf_digest.Error` for a library error, its place filled from the
 /// argument (`path`) when the error names no file.
-fn error(py: Python<'_>, e: &gguf_digest::Error, path: Option<&PathBuf>) -> PyErr {
+fn error(py: Python<'_>, e: &gguf_digest::Error, path: Option<&Path>) -> PyErr {
     let err = match e.kind() {
         gguf_digest::ErrorKind::SignatureFailed(_) => SignatureError::new_err(e.to_string()),
         _ => Error::new_err(e.to_string()),
@@ -95,7 +95,7 @@ fn error(py: Python<'_>, e: &gguf_digest::Error, path: Option<&PathBuf>) -> PyEr
 }
 
 /// `gguf_digest.Error` with a message and a file only.
-fn plain_error(py: Python<'_>, message: String, path: Option<&PathBuf>) -> PyErr {
+fn plain_error(py: Python<'_>, message: String, path: Option<&Path>) -> PyErr {
     let err = Error::new_err(message);
     let _ = err.value(py).setattr("path", path.map(|p| p.as_os_str().to_owned()));
     err
@@ -120,7 +120,7 @@ fn run<T: Send>(py: Python<'_>, cancel: &AtomicBool, work: impl FnOnce() -> T + 
             r
         });
         let mut interrupt = None;
-        while !done.load(Ordering::Acquire) && !worker.is_finished() {
+        while !done.load(Ordering::Acquire) {
             py.detach(|| std::thread::park_timeout(Duration::from_millis(100)));
             if interrupt.is_none() {
                 if let Err(e) = py.check_signals() {
@@ -151,40 +151,31 @@ fn label_all<T: Send>(
     let cancel = Arc::new(AtomicBool::new(false));
     let mut opts = read.batch();
     opts.cancel = Some(Arc::clone(&cancel));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(read.threads.unwrap_or(0))
-        .thread_name(|i| format!("gguf-digest-{i}"))
-        .build()
+    let pool = cli::hashing_pool(read.threads.unwrap_or(0))
         .map_err(|e| plain_error(py, format!("cannot start hashing threads: {e}"), None))?;
-    let results = run(py, &cancel, || {
-        let mut out: Vec<Option<gguf_digest::Result<T>>> = paths.iter().map(|_| None).collect();
-        schedule(paths, &opts, &pool, &open_not_stdin, |i, r| {
-            if let Some(slot) = out.get_mut(i) {
-                *slot = Some(r.map(|(m, d)| keep(m, d)));
-            }
-        });
-        out
-    })?;
-    Ok(results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(gguf_digest::Error::new(gguf_digest::ErrorKind::Cancelled))))
-        .collect())
+    run(py, &cancel, || {
+        let all = schedule_all(paths, &opts, &pool, &open_in_python);
+        all.into_iter().map(|r| r.map(|(m, d)| keep(m, d))).collect()
+    })
 }
 
-/// Opens a model as the command does, except `-`: the library would read
-/// the interpreter's standard input, where a blocked read could not be
-/// interrupted. (The wheel's `gguf-digest` command reads `-` as the binary does.)
-fn open_not_stdin(path: &Path, opts: &OpenOptions) -> gguf_digest::Result<AnyModel> {
-    if path.as_os_str() == "-" {
-        let why = "standard input is not read by the Python API; pass a file (the gguf-digest command reads '-')";
-        return Err(gguf_digest::Error::new(gguf_digest::ErrorKind::Io(std::io::Error::other(why))));
-    }
-    gguf_digest::open_model(path, opts)
+/// Opens a model as the command does, except two names that are no one
+/// model in Python: `-` (the library would read the interpreter's standard
+/// input, where a blocked read could not be interrupted; the wheel's
+/// `gguf-digest` command reads `-` as the binary does), and `ollama:`
+/// alone (every model of the store, which `ollama_models()` lists).
+fn open_in_python(path: &Path, opts: &OpenOptions) -> gguf_digest::Result<AnyModel> {
+    let why = match path.as_os_str().as_encoded_bytes() {
+        b"-" => "standard input is not read by the Python API; pass a file (the gguf-digest command reads '-')",
+        b"ollama:" => "ollama: alone names every model of the store; pass one ollama:NAME (ollama_models() lists them)",
+        _ => return gguf_digest::open_model(path, opts),
+    };
+    Err(gguf_digest::Error::new(gguf_digest::ErrorKind::Io(std::io::Error::other(why))))
 }
 
 /// Every result, or the first error (in argument order) raised.
 fn all_or_first_error<T>(py: Python<'_>, paths: &[PathBuf], results: Vec<gguf_digest::Result<T>>) -> PyResult<Vec<T>> {
-    results.into_iter().zip(paths).map(|(r, p)| r.map_err(|e| error(py, &e, Some(p)))).collect()
+    results.into_iter().zip(paths).map(|(r, p)| r.map_err(|e| error(py, &e, Some(p.as_path())))).collect()
 }
 
 /// The labels of `paths`, in order.
@@ -204,7 +195,7 @@ fn labels(
 }
 
 /// A labelled model: (format, contract, label, JSON entry, skeleton, files).
-type Opened<Skeleton> = (&'static str, &'static str, String, String, Skeleton, Vec<OsString>);
+type Opened = (&'static str, &'static str, String, String, Py<PyBytes>, Vec<OsString>);
 
 /// Opens and labels one model.
 #[pyfunction]
@@ -216,21 +207,23 @@ fn open_model(
     join_shards: bool,
     mmap: bool,
     verify_blobs: bool,
-) -> PyResult<Opened<Py<PyBytes>>> {
+) -> PyResult<Opened> {
     let read = Read { threads, join_shards, mmap, verify_blobs };
     let paths = [path];
-    let results = label_all(py, &paths, read, |m, d| -> Opened<Vec<u8>> {
+    // The JSON entry is built on the worker, without the GIL.
+    let results = label_all(py, &paths, read, |m, d| {
         let (format, contract) = m.contract();
         let json = m.json(&paths[0], &d).to_string();
-        let files = m.sources().iter().map(|s| s.path().as_os_str().to_owned()).collect();
-        (format, contract, d.label(), json, d.skeleton().to_vec(), files)
+        let files: Vec<OsString> = m.sources().iter().map(|s| s.path().as_os_str().to_owned()).collect();
+        (format, contract, json, d, files)
     })?;
     let mut opened = all_or_first_error(py, &paths, results)?;
     match opened.pop() {
-        Some((format, contract, label, json, skeleton, files)) => {
-            Ok((format, contract, label, json, PyBytes::new(py, &skeleton).unbind(), files))
+        Some((format, contract, json, d, files)) => {
+            Ok((format, contract, d.label(), json, PyBytes::new(py, d.skeleton()).unbind(), files))
         }
-        None => Err(plain_error(py, "no model was opened".into(), paths.first())),
+        // One path, one result: cannot happen (the lint forbids an expect).
+        None => Err(plain_error(py, "no model was opened".into(), paths.first().map(PathBuf::as_path))),
     }
 }
 
@@ -252,9 +245,13 @@ fn relabel(
     for ((line, expected, name, path), r) in entries.into_iter().zip(results) {
         match r {
             Err(e) if ignore_missing && e.is_not_found() => {}
-            Err(e) => {
-                out.push((line, name, expected, None, Some(error(py, &e, Some(&path)).into_value(py).into_any())))
-            }
+            Err(e) => out.push((
+                line,
+                name,
+                expected,
+                None,
+                Some(error(py, &e, Some(path.as_path())).into_value(py).into_any()),
+            )),
             Ok(actual) => out.push((line, name, expected, Some(actual), None)),
         }
     }
@@ -265,7 +262,7 @@ fn relabel(
 /// (`LIST: what`).
 fn list_error(py: Python<'_>, sums: &Path, what: &str) -> PyErr {
     let name = quote_name(sums.as_os_str().as_encoded_bytes());
-    plain_error(py, format!("{name}: {what}"), Some(&sums.to_path_buf()))
+    plain_error(py, format!("{name}: {what}"), Some(sums))
 }
 
 /// Verifies a list of labels with `--check`'s rules: (misformatted lines
@@ -309,42 +306,38 @@ fn check(
 
 /// The in-toto statement of `paths`, as `gguf-digest statement` prints it.
 #[pyfunction]
-#[pyo3(signature = (paths, leaves=false, threads=None, join_shards=true, mmap=true))]
-fn statement(
-    py: Python<'_>,
-    paths: Vec<PathBuf>,
-    leaves: bool,
-    threads: Option<usize>,
-    join_shards: bool,
-    mmap: bool,
-) -> PyResult<String> {
-    let read = Read { threads, join_shards, mmap, verify_blobs: false };
+#[pyo3(signature = (paths, leaves=false, threads=None))]
+fn statement(py: Python<'_>, paths: Vec<PathBuf>, leaves: bool, threads: Option<usize>) -> PyResult<String> {
+    let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false };
     let results = label_all(py, &paths, read, |m, d| (m, d))?;
     let done = all_or_first_error(py, &paths, results)?;
-    let json = statements::of_labelled(done.iter().zip(&paths).map(|((m, d), p)| (p.as_path(), m.as_ref(), d)), leaves);
-    let text = serde_json::to_string_pretty(&json).map_err(|e| plain_error(py, e.to_string(), None))?;
-    Ok(text + "\n")
+    // Every leaf of every model with --leaves: built without the GIL.
+    let text = py.detach(|| {
+        let labelled = done.iter().zip(&paths).map(|((m, d), p)| (p.as_path(), m.as_ref(), d));
+        serde_json::to_string_pretty(&statements::of_labelled(labelled, leaves))
+    });
+    Ok(text.map_err(|e| plain_error(py, e.to_string(), None))? + "\n")
 }
 
 /// Checks a statement's signature (with `keys`), locates its subjects
 /// under `root`, and relabels them: (signature checked, one result per subject).
 #[pyfunction]
-#[pyo3(signature = (path, keys=Vec::new(), root=None, threads=None, mmap=true))]
+#[pyo3(signature = (path, keys=Vec::new(), root=None, threads=None))]
 fn verify_statement(
     py: Python<'_>,
     path: PathBuf,
     keys: Vec<PathBuf>,
     root: Option<PathBuf>,
     threads: Option<usize>,
-    mmap: bool,
 ) -> PyResult<(bool, Vec<Checked>)> {
     // Key files and the statement are read without the GIL: either may be a
     // FIFO or on a slow mount.
     let keys = py.detach(|| {
         keys.iter().map(|k| PublicKey::from_pem_file(k).map_err(|e| (e, k.clone()))).collect::<Result<Vec<_>, _>>()
     });
-    let keys = keys.map_err(|(e, k)| error(py, &e, Some(&k)))?;
-    let claims = py.detach(|| verify::claims(&path, root.as_deref(), &keys)).map_err(|e| error(py, &e, Some(&path)))?;
+    let keys = keys.map_err(|(e, k)| error(py, &e, Some(k.as_path())))?;
+    let claims =
+        py.detach(|| verify::claims(&path, root.as_deref(), &keys)).map_err(|e| error(py, &e, Some(path.as_path())))?;
     let entries = claims
         .subjects
         .into_iter()
@@ -352,7 +345,7 @@ fn verify_statement(
         .enumerate()
         .map(|(i, (s, p))| (i.saturating_add(1), s.label, OsString::from(s.name), p))
         .collect();
-    let read = Read { threads, join_shards: true, mmap, verify_blobs: false };
+    let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false };
     Ok((claims.signature_checked, relabel(py, entries, read, false)?))
 }
 

@@ -14,13 +14,13 @@ mod directory;
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::format::OpenOptions;
 use crate::gguf;
 use crate::hash::Digest;
 use crate::ollama;
 use crate::safetensors;
-use crate::schedule::{AnyModel, BatchOptions, schedule};
+use crate::schedule::{AnyModel, BatchOptions, schedule, schedule_all};
 use crate::source::Source;
 
 /// What a command-line argument names.
@@ -183,13 +183,8 @@ pub fn label_paths<const N: usize>(
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
 ) -> [Result<(AnyModel, Digest)>; N] {
-    let mut done: [Option<Result<(AnyModel, Digest)>>; N] = std::array::from_fn(|_| None);
-    digest_paths(&paths, opts, pool, |i, r| {
-        if let Some(slot) = done.get_mut(i) {
-            *slot = Some(r);
-        }
-    });
-    done.map(|r| r.unwrap_or_else(|| Err(std::io::Error::other("hashing was interrupted").into())))
+    let mut all = schedule_all(&paths, opts, pool, &open_model).into_iter();
+    std::array::from_fn(|_| all.next().unwrap_or_else(|| Err(Error::new(ErrorKind::Cancelled))))
 }
 
 #[cfg(test)]

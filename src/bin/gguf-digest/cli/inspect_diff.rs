@@ -41,15 +41,7 @@ impl ReadArgs {
 
     /// The pool to hash on: the one given, unless -j asks for another size.
     pub(crate) fn pool(&self) -> io::Result<Option<rayon::ThreadPool>> {
-        self.threads
-            .map(|n| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n.get())
-                    .thread_name(|i| format!("gguf-digest-{i}"))
-                    .build()
-                    .map_err(io::Error::other)
-            })
-            .transpose()
+        self.threads.map(|n| super::hashing_pool(n.get())).transpose()
     }
 }
 

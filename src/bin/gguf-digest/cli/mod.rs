@@ -157,12 +157,18 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> u8 {
     }
 }
 
-fn run(args: &Args) -> io::Result<u8> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.map_or(0, NonZeroUsize::get))
+/// A pool of `threads` hashing threads (0: one per core, or
+/// `RAYON_NUM_THREADS`), named as `ps` and `perf` show them.
+pub(crate) fn hashing_pool(threads: usize) -> io::Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
         .thread_name(|i| format!("gguf-digest-{i}"))
         .build()
-        .map_err(io::Error::other)?;
+        .map_err(io::Error::other)
+}
+
+fn run(args: &Args) -> io::Result<u8> {
+    let pool = hashing_pool(args.threads.map_or(0, NonZeroUsize::get))?;
     let opts = BatchOptions {
         open: OpenOptions {
             join_shards: !args.no_join,

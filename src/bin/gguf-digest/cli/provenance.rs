@@ -9,7 +9,7 @@ use gguf_digest::output::{error_line, quote_name};
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement;
 use gguf_digest::provenance::verify;
-use gguf_digest::{AnyModel, BatchOptions, Digest, ErrorKind, digest_paths};
+use gguf_digest::{BatchOptions, ErrorKind, digest_paths, open_model, schedule_all};
 
 use super::inspect_diff::{ReadArgs, print_json};
 use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
@@ -68,19 +68,21 @@ pub struct VerifyArgs {
 pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
     let own_pool = args.read.pool()?;
     let pool = own_pool.as_ref().unwrap_or(pool);
-    let mut done: Vec<Option<(AnyModel, Digest)>> = (0..args.models.len()).map(|_| None).collect();
-    digest_paths(&args.models, &args.read.options(opts), pool, |i, r| match r {
-        Ok(m) => {
-            if let Some(slot) = done.get_mut(i) {
-                *slot = Some(m);
+    let mut done = Vec::with_capacity(args.models.len());
+    let mut failed = false;
+    for r in schedule_all(&args.models, &args.read.options(opts), pool, &open_model) {
+        match r {
+            Ok(m) => done.push(m),
+            Err(e) => {
+                eprintln!("gguf-digest: {}", error_line(&e));
+                failed = true;
             }
         }
-        Err(e) => eprintln!("gguf-digest: {}", error_line(&e)),
-    });
-    // Every model or no statement: a slot left empty is a model that failed.
-    let Some(done): Option<Vec<(AnyModel, Digest)>> = done.into_iter().collect() else {
+    }
+    // Every model or no statement.
+    if failed {
         return Ok(EXIT_ERROR);
-    };
+    }
     let labelled = done.iter().zip(&args.models).map(|((m, d), p)| (p.as_path(), m.as_ref(), d));
     print_json(&statement::of_labelled(labelled, args.leaves))?;
     Ok(EXIT_OK)
