@@ -424,7 +424,11 @@ impl Error {
 /// JSON that breaks the strict reader's rules, at its byte offset.
 impl From<crate::json::JsonError> for Error {
     fn from(e: crate::json::JsonError) -> Self {
-        Error::new(ErrorKind::Json(e.what)).at(e.offset.unwrap_or(0))
+        let error = Error::new(ErrorKind::Json(e.what));
+        match e.offset {
+            Some(offset) => error.at(offset),
+            None => error,
+        }
     }
 }
 

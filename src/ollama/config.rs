@@ -7,7 +7,7 @@
 
 use sha2::{Digest as _, Sha256};
 
-use crate::error::{Error, ErrorKind, Result, Subject};
+use crate::error::{Error, Result, Subject};
 use crate::hash::Sha256Digest;
 use crate::json::Json;
 
@@ -48,12 +48,12 @@ pub fn content_digest(content: &Json) -> Sha256Digest {
 /// pruned at every depth.
 pub fn content(config: &Json) -> Result<Json> {
     let Some(members) = config.as_object() else {
-        return Err(Error::new(ErrorKind::Schema(format!("the config is a JSON {}, not an object", config.kind()))));
+        return Err(Error::schema(format!("the config is a JSON {}, not an object", config.kind())));
     };
     for (k, v) in members {
         if STRING_OR_NULL.contains(&k.as_str()) && !matches!(v, Json::Str(_) | Json::Null) {
             let what = format!("config member {k} must be a string or null, found a JSON {}", v.kind());
-            return Err(Error::new(ErrorKind::Schema(what)).about(Subject::Key(k.as_bytes().to_vec())));
+            return Err(Error::schema(what).about(Subject::Key(k.as_bytes().to_vec())));
         }
     }
     let explicit = matches!(config.get("capabilities_explicit"), Some(Json::Bool(true)));
@@ -146,6 +146,7 @@ fn number(token: &str, out: &mut Vec<u8>) {
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
     use crate::json::parse_strict;
 
     fn content_of(text: &str) -> Json {

@@ -76,7 +76,7 @@ pub fn parse_manifest(text: &[u8]) -> Result<Manifest> {
     if text.len() as u64 > MAX_MANIFEST {
         return Err(Error::new(ErrorKind::HeaderTooLarge { declared: text.len() as u64, limit: MAX_MANIFEST }));
     }
-    let json = parse_strict(text, MAX_DEPTH).map_err(Error::from)?;
+    let json = parse_strict(text, MAX_DEPTH)?;
     if json.as_object().is_none() {
         return Err(Error::schema(format!("the manifest is a JSON {}, not an object", json.kind())).at(0));
     }

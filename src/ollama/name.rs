@@ -144,10 +144,10 @@ pub fn digest_hex(digest: &str) -> Result<String> {
     let hex = digest.strip_prefix("sha256:").filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
     match hex {
         Some(h) => Ok(h.to_ascii_lowercase()),
-        None => Err(Error::new(ErrorKind::Schema(format!(
+        None => Err(Error::schema(format!(
             "layer digest '{}' is not sha256: and 64 hex digits",
             crate::text::escape_bytes(digest.as_bytes())
-        )))),
+        ))),
     }
 }
 

@@ -41,7 +41,7 @@ pub enum Signed {
 
 /// Reads a bare statement, a DSSE envelope or a Sigstore bundle.
 pub fn read(bytes: &[u8]) -> Result<Signed> {
-    let json = parse_strict(bytes, MAX_DEPTH).map_err(Error::from)?;
+    let json = parse_strict(bytes, MAX_DEPTH)?;
     if json.as_object().is_none() {
         return Err(Error::schema("a statement, DSSE envelope or Sigstore bundle is a JSON object"));
     }

@@ -42,7 +42,7 @@ pub fn read_index(path: &Path, mode: ReadMode) -> Result<Index> {
 
 /// Parses index text; `dir` is where its files are.
 pub fn parse_index(text: &[u8], dir: &Path) -> Result<Index> {
-    let json = parse_strict(text, MAX_DEPTH).map_err(Error::from)?;
+    let json = parse_strict(text, MAX_DEPTH)?;
     if json.as_object().is_none() {
         return Err(Error::schema(format!("the index is a JSON {}, not an object", json.kind())).at(0));
     }
