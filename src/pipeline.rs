@@ -236,18 +236,20 @@ fn run_io(jobs: &Mutex<mpsc::Receiver<IoJob<'_>>>) {
             Err(_) => return,
         };
         let Ok(mut job) = job else { return };
-        let r = read_into(job.source, job.start, job.len, &mut job.buf);
+        // Only files read directly are sent here (`Reader::send`).
+        let r = match job.source.read_direct(job.start, job.len, &mut job.buf) {
+            Ok(Some(base)) => Ok((base, job.len as u64)),
+            Ok(None) => Err(Error::from(std::io::Error::other("internal error: a buffered read on an I/O thread"))),
+            Err(e) => Err(e),
+        };
         let _ = job.reply.send((job.buf, r));
     }
 }
 
-/// Reads `len` bytes at `start` into `buf`: directly when the file is read
-/// that way, else as usual (front to back); where they start in `buf`, and
-/// the bytes taken.
-fn read_into(source: &Source, start: u64, len: usize, buf: &mut Vec<u8>) -> Result<(usize, u64)> {
-    if let Some(base) = source.read_direct(start, len, buf)? {
-        return Ok((base, len as u64));
-    }
+/// Reads `len` bytes at `start` into `buf` through the page cache (or from
+/// the stream), front to back: where they start in `buf` (0), and the
+/// bytes taken.
+fn read_buffered(source: &Source, start: u64, len: usize, buf: &mut Vec<u8>) -> Result<(usize, u64)> {
     if buf.len() < len {
         buf.resize(len, 0);
     }
@@ -368,7 +370,7 @@ impl<'j> Reader<'_, 'j> {
         } else {
             // Streams and buffered files: read here, in order, and sent at
             // once (after any batch still in flight).
-            let r = read_into(p.source, p.start, len, &mut buf);
+            let r = read_buffered(p.source, p.start, len, &mut buf);
             let _ = reply.send((buf, r));
         }
         self.flights.push_back(Flight { to, len, parts: p.parts, done });

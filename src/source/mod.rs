@@ -891,6 +891,20 @@ mod tests {
     }
 
     #[test]
+    fn metadata_reads_double_up_to_the_limit_and_refuse_past_it() {
+        assert_eq!(next_metadata_read(10, FIRST_READ_MAX, 0).unwrap(), 2 * FIRST_READ_MAX);
+        assert_eq!(next_metadata_read(5 * FIRST_READ_MAX, FIRST_READ_MAX, 0).unwrap(), 5 * FIRST_READ_MAX);
+        assert_eq!(next_metadata_read(MAX_READ_METADATA - 1, MAX_READ_METADATA / 2 + 1, 0).unwrap(), MAX_READ_METADATA);
+        let e = next_metadata_read(MAX_READ_METADATA + 1, FIRST_READ_MAX, 10).unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::MetadataTooLarge { needed, limit }
+            if *needed == MAX_READ_METADATA + 1 && *limit == MAX_READ_METADATA),
+            "{e}"
+        );
+        assert_eq!(e.offset(), Some(10));
+    }
+
+    #[test]
     fn open_no_follow_refuses_a_symbolic_link_that_open_follows() {
         let dir = tempfile::tempdir().unwrap();
         let (target, link) = (dir.path().join("f"), dir.path().join("link"));

@@ -16,6 +16,14 @@ use super::page_size;
 const RESIDENCY_SAMPLES: u64 = 64;
 /// The fewest pages sampled, the first and the last among them.
 const MIN_RESIDENCY_SAMPLES: u64 = 4;
+/// One page sampled per this many pages of the file (between the bounds
+/// above).
+const PAGES_PER_SAMPLE: u64 = 64;
+
+/// False once the kernel has refused `cachestat` (older than 6.5, or a
+/// seccomp filter): every later file goes straight to `mincore`, instead
+/// of paying a failing call each (a thousand for an Ollama model).
+static CACHESTAT_WORKS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 /// True when every sampled page of the first `len` bytes of `file` is in
 /// the page cache.
@@ -25,7 +33,7 @@ pub(super) fn all_sampled_pages_cached(file: &File, len: u64) -> bool {
     }
     let page = page_size();
     let pages = len.div_ceil(page);
-    let samples = (pages / 64).clamp(MIN_RESIDENCY_SAMPLES, RESIDENCY_SAMPLES).min(pages);
+    let samples = (pages / PAGES_PER_SAMPLE).clamp(MIN_RESIDENCY_SAMPLES, RESIDENCY_SAMPLES).min(pages);
     let last = pages.saturating_sub(1);
     let mut probe = ResidencyProbe::new(file, len);
     (0..samples).all(|k| {
@@ -51,14 +59,18 @@ struct ResidencyProbe<'a> {
 
 impl<'a> ResidencyProbe<'a> {
     fn new(file: &'a File, len: u64) -> Self {
-        ResidencyProbe { file, len, cachestat: true, map: None }
+        let cachestat = CACHESTAT_WORKS.load(std::sync::atomic::Ordering::Relaxed);
+        ResidencyProbe { file, len, cachestat, map: None }
     }
 
     fn cached(&mut self, offset: u64) -> bool {
         if self.cachestat {
             match cachestat_page(self.file, offset) {
                 Some(cached) => return cached,
-                None => self.cachestat = false,
+                None => {
+                    self.cachestat = false;
+                    CACHESTAT_WORKS.store(false, std::sync::atomic::Ordering::Relaxed);
+                }
             }
         }
         let (len, file) = (self.len, self.file);
