@@ -237,7 +237,7 @@ pub enum ErrorKind {
     /// With `--no-mmap` (metadata held in memory), metadata past the limit.
     #[error(
         "metadata reaches byte {needed}, past the {limit}-byte limit for reading it into memory \
-         (--no-mmap); the default mode reads it in place"
+         (--no-mmap, or a stream); a file in the default mode is read in place"
     )]
     MetadataTooLarge {
         /// The file position the parser needed to read up to.
