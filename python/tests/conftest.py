@@ -32,7 +32,7 @@ import pytest
 def need(var: str) -> str:
     value = os.environ.get(var)
     if not value:
-        if os.environ.get("CI") == "true":
+        if os.environ.get("CI", "").lower() in ("true", "1"):
             pytest.fail(f"{var} is not set (scripts/test-python.sh sets it)")
         pytest.skip(f"{var} is not set (run scripts/test-python.sh)")
     return value
@@ -82,13 +82,15 @@ def minilm() -> Path:
     return Path(need("MINILM_SAFETENSORS"))
 
 
-def interop(repo: Path, script: str, *args: str) -> str:
+def interop(repo: Path, script: str, *args: str, stdin: bytes = b"") -> None:
+    """Runs scripts/interop/SCRIPT (or, for "-m", a module) with the interop
+    venv's Python, offline, as tests/common/py.rs::command does."""
     python = need("INTEROP_PYTHON")
-    p = subprocess.run(
-        [python, str(repo / "scripts" / "interop" / script), *args], capture_output=True, cwd=repo / "scripts" / "interop"
-    )
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8", HF_HUB_OFFLINE="1", NO_LOCAL_GGUF="1")
+    env.pop("PYTHONPATH", None)
+    argv = [python, "-m", *args] if script == "-m" else [python, str(repo / "scripts" / "interop" / script), *args]
+    p = subprocess.run(argv, capture_output=True, cwd=repo / "scripts" / "interop", env=env, input=stdin)
     assert p.returncode == 0, f"{script} {args}: {p.stderr.decode()}"
-    return p.stdout.decode()
 
 
 @dataclass
@@ -114,13 +116,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory, repo: Path, smollm2: Path) 
     interop(repo, "write_all_types.py", str(root / "all_types.gguf"))
     models.append(root / "all_types.gguf")
     shutil.copy(root / "all_types.gguf", root / "all_types.be.gguf")
-    python = need("INTEROP_PYTHON")
-    convert = subprocess.run(
-        [python, "-m", "gguf.scripts.gguf_convert_endian", str(root / "all_types.be.gguf"), "big"],
-        capture_output=True,
-        input=b"YES\n",
-    )
-    assert convert.returncode == 0, convert.stderr.decode()
+    interop(repo, "-m", "gguf.scripts.gguf_convert_endian", str(root / "all_types.be.gguf"), "big", stdin=b"YES\n")
     models.append(root / "all_types.be.gguf")
     # SmolLM2 cut into 3 shards with gguf-py.
     (root / "split").mkdir()
