@@ -120,8 +120,8 @@ fn read_and_mapped_tensors_of_every_size_agree_on_two_threads() {
 #[test]
 fn a_cancelled_run_answers_every_path_with_cancelled() {
     let d = Dir::new();
-    let g = rich_model(&[0, 1, 8]);
-    let paths = vec![d.write("a.gguf", &g.build()), d.write("b.gguf", &g.build())];
+    let bytes = rich_model(&[0, 1, 8]).build();
+    let paths = vec![d.write("a.gguf", &bytes), d.write("b.gguf", &bytes)];
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let opts = BatchOptions { cancel: Some(cancel), ..BatchOptions::default() };
     let seen = run_with(&paths, 2, opts);

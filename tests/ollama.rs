@@ -24,10 +24,6 @@ fn gd(store: &Store, args: &[&str]) -> Output {
         .expect("runs gguf-digest")
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 fn label(store: &Store, reference: &str) -> String {
     let out = gd(store, &[reference]);
     assert_eq!(out.status.code(), Some(0), "{reference}: {}", text(&out.stderr));
