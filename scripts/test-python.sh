@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The Python wheel's tests (issue #17), as .ci/run runs them:
 #   1. builds the wheel from this repository with pip (maturin, from PyPI,
-#      in pip's isolated build environment): `pip wheel .`;
+#      in pip's isolated build environment): `pip wheel .`, and checks
+#      that it is the one cp39-abi3 wheel;
 #   2. installs it into a fresh venv, with pytest, mypy and cryptography
 #      from PyPI (nothing from the source tree is importable there);
 #   3. runs python/tests with pytest against the installed package, with the
 #      cargo-built binary to compare with and the interop venv
 #      (scripts/setup-python.sh) to write the corpus;
 #   4. runs mypy --strict over python/examples/typed_example.py (must pass)
-#      and mistyped_example.py (must fail: proof the stubs are seen);
+#      and mistyped_example.py (must fail: proof the stubs are seen), and
+#      vermin over the package (no Python newer than 3.9 needed);
 #   5. runs the CLI tests (tests/cli.rs, tests/st_cli.rs) again on the
 #      `gguf-digest` command the wheel installed (GGUF_DIGEST_BIN).
 # Prints cargo-style "test result:" lines so .ci/run's total counts pytest.
@@ -31,11 +33,17 @@ log "building the wheel (pip wheel .)"
 "$python" -m pip wheel --quiet --no-deps --wheel-dir "$scratch/wheels" "$repo"
 wheel="$(ls "$scratch"/wheels/gguf_digest-*-abi3-*.whl)"
 log "built $(basename "$wheel")"
+# One wheel for every CPython from 3.9 on: the tag says so, or pip would
+# refuse it on the interpreters the README promises.
+case "$(basename "$wheel")" in
+    *-cp39-abi3-*) ;;
+    *) log "the wheel is not tagged cp39-abi3"; exit 1 ;;
+esac
 
 log "installing it into a fresh venv"
 rm -rf "$venv"
 "$python" -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet "$wheel" 'pytest>=8,<10' 'mypy>=1.10,<2' 'cryptography>=42'
+"$venv/bin/python" -m pip install --quiet "$wheel" 'pytest>=8,<10' 'mypy>=1.10,<2' 'cryptography>=42' 'vermin>=1.6,<2'
 
 log "building the binary the labels are compared with"
 # The debug build (sha2 at opt-level 3 even there): under .ci/run, cargo
@@ -78,8 +86,16 @@ else
 fi
 echo "test result: mypy. $((mypy_failed ? 0 : 2)) passed; $mypy_failed failed (typed and mistyped examples)"
 
+# Only CPython 3.11 runs here; vermin reads the package's Python source
+# for anything newer than 3.9 (syntax, modules, functions), which the tag
+# would otherwise hide until someone installs it on 3.9.
+log "vermin: the package's Python runs on 3.9"
+vermin_failed=0
+"$venv/bin/vermin" --no-tips --violations -t=3.9- "$repo/python/gguf_digest" || vermin_failed=1
+echo "test result: vermin. $((vermin_failed ? 0 : 1)) passed; $vermin_failed failed (python/gguf_digest needs no CPython newer than 3.9)"
+
 log "the CLI tests on the wheel's gguf-digest command"
 smoke_status=0
 (cd "$repo" && GGUF_DIGEST_BIN="$venv/bin/gguf-digest" cargo test --quiet --test cli --test st_cli) || smoke_status=1
 
-[ "$pytest_status" = 0 ] && [ "$mypy_failed" = 0 ] && [ "$smoke_status" = 0 ]
+[ "$pytest_status" = 0 ] && [ "$mypy_failed" = 0 ] && [ "$vermin_failed" = 0 ] && [ "$smoke_status" = 0 ]
