@@ -1,11 +1,14 @@
-//! One content-addressed label for every layout of a GGUF model.
+//! One content-addressed label for every layout of a GGUF, safetensors or
+//! Ollama model.
 //!
-//! The label is the SHA-256 of a *canonical skeleton* of the model (see
-//! `docs/SPEC.md`): KVs and tensors sorted by their raw bytes, every string,
-//! array payload and tensor's data replaced by its SHA-256, and tensor
-//! offsets recomputed. Tensor order, KV order, padding, gaps, byte order,
-//! GGUF version 2 or 3, and the split into shards do not change it; any
-//! change of a metadata value or of a weight byte does.
+//! The label is the SHA-256 of a *canonical skeleton* of the model, one per
+//! format (see `docs/SPEC.md`). For GGUF: KVs and tensors sorted by their
+//! raw bytes, every string, array payload and tensor's data replaced by its
+//! SHA-256, and tensor offsets recomputed. Tensor order, KV order, padding,
+//! gaps, byte order, GGUF version 2 or 3, and the split into shards do not
+//! change it; any change of a metadata value or of a weight byte does.
+//! safetensors and Ollama skeletons follow the same idea over their own
+//! headers, shards and blobs.
 //!
 //! ```no_run
 //! let model = gguf_digest::Model::open("model.gguf")?;

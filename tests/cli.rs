@@ -1266,6 +1266,18 @@ fn zero_threads_is_a_usage_error() {
 }
 
 #[test]
+fn more_than_1024_threads_is_a_usage_error() {
+    let d = Dir::new();
+    let want = "error: invalid value '1025' for '--threads <N>': at most 1024 hashing threads\n\n\
+                For more information, try '--help'.\n";
+    assert_eq!(gd(d.dir.path(), &["-j", "1025", "m.gguf"]), out(2, "", want));
+    // A count no usize holds is the parser's own refusal, not a panic.
+    let huge = gd(d.dir.path(), &["-j", "100000000000000000000000", "m.gguf"]);
+    assert_eq!(huge.code, 2, "{huge:?}");
+    assert!(common::text(&huge.stderr).contains("number too large to fit in target type"), "{huge:?}");
+}
+
+#[test]
 fn help_and_version() {
     let d = Dir::new();
     let help = gd(d.dir.path(), &["--help"]);

@@ -40,12 +40,13 @@ Exit status:
      or the list held no (or, with --strict, a misformatted) line
   2  a file could not be labelled, a list could not be read, or bad usage";
 
-/// One content-addressed label for every layout of a GGUF model.
+/// One content-addressed label for every layout of a GGUF, safetensors or Ollama model.
 ///
-/// The label is the SHA-256 of the model's canonical skeleton: every KV and
-/// every tensor, sorted, with strings, arrays and tensor data replaced by
-/// their SHA-256. Tensor and KV order, padding, byte order, GGUF v2/v3 and the
-/// split into shards do not change it; any metadata value or weight byte does.
+/// The label is the SHA-256 of the model's canonical skeleton: every metadata
+/// value and every tensor, sorted, with strings, arrays and tensor data
+/// replaced by their SHA-256. Tensor and key order, padding, byte order, GGUF
+/// v2/v3 and the split into shards or blobs do not change it; any metadata
+/// value or weight byte does.
 #[derive(Parser, Debug)]
 #[command(
     name = "gguf-digest",
@@ -111,8 +112,8 @@ struct Args {
     #[arg(long)]
     verify_blobs: bool,
 
-    /// Hash with at most N threads (default: RAYON_NUM_THREADS, else all cores).
-    #[arg(short = 'j', long, value_name = "N")]
+    /// Hash with at most N threads, N up to 1024 (default: RAYON_NUM_THREADS, else all cores).
+    #[arg(short = 'j', long, value_name = "N", value_parser = threads_arg)]
     threads: Option<NonZeroUsize>,
 }
 
@@ -155,6 +156,21 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> u8 {
             EXIT_ERROR
         }
     }
+}
+
+/// The most hashing threads `-j` (and Python's `threads=`) may ask for.
+/// More never help: hashing is bound by the cores and the disk, and an
+/// idle pool of thousands of threads took seconds to start and stop (25 s
+/// for 4,096 on two cores, for a 24-byte file).
+pub(crate) const MAX_THREADS: usize = 1024;
+
+/// `-j N`: a thread count from 1 to [`MAX_THREADS`].
+fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
+    let n: NonZeroUsize = arg.parse().map_err(|e: std::num::ParseIntError| e.to_string())?;
+    if n.get() > MAX_THREADS {
+        return Err(format!("at most {MAX_THREADS} hashing threads"));
+    }
+    Ok(n)
 }
 
 /// A pool of `threads` hashing threads (0: one per core, or
