@@ -1,4 +1,4 @@
-"""One content-addressed label for every layout of a GGUF or safetensors model.
+"""One content-addressed label for every layout of a GGUF, safetensors or Ollama model.
 
 The label is the SHA-256 of the model's canonical skeleton (docs/SPEC.md):
 every metadata value and every weight byte enter it, while tensor and key
@@ -63,19 +63,28 @@ def _fspath(path: StrPath) -> str:
     p = os.fspath(path)
     if not isinstance(p, str):
         raise TypeError(f"expected str or os.PathLike[str], got {type(path).__name__}")
+    # A lone surrogate ("\ud800") names no file; os.fsencode says so here, where
+    # the extension's own conversion would end in a panic. (Names decoded with
+    # surrogateescape, as os.listdir gives undecodable ones, encode fine.)
+    try:
+        os.fsencode(p)
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{p!r} cannot be a file name: {e.reason}") from None
     return p
 
 
-def _paths(paths: Iterable[StrPath]) -> list[str]:
-    # A str is an iterable of one-letter "paths": refuse it, not label "m", "o", ...
+def _paths(paths: Iterable[StrPath], one: str) -> list[str]:
+    # A str is an iterable of one-letter "paths": refuse it, not read "m", "o", ...
     if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
-        raise TypeError("expected a list of paths, got one path (use label() for one model)")
+        raise TypeError(f"expected a list of paths, got one path ({one})")
     return [_fspath(p) for p in paths]
 
 
 def _threads(threads: Optional[int]) -> Optional[int]:
-    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
-        raise ValueError(f"threads must be a positive int or None, got {threads!r}")
+    if threads is not None and (
+        not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= _native.MAX_THREADS
+    ):
+        raise ValueError(f"threads must be an int from 1 to {_native.MAX_THREADS}, or None; got {threads!r}")
     return threads
 
 
@@ -111,7 +120,7 @@ def labels(
     default: ``RAYON_NUM_THREADS``, else all cores). The first model that
     cannot be labelled raises :class:`Error`."""
     return _native.labels(
-        _paths(paths),
+        _paths(paths, "use label() for one model"),
         _threads(threads),
         join_shards=join_shards,
         mmap=mmap,
@@ -135,9 +144,12 @@ class Tensor:
     """SHA-256 of its data (little-endian), hex."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Leaf:
-    """One metadata value: a GGUF KV, or a safetensors ``__metadata__`` entry."""
+    """One metadata value: a GGUF KV, or a safetensors ``__metadata__`` entry.
+
+    Leaves are equal when they enter the skeleton alike: a float by its
+    ``bits``, so a NaN leaf equals itself (and a model its reopened self)."""
 
     key: str
     type: str
@@ -150,6 +162,17 @@ class Leaf:
     bits: Optional[str] = None
     """A GGUF float's bit pattern as stored (big-endian hex), which tells
     NaNs apart; else ``None``."""
+
+    def _identity(self) -> Tuple[Any, ...]:
+        return (self.key, self.type, self.value if self.bits is None else self.bits, self.sha256)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Leaf):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
 
 
 @dataclass(frozen=True)
@@ -178,7 +201,9 @@ class Model:
     """The contract its label follows (``"canonical-skeleton-v1"``, …)."""
     label: str
     files: Tuple[str, ...]
-    """Every file read, the first one given first."""
+    """Every file whose bytes are hashed, once each, the first one given
+    first: a split model's shards; for Ollama, the blobs (its manifest, at
+    ``json()["manifest"]``, and its config blob are read but not listed)."""
     metadata: Tuple[Leaf, ...]
     """GGUF KVs and safetensors metadata (empty for Ollama: see ``components``)."""
     tensors: Tuple[Tensor, ...]
@@ -333,7 +358,11 @@ def statement(paths: Sequence[StrPath], *, leaves: bool = False, threads: Option
     (keep names relative to where it will be verified), whose ``sha256``
     digest is its label. ``leaves=True`` adds every model's KV and tensor
     leaves to the predicate. Sign it with any DSSE or Sigstore tool."""
-    return _native.statement(_paths(paths), leaves=leaves, threads=_threads(threads))
+    names = _paths(paths, "pass [path]")
+    if not names:
+        # The command needs a model too: a statement must name a subject.
+        raise ValueError("a statement needs at least one model")
+    return _native.statement(names, leaves=leaves, threads=_threads(threads))
 
 
 @dataclass(frozen=True)
@@ -368,7 +397,7 @@ def verify(
     ``UserWarning`` says so, every time."""
     signed, rows = _native.verify_statement(
         _fspath(path),
-        [_fspath(k) for k in keys],
+        _paths(keys, "pass keys=[path]"),
         None if root is None else _fspath(root),
         _threads(threads),
     )

@@ -3,6 +3,7 @@
 from typing import List, Optional, Tuple
 
 __version__: str
+MAX_THREADS: int
 
 class Error(Exception):
     """A model could not be labelled, a list or statement could not be read, or a run was refused."""

@@ -280,6 +280,15 @@ fn check(
     mmap: bool,
     verify_blobs: bool,
 ) -> PyResult<(usize, Vec<Checked>)> {
+    // The command reads `-` as standard input; here it would be the
+    // interpreter's, so it is refused as `open_in_python` refuses a model `-`.
+    if sums.as_os_str().as_encoded_bytes() == b"-" {
+        return Err(list_error(
+            py,
+            &sums,
+            "standard input is not read by the Python API; pass a file (gguf-digest -c reads '-')",
+        ));
+    }
     // Read without the GIL: a list may be a FIFO or on a slow mount.
     let bytes =
         py.detach(|| std::fs::read(&sums)).map_err(|e| list_error(py, &sums, &gguf_digest::Error::from(e).detail()))?;
@@ -387,6 +396,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Ollama blob per tensor), held open at once.
     gguf_digest::raise_open_file_limit();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_THREADS", cli::MAX_THREADS)?;
     m.add_function(wrap_pyfunction!(labels, m)?)?;
     m.add_function(wrap_pyfunction!(open_model, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;

@@ -7,6 +7,7 @@ Ctrl-C."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import os
@@ -117,6 +118,36 @@ def test_what_is_no_path_is_a_type_error() -> None:
             gguf_digest.labels(one)  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="one path"):
             gguf_digest.statement(one)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="one path"):
+            gguf_digest.verify("s.json", keys=one)  # type: ignore[arg-type]
+
+
+def test_a_name_no_file_system_can_hold_is_a_value_error(corpus: Corpus, tmp_path: Path) -> None:
+    # A lone surrogate: the extension's own conversion would panic on it.
+    bad = "\ud800x.gguf"
+    model = str(corpus.root / "all_types.gguf")
+    calls = [
+        lambda: gguf_digest.label(bad),
+        lambda: gguf_digest.labels([model, bad]),
+        lambda: gguf_digest.open(pathlib.Path(bad)),
+        lambda: gguf_digest.check(bad),
+        lambda: gguf_digest.statement([bad]),
+        lambda: gguf_digest.verify(bad),
+        lambda: gguf_digest.verify("s.json", keys=[bad]),
+        lambda: gguf_digest.verify("s.json", root=bad),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match="cannot be a file name"):
+            call()
+    # An undecodable byte, as os.listdir names it (surrogateescape), is a name.
+    odd = tmp_path / os.fsdecode(b"\xff.gguf")
+    shutil.copyfile(model, odd)
+    assert gguf_digest.label(odd) == gguf_digest.label(model)
+
+
+def test_a_statement_names_at_least_one_model() -> None:
+    with pytest.raises(ValueError, match="at least one model"):
+        gguf_digest.statement([])
 
 
 def test_a_hugging_face_snapshot_directory(corpus: Corpus, cargo_cli: Cli) -> None:
@@ -539,6 +570,10 @@ def test_standard_input_is_refused_not_read(tmp_path: Path) -> None:
     sums.write_text(f"{'0' * 64}  -\n")
     [r] = gguf_digest.check(sums)
     assert not r.ok and r.error is not None and "standard input" in str(r.error)
+    # The list itself: `gguf-digest -c -` reads standard input, check("-") does not.
+    with pytest.raises(gguf_digest.Error, match="standard input is not read") as info:
+        gguf_digest.check("-")
+    assert info.value.path == "-"
 
 
 def test_more_refusals(tmp_path: Path, corpus: Corpus, cargo_cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -614,6 +649,12 @@ def test_float_leaves_keep_nan_and_infinity(tmp_path: Path, cargo_cli: Cli) -> N
     assert leaves["a.nan"].bits == "7fc00001"
     assert leaves["b.inf"].value == -math.inf and leaves["c.half"].value == 0.5
     assert m.label == cargo_cli.label(str(path))
+    # A NaN leaf equals itself by its bits: a model reopened is equal.
+    again = gguf_digest.open(path)
+    assert again == m and again.metadata == m.metadata and hash(again.metadata[0]) == hash(m.metadata[0])
+    assert len({leaf for leaf in m.metadata} | {leaf for leaf in again.metadata}) == 3
+    other_nan = dataclasses.replace(leaves["a.nan"], bits="7fc00002")
+    assert other_nan != leaves["a.nan"]
 
 
 def test_tensor_digests_are_of_the_bytes_in_the_file(corpus: Corpus) -> None:
@@ -661,7 +702,8 @@ def test_a_failed_signature_is_its_own_error_class(signed: Path) -> None:
 
 def test_threads_must_be_a_positive_int(corpus: Corpus) -> None:
     model = corpus.root / "all_types.gguf"
-    for bad in [True, 0, -1, 1.5, "2"]:
-        with pytest.raises((ValueError, TypeError)):
+    for bad in [True, 0, -1, 1.5, "2", gguf_digest._native.MAX_THREADS + 1, 10**20]:
+        with pytest.raises(ValueError, match="threads must be"):
             gguf_digest.label(model, threads=bad)  # type: ignore[arg-type]
+    assert gguf_digest._native.MAX_THREADS == 1024  # what `gguf-digest -j` accepts
     assert gguf_digest.open(model, threads=1).label == gguf_digest.label(model, threads=2)
