@@ -66,7 +66,10 @@ pub use format::{Labelled, OpenOptions, finish, hash_order, run_job};
 pub use hash::{
     CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, Progress, READ_CHUNKS, Sha256Digest, Swap, WINDOW, hash_job,
 };
-pub use input::{Format, Input, approximate_bytes, digest_paths, expand_arguments, label_paths, open_model, sniff};
+pub use input::{
+    Format, Input, approximate_bytes, digest_paths, expand_arguments, label_paths, open_model, sniff,
+    without_covered_shards,
+};
 pub use pipeline::{DirectReads, hash_front_to_back, hash_front_to_back_with, reads_front_to_back};
 pub use schedule::{AnyModel, BatchOptions, Opener, digest, schedule, schedule_all};
 pub use source::{MAX_READ_METADATA, ReadMode, Source, UNKNOWN_LEN, raise_open_file_limit};

@@ -1191,6 +1191,46 @@ fn no_join_labels_a_shard_alone() {
     assert_eq!(gd(dir, &["merged.gguf"]), out(0, line(g.expected_label(), "merged.gguf"), ""));
 }
 
+#[test]
+fn every_shard_named_with_the_first_is_one_model() {
+    // `gguf-digest *.gguf` in a folder holding a split model.
+    let d = Dir::new();
+    let g = splittable(6, 4);
+    let shards = write_shards(&d, "m", &g, &[2, 1, 3]);
+    let one = small(7);
+    d.write("x.gguf", &one.build());
+    let dir = d.dir.path();
+    let names = ["m-00001-of-00003.gguf", "m-00002-of-00003.gguf", "m-00003-of-00003.gguf", "x.gguf"];
+    let want = format!("{}  {}\n{}  x.gguf\n", g.expected_label(), names[0], one.expected_label());
+    assert_eq!(gd(dir, &names), out(0, want.clone(), ""));
+    // In any order: the set is listed where its first shard is.
+    let shuffled = [names[3], names[2], names[0], names[1]];
+    let want_shuffled = format!("{}  x.gguf\n{}  {}\n", one.expected_label(), g.expected_label(), names[0]);
+    assert_eq!(gd(dir, &shuffled), out(0, want_shuffled, ""));
+    // The list checks, and a later shard changed fails the set's line.
+    d.write("models.sums", want.as_bytes());
+    assert_eq!(gd(dir, &["-c", "models.sums"]).code, 0);
+    flip_last_byte(&d.path(names[2]));
+    let failed = gd(dir, &["-c", "models.sums"]);
+    assert_eq!(failed.code, 1, "{failed:?}");
+    assert!(text(&failed.stdout).contains(&format!("{}: FAILED", names[0])), "{failed:?}");
+    d.write(names[2], &shards[2].1.build());
+    // One subject per set in a statement.
+    let st = gd(dir, &["statement", names[0], names[1], names[2]]);
+    assert_eq!(st.code, 0, "{st:?}");
+    let subjects: Json = serde_json::from_slice::<Json>(&st.stdout).unwrap()["subject"].clone();
+    assert_eq!(subjects, json!([{"name": names[0], "digest": {"sha256": g.expected_label()}}]));
+    // Not joined, every shard is its own model; named without its first
+    // shard (or spelled another way), a later shard is still refused.
+    let alone: String = shards.iter().map(|(n, s)| format!("{}  {n}\n", s.expected_label())).collect();
+    assert_eq!(gd(dir, &["--no-join", names[0], names[1], names[2]]), out(0, alone, ""));
+    for args in [&[names[1], names[2]][..], &["./m-00001-of-00003.gguf", names[1]]] {
+        let o = gd(dir, args);
+        assert_eq!(o.code, 2, "{args:?}: {o:?}");
+        assert!(text(&o.stderr).contains("this is shard 2 of 3; pass the first shard instead"), "{o:?}");
+    }
+}
+
 /// Files of every kind at once, for the tests that vary how they are read:
 /// returns the arguments and a check list naming the same files.
 fn mixed_set(d: &Dir) -> (Vec<String>, String) {

@@ -134,6 +134,21 @@ pub fn expand_arguments(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// `args` without the later shards of a set whose first shard is also in
+/// `args` (the same path but for the shard number): the first shard's
+/// model is the whole set, so `gguf-digest *.gguf` gives one line per
+/// model. A later shard named without its first is kept, and refused when
+/// opened, so no label is ever of part of a model (ADR 0006).
+pub fn without_covered_shards(args: &[PathBuf]) -> Vec<PathBuf> {
+    let first_shard_of = |p: &Path| {
+        let gguf = gguf::ShardName::parse(p).filter(|n| n.no > 1).map(|n| n.sibling(1));
+        gguf.or_else(|| safetensors::ShardName::parse(p).filter(|n| n.no > 1).map(|n| n.sibling(1)))
+    };
+    let named: std::collections::HashSet<&Path> = args.iter().map(PathBuf::as_path).collect();
+    let covered = |p: &&PathBuf| first_shard_of(p).is_some_and(|first| named.contains(first.as_path()));
+    args.iter().filter(|p| !covered(p)).cloned().collect()
+}
+
 /// About how many bytes labelling `path` reads: the sizes of every file of
 /// the model it names (shard siblings, the files of an index, the model in
 /// a directory). For a progress bar's length; 0 where nothing can be seen.
@@ -200,6 +215,33 @@ mod tests {
         assert_eq!(sniff(b"\x02\0\0\0\0\0\0\0"), None);
         assert_eq!(by_extension(Path::new("a.safetensors")), Some(Format::Safetensors));
         assert_eq!(by_extension(Path::new("a.bin")), None);
+    }
+
+    #[test]
+    fn later_shards_named_with_their_first_are_left_out() {
+        let paths = |names: &[&str]| names.iter().map(PathBuf::from).collect::<Vec<_>>();
+        let all = paths(&[
+            "d/m-00002-of-00003.gguf",
+            "x.gguf",
+            "d/m-00001-of-00003.gguf",
+            "d/m-00003-of-00003.gguf",
+            "s-00002-of-00002.safetensors",
+            "s-00001-of-00002.safetensors",
+        ]);
+        let kept = paths(&["x.gguf", "d/m-00001-of-00003.gguf", "s-00001-of-00002.safetensors"]);
+        assert_eq!(without_covered_shards(&all), kept);
+        // Without their first shard, or with a first shard of another set
+        // (count, stem, directory or spelling), later shards stay, to be refused.
+        let alone = paths(&[
+            "d/m-00002-of-00003.gguf",
+            "d/m-00001-of-00004.gguf",
+            "d/n-00001-of-00003.gguf",
+            "e/m-00001-of-00003.gguf",
+            "./d/m-00001-of-00003.gguf",
+            "s-00002-of-00002.safetensors",
+            "s-00001-of-00002.gguf",
+        ]);
+        assert_eq!(without_covered_shards(&alone), alone);
     }
 
     #[test]

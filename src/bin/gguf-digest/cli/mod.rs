@@ -22,6 +22,7 @@ use gguf_digest::check::{self, CheckOptions};
 use gguf_digest::output::{document_json, error_json, error_line, quote_name, sums_line};
 use gguf_digest::{
     AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, approximate_bytes, digest_paths, expand_arguments,
+    without_covered_shards,
 };
 
 const EXAMPLES: &str = "\
@@ -60,7 +61,8 @@ struct Args {
     #[command(subcommand)]
     command: Option<Command>,
 
-    /// Models: GGUF or safetensors files (for a split model, its first shard),
+    /// Models: GGUF or safetensors files (for a split model, its first shard;
+    /// later shards named with it are covered by its line),
     /// *.safetensors.index.json files, directories, ollama:NAME references
     /// ('ollama:' alone: every model in the store); with --check, label lists
     /// to verify ('-' or none: standard input).
@@ -213,6 +215,8 @@ fn run(args: &Args) -> io::Result<u8> {
         return run_skeleton(args, &opts, &pool);
     }
     let files = match expand_arguments(&args.files) {
+        // `*.gguf` names every shard of a set: one line for the set.
+        Ok(f) if opts.open.join_shards => without_covered_shards(&f),
         Ok(f) => f,
         Err(e) => {
             eprintln!("gguf-digest: {}", error_line(&e));

@@ -9,7 +9,7 @@ use gguf_digest::output::{error_line, quote_name};
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement;
 use gguf_digest::provenance::verify;
-use gguf_digest::{BatchOptions, ErrorKind, digest_paths, open_model, schedule_all};
+use gguf_digest::{BatchOptions, ErrorKind, digest_paths, open_model, schedule_all, without_covered_shards};
 
 use super::inspect_diff::{ReadArgs, print_json};
 use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
@@ -21,7 +21,8 @@ use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
                         Exit status: 0 printed, 2 a model could not be labelled (nothing is printed).")]
 pub struct StatementArgs {
     /// The models, named in the statement as given (keep them relative to
-    /// where the statement will be verified).
+    /// where the statement will be verified; later shards named with their
+    /// first shard are covered by its subject).
     #[arg(value_name = "MODEL", required = true)]
     models: Vec<PathBuf>,
 
@@ -68,9 +69,12 @@ pub struct VerifyArgs {
 pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
     let own_pool = args.read.pool()?;
     let pool = own_pool.as_ref().unwrap_or(pool);
-    let mut done = Vec::with_capacity(args.models.len());
+    let options = args.read.options(opts);
+    // `statement *.gguf`: one subject per shard set, as the labelling does.
+    let models = if options.open.join_shards { without_covered_shards(&args.models) } else { args.models.clone() };
+    let mut done = Vec::with_capacity(models.len());
     let mut failed = false;
-    for r in schedule_all(&args.models, &args.read.options(opts), pool, &open_model) {
+    for r in schedule_all(&models, &options, pool, &open_model) {
         match r {
             Ok(m) => done.push(m),
             Err(e) => {
@@ -83,7 +87,7 @@ pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::Th
     if failed {
         return Ok(EXIT_ERROR);
     }
-    let labelled = done.iter().zip(&args.models).map(|((m, d), p)| (p.as_path(), m.as_ref(), d));
+    let labelled = done.iter().zip(&models).map(|((m, d), p)| (p.as_path(), m.as_ref(), d));
     print_json(&statement::of_labelled(labelled, args.leaves))?;
     Ok(EXIT_OK)
 }
