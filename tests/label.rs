@@ -852,3 +852,38 @@ fn accessors_sort_by_raw_bytes_and_recompute_offsets() {
     assert_eq!(m.tensor_bytes(), 210);
     assert_eq!(m.digest().expect("hashes").label(), g.expected_label());
 }
+
+/// `Model::string_bytes` (the Python API's string values): the stored bytes
+/// of every STRING KV, of either byte order, read either way, checked
+/// against the digest the label binds; a byte changed since parsing is an
+/// error, not a value.
+#[test]
+fn string_values_are_read_back_and_checked_against_their_digest() {
+    let d = Dir::new();
+    for (be, mode) in
+        [(false, ReadMode::Mmap), (true, ReadMode::Mmap), (false, ReadMode::Pread), (true, ReadMode::Pread)]
+    {
+        let mut g = Gguf::new()
+            .kv("a.name", Val::str("SmolLM2"))
+            .kv("b.bad", Val::Str(vec![0xff, b'x']))
+            .kv("c.n", Val::U32(3))
+            .kv("d.long", Val::str(&"x".repeat(65)))
+            .kv("e.empty", Val::str(""))
+            .tensor(Tensor::filled("t", &[4], 0, 1));
+        g.big_endian = be;
+        let path = d.write(&format!("strings-{be}-{mode:?}.gguf"), &g.build());
+        let m = open_with(&path, true, mode);
+        let got: Vec<Option<Vec<u8>>> = m.kvs().iter().map(|kv| m.string_bytes(kv, 64).unwrap()).collect();
+        let want = [Some(&b"SmolLM2"[..]), Some(&[0xff, b'x'][..]), None, None, Some(&b""[..])];
+        assert_eq!(got, want.map(|w| w.map(<[u8]>::to_vec)), "{be} {mode:?}");
+        assert_eq!(m.string_bytes(&m.kvs()[3], 65).unwrap(), Some(b"x".repeat(65)));
+        // The same length, another byte: read again, it no longer matches.
+        let at = std::fs::read(&path).unwrap().windows(7).position(|w| w == b"SmolLM2").unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        std::os::unix::fs::FileExt::write_all_at(&file, b"X", at as u64).unwrap();
+        let e = m.string_bytes(&m.kvs()[0], 64).unwrap_err();
+        assert!(matches!(e.kind(), gguf_digest::ErrorKind::FileChanged(_)), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("a.name") && text.contains(&format!("byte {at}")), "{text}");
+    }
+}

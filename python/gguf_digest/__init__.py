@@ -155,8 +155,10 @@ class Leaf:
     type: str
     """GGUF: the value type (``"UINT32"``, ``"STRING"``, ``"ARRAY"``); safetensors: ``"STRING"``."""
     value: Union[bool, int, float, str, None]
-    """A GGUF scalar (NaN and infinities included) or a safetensors string;
-    ``None`` for GGUF strings and arrays, which enter the skeleton through ``sha256``."""
+    """A GGUF scalar (NaN and infinities included), a GGUF string of up to
+    1 MiB (invalid UTF-8 replaced by U+FFFD), or a safetensors string;
+    ``None`` for GGUF arrays and longer strings. GGUF strings and arrays
+    enter the skeleton through ``sha256``, which binds them whole."""
     sha256: Optional[str]
     """The SHA-256 a GGUF string or array enters the skeleton with, hex; else ``None``."""
     bits: Optional[str] = None
@@ -231,10 +233,18 @@ def _float(kv: Dict[str, Any]) -> Any:
     return kv.get("value")
 
 
-def _leaves(entry: Dict[str, Any]) -> Tuple[Leaf, ...]:
+def _leaves(entry: Dict[str, Any], strings: Sequence[Optional[bytes]]) -> Tuple[Leaf, ...]:
     if "kvs" in entry:
+        # `strings` has one entry (bytes or None) per KV, in the entry's order.
         return tuple(
-            Leaf(kv["key"], kv["type"], _float(kv), kv.get("sha256"), kv.get("bits")) for kv in entry["kvs"]
+            Leaf(
+                kv["key"],
+                kv["type"],
+                _float(kv) if raw is None else raw.decode("utf-8", "replace"),
+                kv.get("sha256"),
+                kv.get("bits"),
+            )
+            for kv, raw in zip(entry["kvs"], strings)
         )
     return tuple(
         Leaf(key, "STRING", value, None)
@@ -274,7 +284,7 @@ def open(
     """Opens and labels the model at ``path``: its label, metadata leaves,
     tensors (with their data's SHA-256), files and skeleton."""
     p = _fspath(path)
-    fmt, contract, lbl, entry_json, skeleton, files = _native.open_model(
+    fmt, contract, lbl, entry_json, skeleton, files, strings = _native.open_model(
         p, _threads(threads), join_shards=join_shards, mmap=mmap, verify_blobs=verify_blobs
     )
     entry = _json.loads(entry_json)
@@ -284,7 +294,7 @@ def open(
         contract=contract,
         label=lbl,
         files=tuple(files),
-        metadata=_leaves(entry),
+        metadata=_leaves(entry, strings),
         tensors=_tensors(entry),
         components=_components(entry),
         _skeleton=skeleton,

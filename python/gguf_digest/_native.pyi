@@ -33,7 +33,7 @@ def open_model(
     join_shards: bool = True,
     mmap: bool = True,
     verify_blobs: bool = False,
-) -> Tuple[str, str, str, str, bytes, List[str]]: ...
+) -> Tuple[str, str, str, str, bytes, List[str], List[Optional[bytes]]]: ...
 def check(
     sums: str,
     threads: Optional[int] = None,

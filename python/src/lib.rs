@@ -194,8 +194,21 @@ fn labels(
     all_or_first_error(py, &paths, results)
 }
 
-/// A labelled model: (format, contract, label, JSON entry, skeleton, files).
-type Opened = (&'static str, &'static str, String, String, Py<PyBytes>, Vec<OsString>);
+/// A labelled model: (format, contract, label, JSON entry, skeleton, files,
+/// GGUF string values in the entry's KV order).
+type Opened = (&'static str, &'static str, String, String, Py<PyBytes>, Vec<OsString>, Vec<Option<Py<PyBytes>>>);
+
+/// The longest GGUF string `open()` gives as a value (chat templates are
+/// kilobytes); a longer one is bound by its `sha256` alone, so a hostile
+/// file cannot make `open()` hold its whole size twice over.
+const MAX_STRING_VALUE: u64 = 1 << 20;
+
+/// Every GGUF STRING value up to [`MAX_STRING_VALUE`] bytes, in the order
+/// of the model's KVs (its `--json` entry's); empty for other formats.
+fn string_values(m: &AnyModel) -> gguf_digest::Result<Vec<Option<Vec<u8>>>> {
+    let Some(g) = m.as_any().downcast_ref::<gguf_digest::gguf::Model>() else { return Ok(Vec::new()) };
+    g.kvs().iter().map(|kv| g.string_bytes(kv, MAX_STRING_VALUE)).collect()
+}
 
 /// Opens and labels one model.
 #[pyfunction]
@@ -215,12 +228,14 @@ fn open_model(
         let (format, contract) = m.contract();
         let json = m.json(&paths[0], &d).to_string();
         let files: Vec<OsString> = m.sources().iter().map(|s| s.path().as_os_str().to_owned()).collect();
-        (format, contract, json, d, files)
+        string_values(&m).map(|strings| (format, contract, json, d, files, strings))
     })?;
+    let results: Vec<_> = results.into_iter().map(|r| r.and_then(|x| x)).collect();
     let mut opened = all_or_first_error(py, &paths, results)?;
     match opened.pop() {
-        Some((format, contract, json, d, files)) => {
-            Ok((format, contract, d.label(), json, PyBytes::new(py, d.skeleton()).unbind(), files))
+        Some((format, contract, json, d, files, strings)) => {
+            let strings = strings.iter().map(|s| s.as_ref().map(|b| PyBytes::new(py, b).unbind())).collect();
+            Ok((format, contract, d.label(), json, PyBytes::new(py, d.skeleton()).unbind(), files, strings))
         }
         // One path, one result: cannot happen (the lint forbids an expect).
         None => Err(plain_error(py, "no model was opened".into(), paths.first().map(PathBuf::as_path))),

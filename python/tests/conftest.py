@@ -82,15 +82,17 @@ def minilm() -> Path:
     return Path(need("MINILM_SAFETENSORS"))
 
 
-def interop(repo: Path, script: str, *args: str, stdin: bytes = b"") -> None:
+def interop(repo: Path, script: str, *args: str, stdin: bytes = b"") -> bytes:
     """Runs scripts/interop/SCRIPT (or, for "-m", a module) with the interop
-    venv's Python, offline, as tests/common/py.rs::command does."""
+    venv's Python, offline, as tests/common/py.rs::command does; returns
+    what it printed."""
     python = need("INTEROP_PYTHON")
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8", HF_HUB_OFFLINE="1", NO_LOCAL_GGUF="1")
     env.pop("PYTHONPATH", None)
     argv = [python, "-m", *args] if script == "-m" else [python, str(repo / "scripts" / "interop" / script), *args]
     p = subprocess.run(argv, capture_output=True, cwd=repo / "scripts" / "interop", env=env, input=stdin)
     assert p.returncode == 0, f"{script} {args}: {p.stderr.decode()}"
+    return p.stdout
 
 
 @dataclass

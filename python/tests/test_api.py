@@ -24,7 +24,7 @@ from typing import Iterator, List
 import pytest
 
 import gguf_digest
-from conftest import Cli, Corpus
+from conftest import Cli, Corpus, interop
 
 
 def test_the_installed_package_is_tested_not_the_source_tree() -> None:
@@ -175,12 +175,44 @@ def test_open_gguf_matches_json_and_skeleton(corpus: Corpus, cargo_cli: Cli) -> 
         (t["name"], t["type"], t["dims"], t["nbytes"], t["sha256"]) for t in entry["tensors"]
     ]
     assert [leaf.key for leaf in m.metadata] == [kv["key"] for kv in entry["kvs"]]
-    scalars = {leaf.key: leaf.value for leaf in m.metadata if leaf.value is not None}
-    assert scalars and all(isinstance(v, (bool, int, float)) for v in scalars.values())
+    scalars = [leaf.value for leaf in m.metadata if leaf.type not in ("STRING", "ARRAY")]
+    assert scalars and all(isinstance(v, (bool, int, float)) for v in scalars)
+    assert all(isinstance(leaf.value, str) for leaf in m.metadata if leaf.type == "STRING")
+    assert all(leaf.value is None for leaf in m.metadata if leaf.type == "ARRAY")
     assert all(leaf.sha256 for leaf in m.metadata if leaf.type in ("STRING", "ARRAY"))
     skeleton = m.skeleton()
     assert hashlib.sha256(skeleton).hexdigest() == m.label
     assert skeleton == cargo_cli.run("--skeleton", str(path)).stdout
+
+
+def test_string_values_are_gguf_pys(smollm2: Path, corpus: Corpus, repo: Path) -> None:
+    # gguf-py's gguf_dump reads every STRING value: they must be ours.
+    for path in [smollm2, corpus.root / "all_types.gguf", corpus.root / "all_types.be.gguf"]:
+        dump = json.loads(interop(repo, "gguf_dump_json.py", str(path)))["dump"]["metadata"]
+        theirs = {k: v["value"] for k, v in dump.items() if v["type"] == "STRING"}
+        ours = {leaf.key: leaf.value for leaf in gguf_digest.open(path).metadata if leaf.type == "STRING"}
+        assert ours == theirs and ours, path
+    m = gguf_digest.open(smollm2)
+    leaves = {leaf.key: leaf for leaf in m.metadata}
+    assert leaves["general.architecture"].value == "llama"
+    assert leaves["general.architecture"].sha256 == hashlib.sha256(b"llama").hexdigest()
+    assert leaves["tokenizer.ggml.tokens"].value is None  # arrays: by their sha256 only
+
+
+def test_long_and_odd_string_values(tmp_path: Path, cargo_cli: Cli) -> None:
+    def kv(key: bytes, text: bytes) -> bytes:
+        return len(key).to_bytes(8, "little") + key + (8).to_bytes(4, "little") + len(text).to_bytes(8, "little") + text
+
+    limit = 1 << 20
+    kvs = kv(b"a.bad", b"\xffok") + kv(b"b.limit", b"x" * limit) + kv(b"c.over", b"y" * (limit + 1))
+    path = tmp_path / "strings.gguf"
+    path.write_bytes(b"GGUF" + (3).to_bytes(4, "little") + (0).to_bytes(8, "little") + (3).to_bytes(8, "little") + kvs)
+    leaves = {leaf.key: leaf for leaf in gguf_digest.open(path).metadata}
+    assert leaves["a.bad"].value == "\ufffdok"  # invalid UTF-8 replaced, as names are
+    assert leaves["b.limit"].value == "x" * limit
+    assert leaves["c.over"].value is None  # longer than 1 MiB: by its sha256 only
+    assert leaves["c.over"].sha256 == hashlib.sha256(b"y" * (limit + 1)).hexdigest()
+    assert gguf_digest.open(path).label == cargo_cli.label(str(path))
 
 
 def test_open_a_split_model_lists_every_shard(corpus: Corpus) -> None:

@@ -15,7 +15,8 @@ use crate::gguf::parse::{
 use crate::gguf::shards::ShardName;
 use crate::gguf::value::Value;
 use crate::hash::{Digest, Job, PieceSizes, Sha256Digest};
-use crate::source::{ReadMode, Source};
+use crate::source::{ReadMode, Source, changed};
+use sha2::{Digest as _, Sha256};
 
 /// One file of a model, opened and parsed.
 #[derive(Debug)]
@@ -180,6 +181,28 @@ impl Model {
     /// The KVs that enter the skeleton (no `split.` keys), sorted by key bytes.
     pub fn kvs(&self) -> &[ModelKv] {
         &self.kvs
+    }
+
+    /// The bytes of a STRING KV, read again from its shard and checked
+    /// against the SHA-256 it enters the skeleton with (a file changed since
+    /// it was parsed is an error, never a value the label does not bind);
+    /// `None` for other values and for strings longer than `max` bytes.
+    pub fn string_bytes(&self, kv: &ModelKv, max: u64) -> Result<Option<Vec<u8>>> {
+        let Value::String(s) = &kv.kv.value else { return Ok(None) };
+        if s.len > max {
+            return Ok(None);
+        }
+        let shard = self.shards.get(kv.shard).ok_or_else(|| changed("a KV names a shard that is not there"))?;
+        let about = |e: Error| e.about(Subject::Key(kv.kv.key.clone())).in_file(shard.path());
+        // `s.len <= max`, and the parser checked the string lies in the file.
+        let len = usize::try_from(s.len).map_err(|_| about(changed("a string longer than memory")))?;
+        let mut bytes = vec![0u8; len];
+        shard.source.read_exact_at(&mut bytes, s.file_offset).map_err(|e| e.about(Subject::Key(kv.kv.key.clone())))?;
+        let sha: Sha256Digest = Sha256::digest(&bytes).into();
+        if sha != s.sha256 {
+            return Err(about(changed("the string's bytes differ from when it was read").at(s.file_offset)));
+        }
+        Ok(Some(bytes))
     }
 
     /// The tensors, sorted by name bytes, with recomputed offsets.
