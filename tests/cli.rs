@@ -1231,6 +1231,39 @@ fn every_shard_named_with_the_first_is_one_model() {
     }
 }
 
+#[test]
+fn a_file_named_like_a_shard_is_never_left_out_unseen() {
+    // Whether the first shard's model holds a file is read from the files,
+    // not guessed from the names.
+    let d = Dir::new();
+    let dir = d.dir.path();
+    let line = |g: &Gguf, name: &str| format!("{}  {name}\n", g.expected_label());
+    // Two models of their own (no split keys), named like a set.
+    let (a, b) = (small(1), small(2));
+    d.write("x-00001-of-00002.gguf", &a.build());
+    d.write("x-00002-of-00002.gguf", &b.build());
+    let want = line(&a, "x-00001-of-00002.gguf") + &line(&b, "x-00002-of-00002.gguf");
+    assert_eq!(gd(dir, &["x-00001-of-00002.gguf", "x-00002-of-00002.gguf"]), out(0, want, ""));
+    // A number past the set's count: not a file of the set.
+    let g = splittable(4, 5);
+    write_shards(&d, "m", &g, &[2, 2]);
+    let c = small(3);
+    d.write("m-00003-of-00002.gguf", &c.build());
+    let want = line(&g, "m-00001-of-00002.gguf") + &line(&c, "m-00003-of-00002.gguf");
+    assert_eq!(gd(dir, &["m-00001-of-00002.gguf", "m-00002-of-00002.gguf", "m-00003-of-00002.gguf"]), out(0, want, ""));
+    // A first shard that cannot be read covers nothing: every shard says why.
+    write_shards(&d, "broken", &g, &[2, 2]);
+    d.write("broken-00001-of-00002.gguf", b"JUNK");
+    let o = gd(dir, &["broken-00001-of-00002.gguf", "broken-00002-of-00002.gguf"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    let err = text(&o.stderr);
+    assert!(err.contains("broken-00001-of-00002.gguf: byte 0: not a GGUF file"), "{err}");
+    assert!(err.contains("broken-00002-of-00002.gguf: this is shard 2 of 2"), "{err}");
+    // Ahead of its first shard, a later one is left out all the same.
+    let want = line(&g, "m-00001-of-00002.gguf");
+    assert_eq!(gd(dir, &["m-00002-of-00002.gguf", "m-00001-of-00002.gguf"]), out(0, want, ""));
+}
+
 /// Files of every kind at once, for the tests that vary how they are read:
 /// returns the arguments and a check list naming the same files.
 fn mixed_set(d: &Dir) -> (Vec<String>, String) {
@@ -1315,6 +1348,25 @@ fn more_than_1024_threads_is_a_usage_error() {
     let huge = gd(d.dir.path(), &["-j", "100000000000000000000000", "m.gguf"]);
     assert_eq!(huge.code, 2, "{huge:?}");
     assert!(common::text(&huge.stderr).contains("number too large to fit in target type"), "{huge:?}");
+    // The subcommands' own -j, and rayon's variable, are held to it too.
+    for sub in [
+        &["inspect", "-j", "1025", "m.gguf"][..],
+        &["diff", "-j", "1025", "m.gguf", "m.gguf"],
+        &["statement", "-j", "1025", "m.gguf"],
+    ] {
+        let o = gd(d.dir.path(), sub);
+        assert_eq!((o.code, text(&o.stderr).contains("at most 1024 hashing threads")), (2, true), "{sub:?}: {o:?}");
+    }
+    d.write("m.gguf", &small(1).build());
+    for (n, code) in [("1025", 2), ("1024", 0), ("x", 0)] {
+        let mut c = gd_cmd(d.dir.path(), &["m.gguf"]);
+        c.env("RAYON_NUM_THREADS", n);
+        let o = exec(c, None);
+        assert_eq!(o.code, code, "RAYON_NUM_THREADS={n}: {o:?}");
+        if code == 2 {
+            assert_eq!(text(&o.stderr), "gguf-digest: RAYON_NUM_THREADS=1025: at most 1024 hashing threads\n");
+        }
+    }
 }
 
 #[test]

@@ -885,5 +885,10 @@ fn string_values_are_read_back_and_checked_against_their_digest() {
         assert!(matches!(e.kind(), gguf_digest::ErrorKind::FileChanged(_)), "{e}");
         let text = e.to_string();
         assert!(text.contains("a.name") && text.contains(&format!("byte {at}")), "{text}");
+        // Cut short: the read itself fails, naming the key.
+        file.set_len(at as u64 + 3).unwrap();
+        let e = m.string_bytes(&m.kvs()[0], 64).unwrap_err();
+        assert!(matches!(e.kind(), gguf_digest::ErrorKind::FileChanged(_)), "{e}");
+        assert!(e.to_string().contains("a.name") && e.to_string().contains("ended early"), "{e}");
     }
 }

@@ -55,6 +55,35 @@ fn sums_skeleton_and_check() {
 }
 
 #[test]
+fn shards_named_together() {
+    // With an index, any shard stands for the model (the index names it),
+    // so each named shard keeps its line; without one, a later shard named
+    // beside its first is the first's set and is left out (ADR 0006).
+    let d = Dir::new();
+    let st = model();
+    let (files, index) = st.sharded("model", &[1, 3]);
+    for dir in ["indexed", "bare"] {
+        std::fs::create_dir(d.path(dir)).unwrap();
+        for (name, bytes) in &files {
+            d.write(&format!("{dir}/{name}"), bytes);
+        }
+    }
+    d.write("indexed/model.safetensors.index.json", index.as_bytes());
+    let (first, later) = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors");
+    let indexed = [format!("indexed/{first}"), format!("indexed/{later}")];
+    let out = gd_in(d.dir.path(), &[indexed[0].as_str(), indexed[1].as_str()]);
+    let want = st.expected_label();
+    let lines = format!("{want}  {}\n{want}  {}\n", indexed[0], indexed[1]);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), lines), "{}", text(&out.stderr));
+    let bare = [format!("bare/{later}"), format!("bare/{first}")];
+    let out = gd_in(d.dir.path(), &[bare[0].as_str(), bare[1].as_str()]);
+    let set = text(&gd_in(d.dir.path(), &[bare[1].as_str()]).stdout);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), set), "{}", text(&out.stderr));
+    let alone = gd_in(d.dir.path(), &[bare[0].as_str()]);
+    assert_eq!(alone.status.code(), Some(2), "a later shard alone is still refused");
+}
+
+#[test]
 fn json_entry() {
     let d = Dir::new();
     let st = model();

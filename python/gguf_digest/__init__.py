@@ -98,7 +98,7 @@ def label(
 ) -> str:
     """The label of the model at ``path``: 64 lowercase hex digits.
 
-    ``threads``: hash on at most this many threads (default:
+    ``threads``: hash on at most this many threads, 1 to 1024 (default:
     ``RAYON_NUM_THREADS``, else all cores); ``join_shards=False`` labels one
     shard of a split model alone; ``mmap=False`` reads with ``pread``
     instead of mapping; ``verify_blobs=True`` also checks every Ollama
@@ -117,8 +117,9 @@ def labels(
 ) -> list[str]:
     """The labels of many models, in order, hashed together as the command
     does (every tensor of every file on one pool of ``threads`` threads;
-    default: ``RAYON_NUM_THREADS``, else all cores). The first model that
-    cannot be labelled raises :class:`Error`."""
+    default: ``RAYON_NUM_THREADS``, else all cores). One label per path:
+    the first model that cannot be labelled raises :class:`Error` (a later
+    shard of a split model too, even beside its first shard)."""
     return _native.labels(
         _paths(paths, "use label() for one model"),
         _threads(threads),
@@ -366,8 +367,10 @@ def statement(paths: Sequence[StrPath], *, leaves: bool = False, threads: Option
     """The in-toto Statement v1 of these models, byte for byte what
     ``gguf-digest statement`` prints: one subject per model, named as given
     (keep names relative to where it will be verified), whose ``sha256``
-    digest is its label. ``leaves=True`` adds every model's KV and tensor
-    leaves to the predicate. Sign it with any DSSE or Sigstore tool."""
+    digest is its label; a later shard named with its first shard is part
+    of that subject, as in the command. ``leaves=True`` adds every model's
+    KV and tensor leaves to the predicate. Sign it with any DSSE or Sigstore
+    tool."""
     names = _paths(paths, "pass [path]")
     if not names:
         # The command needs a model too: a statement must name a subject.

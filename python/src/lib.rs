@@ -33,7 +33,9 @@ use gguf_digest::output::quote_name;
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement as statements;
 use gguf_digest::provenance::verify;
-use gguf_digest::{AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, expand_arguments, schedule_all};
+use gguf_digest::{
+    AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, expand_arguments, schedule_all, without_covered_shards,
+};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -333,6 +335,8 @@ fn check(
 #[pyo3(signature = (paths, leaves=false, threads=None))]
 fn statement(py: Python<'_>, paths: Vec<PathBuf>, leaves: bool, threads: Option<usize>) -> PyResult<String> {
     let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false };
+    // As the command: a later shard named with its first is that subject's.
+    let paths = py.detach(|| without_covered_shards(&paths, &read.batch().open));
     let results = label_all(py, &paths, read, |m, d| (m, d))?;
     let done = all_or_first_error(py, &paths, results)?;
     // Every leaf of every model with --leaves: built without the GIL.

@@ -69,6 +69,16 @@ def test_a_shard_set_is_one_model_unless_told(corpus: Corpus, smollm2: Path, car
     assert alone != whole
     p = cargo_cli.run("--no-join", str(first))
     assert p.stdout.decode().split("  ")[0] == alone
+    # One label per path: a later shard is refused even beside its first;
+    # a statement, like the command's, makes the set one subject.
+    shards = sorted(str(s) for s in first.parent.glob(first.name.replace("-00001-", "-*-")))
+    assert len(shards) == 3
+    with pytest.raises(gguf_digest.Error, match="this is shard 2 of 3") as info:
+        gguf_digest.labels(shards)
+    assert info.value.path == shards[1]
+    text = gguf_digest.statement(shards)
+    assert [s["name"] for s in json.loads(text)["subject"]] == [shards[0]]
+    assert text.encode() == cargo_cli.run("statement", *shards).stdout
 
 
 def test_ollama_references(corpus: Corpus, cargo_cli: Cli, smollm2: Path, monkeypatch: pytest.MonkeyPatch) -> None:

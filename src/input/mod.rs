@@ -12,6 +12,7 @@
 
 mod directory;
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -134,19 +135,47 @@ pub fn expand_arguments(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// `args` without the later shards of a set whose first shard is also in
-/// `args` (the same path but for the shard number): the first shard's
-/// model is the whole set, so `gguf-digest *.gguf` gives one line per
-/// model. A later shard named without its first is kept, and refused when
-/// opened, so no label is ever of part of a model (ADR 0006).
-pub fn without_covered_shards(args: &[PathBuf]) -> Vec<PathBuf> {
-    let first_shard_of = |p: &Path| {
+/// `args` without each later shard that alone would be refused for not
+/// being the first (ADR 0006) while its first shard is also in `args` and
+/// that first shard's model holds it: the set's line covers it, so
+/// `gguf-digest *.gguf` gives one line per model. Both are read from the
+/// files (the two models are opened here, metadata only), never guessed
+/// from names: a file merely named like a shard, a shard the set does not
+/// hold, or a safetensors shard its index lets stand alone is kept, and
+/// labelled or refused on its own. No argument is dropped unseen, and no
+/// label is of part of a model. With `join_shards` off every shard is a
+/// model: `args` is kept whole.
+pub fn without_covered_shards(args: &[PathBuf], opts: &OpenOptions) -> Vec<PathBuf> {
+    if !opts.join_shards {
+        return args.to_vec();
+    }
+    let named: HashSet<&Path> = args.iter().map(PathBuf::as_path).collect();
+    let named_first = |p: &Path| {
         let gguf = gguf::ShardName::parse(p).filter(|n| n.no > 1).map(|n| n.sibling(1));
-        gguf.or_else(|| safetensors::ShardName::parse(p).filter(|n| n.no > 1).map(|n| n.sibling(1)))
+        let first = gguf.or_else(|| safetensors::ShardName::parse(p).filter(|n| n.no > 1).map(|n| n.sibling(1)));
+        first.is_some_and(|f| named.contains(f.as_path()))
     };
-    let named: std::collections::HashSet<&Path> = args.iter().map(PathBuf::as_path).collect();
-    let covered = |p: &&PathBuf| first_shard_of(p).is_some_and(|first| named.contains(first.as_path()));
-    args.iter().filter(|p| !covered(p)).cloned().collect()
+    // Each first shard's files, opened once (None: it cannot be opened, so
+    // it covers nothing; the run says why).
+    let mut sets: HashMap<PathBuf, Option<Vec<PathBuf>>> = HashMap::new();
+    let mut covered = |arg: &PathBuf| {
+        if !named_first(arg) {
+            return false;
+        }
+        let first = match open_model(arg, opts) {
+            Err(e) => match e.kind() {
+                ErrorKind::NotFirstShard { first, .. } if named.contains(first.as_path()) => first.clone(),
+                _ => return false,
+            },
+            Ok(_) => return false,
+        };
+        let files = sets.entry(first).or_insert_with_key(|first| {
+            let model = open_model(first, opts).ok()?;
+            Some(model.sources().iter().map(|s| s.path().to_path_buf()).collect())
+        });
+        files.as_ref().is_some_and(|files| files.contains(arg))
+    };
+    args.iter().filter(|arg| !covered(arg)).cloned().collect()
 }
 
 /// About how many bytes labelling `path` reads: the sizes of every file of
@@ -215,33 +244,6 @@ mod tests {
         assert_eq!(sniff(b"\x02\0\0\0\0\0\0\0"), None);
         assert_eq!(by_extension(Path::new("a.safetensors")), Some(Format::Safetensors));
         assert_eq!(by_extension(Path::new("a.bin")), None);
-    }
-
-    #[test]
-    fn later_shards_named_with_their_first_are_left_out() {
-        let paths = |names: &[&str]| names.iter().map(PathBuf::from).collect::<Vec<_>>();
-        let all = paths(&[
-            "d/m-00002-of-00003.gguf",
-            "x.gguf",
-            "d/m-00001-of-00003.gguf",
-            "d/m-00003-of-00003.gguf",
-            "s-00002-of-00002.safetensors",
-            "s-00001-of-00002.safetensors",
-        ]);
-        let kept = paths(&["x.gguf", "d/m-00001-of-00003.gguf", "s-00001-of-00002.safetensors"]);
-        assert_eq!(without_covered_shards(&all), kept);
-        // Without their first shard, or with a first shard of another set
-        // (count, stem, directory or spelling), later shards stay, to be refused.
-        let alone = paths(&[
-            "d/m-00002-of-00003.gguf",
-            "d/m-00001-of-00004.gguf",
-            "d/n-00001-of-00003.gguf",
-            "e/m-00001-of-00003.gguf",
-            "./d/m-00001-of-00003.gguf",
-            "s-00002-of-00002.safetensors",
-            "s-00001-of-00002.gguf",
-        ]);
-        assert_eq!(without_covered_shards(&alone), alone);
     }
 
     #[test]

@@ -24,8 +24,8 @@ pub struct ReadArgs {
     #[arg(long)]
     pub no_mmap: bool,
 
-    /// Hash with at most N threads (default: RAYON_NUM_THREADS, else all cores).
-    #[arg(short = 'j', long, value_name = "N")]
+    /// Hash with at most N threads, N up to 1024 (default: RAYON_NUM_THREADS, else all cores).
+    #[arg(short = 'j', long, value_name = "N", value_parser = super::threads_arg)]
     pub threads: Option<NonZeroUsize>,
 }
 

@@ -167,7 +167,7 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> u8 {
 pub(crate) const MAX_THREADS: usize = 1024;
 
 /// `-j N`: a thread count from 1 to [`MAX_THREADS`].
-fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
+pub(crate) fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
     let n: NonZeroUsize = arg.parse().map_err(|e: std::num::ParseIntError| e.to_string())?;
     if n.get() > MAX_THREADS {
         return Err(format!("at most {MAX_THREADS} hashing threads"));
@@ -176,8 +176,16 @@ fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
 }
 
 /// A pool of `threads` hashing threads (0: one per core, or
-/// `RAYON_NUM_THREADS`), named as `ps` and `perf` show them.
+/// `RAYON_NUM_THREADS`, which is held to [`MAX_THREADS`] as `-j` is), named
+/// as `ps` and `perf` show them.
 pub(crate) fn hashing_pool(threads: usize) -> io::Result<rayon::ThreadPool> {
+    if threads == 0 {
+        // Parsed as rayon parses it (a value it cannot parse, it ignores).
+        let from_env = std::env::var("RAYON_NUM_THREADS").ok().and_then(|v| v.parse::<usize>().ok());
+        if let Some(n) = from_env.filter(|&n| n > MAX_THREADS) {
+            return Err(io::Error::other(format!("RAYON_NUM_THREADS={n}: at most {MAX_THREADS} hashing threads")));
+        }
+    }
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("gguf-digest-{i}"))
@@ -216,8 +224,7 @@ fn run(args: &Args) -> io::Result<u8> {
     }
     let files = match expand_arguments(&args.files) {
         // `*.gguf` names every shard of a set: one line for the set.
-        Ok(f) if opts.open.join_shards => without_covered_shards(&f),
-        Ok(f) => f,
+        Ok(f) => without_covered_shards(&f, &opts.open),
         Err(e) => {
             eprintln!("gguf-digest: {}", error_line(&e));
             return Ok(EXIT_ERROR);

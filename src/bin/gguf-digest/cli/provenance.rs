@@ -71,7 +71,7 @@ pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::Th
     let pool = own_pool.as_ref().unwrap_or(pool);
     let options = args.read.options(opts);
     // `statement *.gguf`: one subject per shard set, as the labelling does.
-    let models = if options.open.join_shards { without_covered_shards(&args.models) } else { args.models.clone() };
+    let models = without_covered_shards(&args.models, &options.open);
     let mut done = Vec::with_capacity(models.len());
     let mut failed = false;
     for r in schedule_all(&models, &options, pool, &open_model) {
