@@ -169,8 +169,9 @@ impl FileWork {
     }
 }
 
-/// Opens a model of whatever format a path holds.
-pub type Opener = dyn Fn(&Path, &OpenOptions) -> Result<AnyModel>;
+/// Opens a model of whatever format a path holds (it may borrow, as
+/// [`NamedModels::open`](crate::NamedModels::open) does).
+pub type Opener<'a> = dyn Fn(&Path, &OpenOptions) -> Result<AnyModel> + 'a;
 
 /// Labels every path on `pool`, each opened by `open`, calling
 /// `emit(i, result)` for the i-th path in order, as soon as it and all
@@ -179,7 +180,7 @@ pub fn schedule(
     paths: &[PathBuf],
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
-    open: &Opener,
+    open: &Opener<'_>,
     mut emit: impl FnMut(usize, Result<(AnyModel, Digest)>),
 ) {
     let (done_tx, done_rx) = mpsc::channel::<usize>();
@@ -263,7 +264,7 @@ pub fn schedule_all(
     paths: &[PathBuf],
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
-    open: &Opener,
+    open: &Opener<'_>,
 ) -> Vec<Result<(AnyModel, Digest)>> {
     let mut done: Vec<Option<Result<(AnyModel, Digest)>>> = paths.iter().map(|_| None).collect();
     schedule(paths, opts, pool, open, |i, r| {

@@ -6,7 +6,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::*;
-use gguf_digest::{BatchOptions, Model, OpenOptions, ReadMode, digest_paths};
+use gguf_digest::{BatchOptions, Model, NamedModels, OpenOptions, ReadMode, digest_paths};
 
 /// Runs a batch on its own thread, so that a scheduler that stops making
 /// progress fails the test instead of hanging it.
@@ -187,4 +187,41 @@ fn cancelling_stops_a_front_to_back_read_naming_the_tensor() {
         assert!(e.to_string().contains("cancelled") && e.to_string().contains("tensor 'big'"), "{direct:?}: {e}");
         assert!(counted.load(Ordering::Relaxed) < 16 << 20, "{direct:?}: read to the end");
     }
+}
+
+/// A later shard left out of a run is covered by the very model the run
+/// labels: the first shard opened to decide is handed over. Were the first
+/// shard replaced in between, that model says so (the file changed), so the
+/// run fails rather than printing the new file's label for the set.
+#[test]
+fn the_model_that_covers_a_left_out_shard_is_the_one_labelled() {
+    let d = Dir::new();
+    let mut g = Gguf::new().kv("general.architecture", Val::str("llama"));
+    for i in 0..4u8 {
+        g = g.tensor(Tensor::filled(&format!("t.{i}"), &[8], 0, i));
+    }
+    let paths = write_set(&d, "m", &g.split(&[2, 2]));
+    let opts = OpenOptions::default();
+    let pieces = gguf_digest::PieceSizes::default();
+    let files = |m: &gguf_digest::AnyModel| m.sources().iter().map(|s| s.path().to_path_buf()).collect::<Vec<_>>();
+
+    let named = NamedModels::new(&paths, &opts);
+    assert_eq!(named.paths(), &paths[..1], "the second shard is the set's");
+    let model = named.open(&paths[0], &opts).unwrap();
+    assert_eq!(files(&model), paths, "the model handed over holds the shard left out");
+    assert_eq!(gguf_digest::digest(model.as_ref(), &pieces).unwrap().label(), g.expected_label());
+
+    let named = NamedModels::new(&paths, &opts);
+    let other = Gguf::new().tensor(Tensor::filled("x", &[8], 0, 9));
+    std::fs::rename(d.write("replacement.gguf", &other.build()), &paths[0]).unwrap();
+    let model = named.open(&paths[0], &opts).unwrap();
+    assert_eq!(files(&model), paths, "still the set that was seen");
+    let e = gguf_digest::digest(model.as_ref(), &pieces).unwrap_err();
+    assert!(matches!(e.kind(), gguf_digest::ErrorKind::FileChanged(_)), "{e}");
+    // Handed over once: opened again, the path is what it now holds.
+    assert_eq!(files(&named.open(&paths[0], &opts).unwrap()), &paths[..1]);
+
+    // Not joined, nothing is left out.
+    let apart = NamedModels::new(&paths, &OpenOptions { join_shards: false, ..opts });
+    assert_eq!(apart.paths(), &paths[..]);
 }

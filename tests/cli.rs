@@ -1248,9 +1248,17 @@ fn a_file_named_like_a_shard_is_never_left_out_unseen() {
     let g = splittable(4, 5);
     write_shards(&d, "m", &g, &[2, 2]);
     let c = small(3);
-    d.write("m-00003-of-00002.gguf", &c.build());
-    let want = line(&g, "m-00001-of-00002.gguf") + &line(&c, "m-00003-of-00002.gguf");
-    assert_eq!(gd(dir, &["m-00001-of-00002.gguf", "m-00002-of-00002.gguf", "m-00003-of-00002.gguf"]), out(0, want, ""));
+    d.write("m-00004-of-00002.gguf", &c.build());
+    let want = line(&g, "m-00001-of-00002.gguf") + &line(&c, "m-00004-of-00002.gguf");
+    assert_eq!(gd(dir, &["m-00001-of-00002.gguf", "m-00002-of-00002.gguf", "m-00004-of-00002.gguf"]), out(0, want, ""));
+    // A later shard (split keys and all) that names the set but that the
+    // set does not hold: still refused, not left out.
+    let shards = g.split(&[2, 2]);
+    d.write("m-00003-of-00002.gguf", &shards[1].build());
+    let o = gd(dir, &["m-00001-of-00002.gguf", "m-00003-of-00002.gguf"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert_eq!(text(&o.stdout), line(&g, "m-00001-of-00002.gguf"));
+    assert!(text(&o.stderr).contains("m-00003-of-00002.gguf: this is shard 3 of 2"), "{o:?}");
     // A first shard that cannot be read covers nothing: every shard says why.
     write_shards(&d, "broken", &g, &[2, 2]);
     d.write("broken-00001-of-00002.gguf", b"JUNK");
@@ -1348,23 +1356,32 @@ fn more_than_1024_threads_is_a_usage_error() {
     let huge = gd(d.dir.path(), &["-j", "100000000000000000000000", "m.gguf"]);
     assert_eq!(huge.code, 2, "{huge:?}");
     assert!(common::text(&huge.stderr).contains("number too large to fit in target type"), "{huge:?}");
-    // The subcommands' own -j, and rayon's variable, are held to it too.
-    for sub in [
-        &["inspect", "-j", "1025", "m.gguf"][..],
-        &["diff", "-j", "1025", "m.gguf", "m.gguf"],
-        &["statement", "-j", "1025", "m.gguf"],
-    ] {
-        let o = gd(d.dir.path(), sub);
-        assert_eq!((o.code, text(&o.stderr).contains("at most 1024 hashing threads")), (2, true), "{sub:?}: {o:?}");
+    // The subcommands' own -j, and rayon's variables, are held to it too.
+    let subcommands =
+        [&["inspect", "m.gguf"][..], &["diff", "m.gguf", "m.gguf"], &["statement", "m.gguf"], &["verify", "s.json"]];
+    for sub in subcommands {
+        let args = [&sub[..1], &["-j", "1025"], &sub[1..]].concat();
+        let o = gd(d.dir.path(), &args);
+        assert_eq!((o.code, text(&o.stderr).contains("at most 1024 hashing threads")), (2, true), "{args:?}: {o:?}");
     }
     d.write("m.gguf", &small(1).build());
-    for (n, code) in [("1025", 2), ("1024", 0), ("x", 0)] {
-        let mut c = gd_cmd(d.dir.path(), &["m.gguf"]);
-        c.env("RAYON_NUM_THREADS", n);
-        let o = exec(c, None);
-        assert_eq!(o.code, code, "RAYON_NUM_THREADS={n}: {o:?}");
-        if code == 2 {
-            assert_eq!(text(&o.stderr), "gguf-digest: RAYON_NUM_THREADS=1025: at most 1024 hashing threads\n");
+    let with_env = |args: &[&str], var: &str, n: &str| {
+        let mut c = gd_cmd(d.dir.path(), args);
+        c.env_remove("RAYON_NUM_THREADS").env(var, n);
+        exec(c, None)
+    };
+    // In rayon's order; an explicit -j leaves them unread.
+    for var in ["RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"] {
+        for (n, code) in [("1025", 2), ("1024", 0), ("x", 0), ("0", 0)] {
+            let o = with_env(&["m.gguf"], var, n);
+            assert_eq!(o.code, code, "{var}={n}: {o:?}");
+            if code == 2 {
+                assert_eq!(text(&o.stderr), format!("gguf-digest: {var}=1025: at most 1024 hashing threads\n"));
+            }
+        }
+        for args in [&["-j", "2", "m.gguf"][..], &["inspect", "-j", "2", "m.gguf"], &["statement", "-j", "2", "m.gguf"]]
+        {
+            assert_eq!(with_env(args, var, "5000").code, 0, "{args:?} {var}=5000");
         }
     }
 }

@@ -33,9 +33,7 @@ use gguf_digest::output::quote_name;
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement as statements;
 use gguf_digest::provenance::verify;
-use gguf_digest::{
-    AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, expand_arguments, schedule_all, without_covered_shards,
-};
+use gguf_digest::{AnyModel, BatchOptions, Digest, NamedModels, OpenOptions, ReadMode, expand_arguments, schedule_all};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -144,10 +142,12 @@ fn run<T: Send>(py: Python<'_>, cancel: &AtomicBool, work: impl FnOnce() -> T + 
 
 /// Labels every path together (one pool, all tensors of all files
 /// scheduled at once, as the command does); one result per path, in order.
+/// `named`: the statement's models, whose first shards come opened.
 fn label_all<T: Send>(
     py: Python<'_>,
     paths: &[PathBuf],
     read: Read,
+    named: Option<&NamedModels>,
     keep: impl Fn(AnyModel, Digest) -> T + Send + Sync,
 ) -> PyResult<Vec<gguf_digest::Result<T>>> {
     let cancel = Arc::new(AtomicBool::new(false));
@@ -156,7 +156,7 @@ fn label_all<T: Send>(
     let pool = cli::hashing_pool(read.threads.unwrap_or(0))
         .map_err(|e| plain_error(py, format!("cannot start hashing threads: {e}"), None))?;
     run(py, &cancel, || {
-        let all = schedule_all(paths, &opts, &pool, &open_in_python);
+        let all = schedule_all(paths, &opts, &pool, &|p, o| open_in_python(p, o, named));
         all.into_iter().map(|r| r.map(|(m, d)| keep(m, d))).collect()
     })
 }
@@ -166,11 +166,12 @@ fn label_all<T: Send>(
 /// input, where a blocked read could not be interrupted; the wheel's
 /// `gguf-digest` command reads `-` as the binary does), and `ollama:`
 /// alone (every model of the store, which `ollama_models()` lists).
-fn open_in_python(path: &Path, opts: &OpenOptions) -> gguf_digest::Result<AnyModel> {
+/// Through `named` when given.
+fn open_in_python(path: &Path, opts: &OpenOptions, named: Option<&NamedModels>) -> gguf_digest::Result<AnyModel> {
     let why = match path.as_os_str().as_encoded_bytes() {
         b"-" => "standard input is not read by the Python API; pass a file (the gguf-digest command reads '-')",
         b"ollama:" => "ollama: alone names every model of the store; pass one ollama:NAME (ollama_models() lists them)",
-        _ => return gguf_digest::open_model(path, opts),
+        _ => return named.map_or_else(|| gguf_digest::open_model(path, opts), |n| n.open(path, opts)),
     };
     Err(gguf_digest::Error::new(gguf_digest::ErrorKind::Io(std::io::Error::other(why))))
 }
@@ -192,7 +193,7 @@ fn labels(
     verify_blobs: bool,
 ) -> PyResult<Vec<String>> {
     let read = Read { threads, join_shards, mmap, verify_blobs };
-    let results = label_all(py, &paths, read, |_, d| d.label())?;
+    let results = label_all(py, &paths, read, None, |_, d| d.label())?;
     all_or_first_error(py, &paths, results)
 }
 
@@ -226,7 +227,7 @@ fn open_model(
     let read = Read { threads, join_shards, mmap, verify_blobs };
     let paths = [path];
     // The JSON entry is built on the worker, without the GIL.
-    let results = label_all(py, &paths, read, |m, d| {
+    let results = label_all(py, &paths, read, None, |m, d| {
         let (format, contract) = m.contract();
         let json = m.json(&paths[0], &d).to_string();
         let files: Vec<OsString> = m.sources().iter().map(|s| s.path().as_os_str().to_owned()).collect();
@@ -257,7 +258,7 @@ fn relabel(
     ignore_missing: bool,
 ) -> PyResult<Vec<Checked>> {
     let paths: Vec<PathBuf> = entries.iter().map(|e| e.3.clone()).collect();
-    let results = label_all(py, &paths, read, |_, d| d.label())?;
+    let results = label_all(py, &paths, read, None, |_, d| d.label())?;
     let mut out = Vec::with_capacity(entries.len());
     for ((line, expected, name, path), r) in entries.into_iter().zip(results) {
         match r {
@@ -336,12 +337,13 @@ fn check(
 fn statement(py: Python<'_>, paths: Vec<PathBuf>, leaves: bool, threads: Option<usize>) -> PyResult<String> {
     let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false };
     // As the command: a later shard named with its first is that subject's.
-    let paths = py.detach(|| without_covered_shards(&paths, &read.batch().open));
-    let results = label_all(py, &paths, read, |m, d| (m, d))?;
-    let done = all_or_first_error(py, &paths, results)?;
+    let named = py.detach(|| NamedModels::new(&paths, &read.batch().open));
+    let paths = named.paths();
+    let results = label_all(py, paths, read, Some(&named), |m, d| (m, d))?;
+    let done = all_or_first_error(py, paths, results)?;
     // Every leaf of every model with --leaves: built without the GIL.
     let text = py.detach(|| {
-        let labelled = done.iter().zip(&paths).map(|((m, d), p)| (p.as_path(), m.as_ref(), d));
+        let labelled = done.iter().zip(paths).map(|((m, d), p)| (p.as_path(), m.as_ref(), d));
         serde_json::to_string_pretty(&statements::of_labelled(labelled, leaves))
     });
     Ok(text.map_err(|e| plain_error(py, e.to_string(), None))? + "\n")

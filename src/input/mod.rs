@@ -11,8 +11,8 @@
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
 mod directory;
+mod shard_sets;
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -23,6 +23,8 @@ use crate::ollama;
 use crate::safetensors;
 use crate::schedule::{AnyModel, BatchOptions, schedule, schedule_all};
 use crate::source::Source;
+
+pub use shard_sets::NamedModels;
 
 /// What a command-line argument names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,49 +135,6 @@ pub fn expand_arguments(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(out)
-}
-
-/// `args` without each later shard that alone would be refused for not
-/// being the first (ADR 0006) while its first shard is also in `args` and
-/// that first shard's model holds it: the set's line covers it, so
-/// `gguf-digest *.gguf` gives one line per model. Both are read from the
-/// files (the two models are opened here, metadata only), never guessed
-/// from names: a file merely named like a shard, a shard the set does not
-/// hold, or a safetensors shard its index lets stand alone is kept, and
-/// labelled or refused on its own. No argument is dropped unseen, and no
-/// label is of part of a model. With `join_shards` off every shard is a
-/// model: `args` is kept whole.
-pub fn without_covered_shards(args: &[PathBuf], opts: &OpenOptions) -> Vec<PathBuf> {
-    if !opts.join_shards {
-        return args.to_vec();
-    }
-    let named: HashSet<&Path> = args.iter().map(PathBuf::as_path).collect();
-    let named_first = |p: &Path| {
-        let gguf = gguf::ShardName::parse(p).filter(|n| n.no > 1).map(|n| n.sibling(1));
-        let first = gguf.or_else(|| safetensors::ShardName::parse(p).filter(|n| n.no > 1).map(|n| n.sibling(1)));
-        first.is_some_and(|f| named.contains(f.as_path()))
-    };
-    // Each first shard's files, opened once (None: it cannot be opened, so
-    // it covers nothing; the run says why).
-    let mut sets: HashMap<PathBuf, Option<Vec<PathBuf>>> = HashMap::new();
-    let mut covered = |arg: &PathBuf| {
-        if !named_first(arg) {
-            return false;
-        }
-        let first = match open_model(arg, opts) {
-            Err(e) => match e.kind() {
-                ErrorKind::NotFirstShard { first, .. } if named.contains(first.as_path()) => first.clone(),
-                _ => return false,
-            },
-            Ok(_) => return false,
-        };
-        let files = sets.entry(first).or_insert_with_key(|first| {
-            let model = open_model(first, opts).ok()?;
-            Some(model.sources().iter().map(|s| s.path().to_path_buf()).collect())
-        });
-        files.as_ref().is_some_and(|files| files.contains(arg))
-    };
-    args.iter().filter(|arg| !covered(arg)).cloned().collect()
 }
 
 /// About how many bytes labelling `path` reads: the sizes of every file of

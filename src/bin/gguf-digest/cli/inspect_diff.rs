@@ -38,11 +38,6 @@ impl ReadArgs {
         }
         opts
     }
-
-    /// The pool to hash on: the one given, unless -j asks for another size.
-    pub(crate) fn pool(&self) -> io::Result<Option<rayon::ThreadPool>> {
-        self.threads.map(|n| super::hashing_pool(n.get())).transpose()
-    }
 }
 
 /// Flags of `gguf-digest inspect`.
@@ -116,8 +111,6 @@ fn print_text(text: &str) -> io::Result<()> {
 
 /// Runs `inspect`; returns the exit status.
 pub fn run_inspect(args: &InspectArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
-    let own_pool = args.read.pool()?;
-    let pool = own_pool.as_ref().unwrap_or(pool);
     let options = InspectOptions { width: args.width, items: args.items, limit: args.limit };
     match inspect_path(&args.file, &args.read.options(opts), pool, &options) {
         Ok(i) if args.json => print_json(&i.to_json()).map(|()| EXIT_OK),
@@ -131,8 +124,6 @@ pub fn run_inspect(args: &InspectArgs, opts: &BatchOptions, pool: &rayon::Thread
 
 /// Runs `diff`; returns the exit status.
 pub fn run_diff(args: &DiffArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
-    let own_pool = args.read.pool()?;
-    let pool = own_pool.as_ref().unwrap_or(pool);
     let options = DiffOptions { width: args.width, items: args.items };
     if args.a.as_os_str() == "-" && args.b.as_os_str() == "-" {
         eprintln!(

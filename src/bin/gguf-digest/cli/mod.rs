@@ -21,8 +21,8 @@ use clap::{Parser, Subcommand};
 use gguf_digest::check::{self, CheckOptions};
 use gguf_digest::output::{document_json, error_json, error_line, quote_name, sums_line};
 use gguf_digest::{
-    AnyModel, BatchOptions, Digest, OpenOptions, ReadMode, approximate_bytes, digest_paths, expand_arguments,
-    without_covered_shards,
+    AnyModel, BatchOptions, Digest, NamedModels, OpenOptions, Opener, ReadMode, approximate_bytes, digest_paths,
+    expand_arguments, open_model, schedule,
 };
 
 const EXAMPLES: &str = "\
@@ -175,15 +175,19 @@ pub(crate) fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
     Ok(n)
 }
 
-/// A pool of `threads` hashing threads (0: one per core, or
-/// `RAYON_NUM_THREADS`, which is held to [`MAX_THREADS`] as `-j` is), named
+/// A pool of `threads` hashing threads (0: rayon's default: its
+/// variables, held to [`MAX_THREADS`] as `-j` is, else one per core), named
 /// as `ps` and `perf` show them.
 pub(crate) fn hashing_pool(threads: usize) -> io::Result<rayon::ThreadPool> {
     if threads == 0 {
-        // Parsed as rayon parses it (a value it cannot parse, it ignores).
-        let from_env = std::env::var("RAYON_NUM_THREADS").ok().and_then(|v| v.parse::<usize>().ok());
-        if let Some(n) = from_env.filter(|&n| n > MAX_THREADS) {
-            return Err(io::Error::other(format!("RAYON_NUM_THREADS={n}: at most {MAX_THREADS} hashing threads")));
+        // The variables rayon reads, in its order, parsed as it parses them
+        // (a value it cannot parse, or 0, it passes over).
+        let from_env = ["RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"].into_iter().find_map(|var| {
+            let n = std::env::var(var).ok()?.parse::<usize>().ok().filter(|&n| n > 0)?;
+            Some((var, n))
+        });
+        if let Some((var, n)) = from_env.filter(|&(_, n)| n > MAX_THREADS) {
+            return Err(io::Error::other(format!("{var}={n}: at most {MAX_THREADS} hashing threads")));
         }
     }
     rayon::ThreadPoolBuilder::new()
@@ -194,7 +198,16 @@ pub(crate) fn hashing_pool(threads: usize) -> io::Result<rayon::ThreadPool> {
 }
 
 fn run(args: &Args) -> io::Result<u8> {
-    let pool = hashing_pool(args.threads.map_or(0, NonZeroUsize::get))?;
+    // One pool, of the subcommand's -j when it has one (the top-level flag
+    // cannot be combined with a subcommand).
+    let threads = match &args.command {
+        Some(Command::Inspect(a)) => a.read.threads,
+        Some(Command::Diff(a)) => a.read.threads,
+        Some(Command::Statement(a)) => a.read.threads,
+        Some(Command::Verify(a)) => a.read.threads,
+        None => args.threads,
+    };
+    let pool = hashing_pool(threads.map_or(0, NonZeroUsize::get))?;
     let opts = BatchOptions {
         open: OpenOptions {
             join_shards: !args.no_join,
@@ -222,14 +235,15 @@ fn run(args: &Args) -> io::Result<u8> {
     if args.skeleton {
         return run_skeleton(args, &opts, &pool);
     }
-    let files = match expand_arguments(&args.files) {
+    let named = match expand_arguments(&args.files) {
         // `*.gguf` names every shard of a set: one line for the set.
-        Ok(f) => without_covered_shards(&f, &opts.open),
+        Ok(f) => NamedModels::new(&f, &opts.open),
         Err(e) => {
             eprintln!("gguf-digest: {}", error_line(&e));
             return Ok(EXIT_ERROR);
         }
     };
+    let files = named.paths();
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut failed = false;
@@ -253,7 +267,7 @@ fn run(args: &Args) -> io::Result<u8> {
             }
         }
     };
-    digest_with_progress(args, &files, &opts, &pool, report);
+    digest_with_progress(args, files, &opts, &pool, &|p, o| named.open(p, o), report);
     io_result?;
     if args.json {
         serde_json::to_writer_pretty(&mut out, &document_json(json_files))?;
@@ -320,7 +334,7 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
         };
         let lines = check::parse_list(&bytes, list.as_os_str() == "-");
         let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
-            digest_with_progress(args, paths, opts, pool, |i, r| emit(i, r.map(|(_, d)| d.label())));
+            digest_with_progress(args, paths, opts, pool, &open_model, |i, r| emit(i, r.map(|(_, d)| d.label())));
         };
         let summary = check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
         if !summary.passed(&check_opts) && code == EXIT_OK {
@@ -338,11 +352,12 @@ fn digest_with_progress(
     paths: &[PathBuf],
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
+    open: &Opener<'_>,
     mut emit: impl FnMut(usize, gguf_digest::Result<(AnyModel, Digest)>),
 ) {
     let mut opts = opts.clone();
     let progress = Progress::start(args, paths, &mut opts);
-    digest_paths(paths, &opts, pool, |i, r| match &progress {
+    schedule(paths, &opts, pool, open, |i, r| match &progress {
         Some(p) => p.suspend(|| emit(i, r)),
         None => emit(i, r),
     });

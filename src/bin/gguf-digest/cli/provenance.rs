@@ -9,7 +9,7 @@ use gguf_digest::output::{error_line, quote_name};
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement;
 use gguf_digest::provenance::verify;
-use gguf_digest::{BatchOptions, ErrorKind, digest_paths, open_model, schedule_all, without_covered_shards};
+use gguf_digest::{BatchOptions, ErrorKind, NamedModels, digest_paths, schedule_all};
 
 use super::inspect_diff::{ReadArgs, print_json};
 use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
@@ -31,7 +31,7 @@ pub struct StatementArgs {
     leaves: bool,
 
     #[command(flatten)]
-    read: ReadArgs,
+    pub(super) read: ReadArgs,
 }
 
 /// Flags of `gguf-digest verify`.
@@ -62,19 +62,18 @@ pub struct VerifyArgs {
     status: bool,
 
     #[command(flatten)]
-    read: ReadArgs,
+    pub(super) read: ReadArgs,
 }
 
 /// Runs `statement`; returns the exit status.
 pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
-    let own_pool = args.read.pool()?;
-    let pool = own_pool.as_ref().unwrap_or(pool);
     let options = args.read.options(opts);
     // `statement *.gguf`: one subject per shard set, as the labelling does.
-    let models = without_covered_shards(&args.models, &options.open);
+    let named = NamedModels::new(&args.models, &options.open);
+    let models = named.paths();
     let mut done = Vec::with_capacity(models.len());
     let mut failed = false;
-    for r in schedule_all(&models, &options, pool, &open_model) {
+    for r in schedule_all(models, &options, pool, &|p, o| named.open(p, o)) {
         match r {
             Ok(m) => done.push(m),
             Err(e) => {
@@ -87,15 +86,13 @@ pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::Th
     if failed {
         return Ok(EXIT_ERROR);
     }
-    let labelled = done.iter().zip(&models).map(|((m, d), p)| (p.as_path(), m.as_ref(), d));
+    let labelled = done.iter().zip(models).map(|((m, d), p)| (p.as_path(), m.as_ref(), d));
     print_json(&statement::of_labelled(labelled, args.leaves))?;
     Ok(EXIT_OK)
 }
 
 /// Runs `verify`; returns the exit status.
 pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
-    let own_pool = args.read.pool()?;
-    let pool = own_pool.as_ref().unwrap_or(pool);
     let name = quote_name(args.file.as_os_str().as_encoded_bytes());
     let mut keys = Vec::with_capacity(args.key.len());
     for k in &args.key {
