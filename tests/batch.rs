@@ -214,6 +214,9 @@ fn the_model_that_covers_a_left_out_shard_is_the_one_labelled() {
     let named = NamedModels::new(&paths, &opts);
     let other = Gguf::new().tensor(Tensor::filled("x", &[8], 0, 9));
     std::fs::rename(d.write("replacement.gguf", &other.build()), &paths[0]).unwrap();
+    // Asked with other options, the path is opened afresh: what it now holds.
+    let pread = OpenOptions { read_mode: ReadMode::Pread, ..opts };
+    assert_eq!(files(&named.open(&paths[0], &pread).unwrap()), &paths[..1]);
     let model = named.open(&paths[0], &opts).unwrap();
     assert_eq!(files(&model), paths, "still the set that was seen");
     let e = gguf_digest::digest(model.as_ref(), &pieces).unwrap_err();

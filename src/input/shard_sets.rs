@@ -6,8 +6,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::error::{ErrorKind, Result};
-use crate::format::OpenOptions;
+use crate::error::Result;
+use crate::format::{Labelled, OpenOptions};
 use crate::gguf;
 use crate::safetensors;
 use crate::schedule::AnyModel;
@@ -15,46 +15,45 @@ use crate::schedule::AnyModel;
 use super::open_model;
 
 /// The models a run's arguments name: the arguments without each later
-/// shard that alone would be refused for not being the first, while its
-/// first shard is also an argument (the same path as given but for the
-/// shard number) whose model holds it. Both are read from the files, never
+/// shard whose first shard is also an argument (the same path as given but
+/// for the shard number) and whose model holds it, so that alone it would
+/// be refused for not being the first. That is read from the files, never
 /// guessed from names: a file merely named like a shard, a shard the set
 /// does not hold, or a safetensors shard its index lets stand alone stays,
 /// labelled or refused on its own. The first shards opened to decide are
-/// kept and handed to the run ([`NamedModels::open`]), so the model labelled
-/// is the very one seen to hold the shards left out: no argument is dropped
-/// unseen, even if files change meanwhile, and no label is of part of a
-/// model. With `join_shards` off every shard is a model: nothing is left out.
+/// kept and handed to the run ([`NamedModels::open`]), so the model
+/// labelled is the very one seen to hold the shards left out: no argument
+/// is dropped unseen, even if files change meanwhile, and no label is of
+/// part of a model. They stay open until the run reaches them (a price of
+/// that promise). With `join_shards` off every shard is a model: nothing
+/// is left out.
 pub struct NamedModels {
     paths: Vec<PathBuf>,
-    opened: Mutex<HashMap<PathBuf, AnyModel>>,
+    opts: OpenOptions,
+    /// Each first shard opened to decide (`None`: it could not be opened,
+    /// so it covers nothing; the run says why), handed over once.
+    opened: Mutex<HashMap<PathBuf, Option<AnyModel>>>,
 }
 
 impl NamedModels {
-    /// Reads which later shards `args` holds beside their sets (opening
-    /// their metadata and their first shards' models; nothing else).
+    /// Reads which later shards `args` holds beside their sets, opening the
+    /// models of the first shards named beside them (nothing else).
     pub fn new(args: &[PathBuf], opts: &OpenOptions) -> NamedModels {
-        let mut opened: HashMap<PathBuf, AnyModel> = HashMap::new();
-        let mut unopenable: HashSet<PathBuf> = HashSet::new();
-        let named: HashSet<&Path> = args.iter().map(PathBuf::as_path).collect();
-        let mut covered = |arg: &PathBuf| {
-            let first = match first_shard_named(arg, &named, opts) {
-                Some(first) if !unopenable.contains(&first) => first,
-                _ => return false,
-            };
-            if !opened.contains_key(&first) {
-                let Ok(model) = open_model(&first, opts) else {
-                    // It covers nothing; the run says why.
-                    unopenable.insert(first);
+        let mut opened: HashMap<PathBuf, Option<AnyModel>> = HashMap::new();
+        let paths = if opts.join_shards {
+            let named: HashSet<&Path> = args.iter().map(PathBuf::as_path).collect();
+            let mut covered = |arg: &PathBuf| {
+                let Some(first) = first_shard_by_name(arg).filter(|f| named.contains(f.as_path())) else {
                     return false;
                 };
-                opened.insert(first.clone(), model);
-            }
-            opened.get(&first).is_some_and(|m| m.sources().iter().any(|s| s.path() == arg.as_path()))
+                let model = opened.entry(first).or_insert_with_key(|first| open_model(first, opts).ok());
+                model.as_deref().is_some_and(|m| covers(m, arg))
+            };
+            args.iter().filter(|arg| !covered(arg)).cloned().collect()
+        } else {
+            args.to_vec()
         };
-        let paths =
-            if opts.join_shards { args.iter().filter(|a| !covered(a)).cloned().collect() } else { args.to_vec() };
-        NamedModels { paths, opened: Mutex::new(opened) }
+        NamedModels { paths, opts: *opts, opened: Mutex::new(opened) }
     }
 
     /// The paths to label, in argument order.
@@ -63,26 +62,31 @@ impl NamedModels {
     }
 
     /// Opens `path` for the run: a first shard opened to decide what it
-    /// covers comes as it was opened (once); anything else as
-    /// [`open_model`] opens it.
+    /// covers comes as it was opened (once, and only with the options it was
+    /// opened with); anything else as [`open_model`] opens it.
     pub fn open(&self, path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
-        let kept = self.opened.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(path);
+        let kept = if *opts == self.opts {
+            self.opened.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(path).flatten()
+        } else {
+            None
+        };
         kept.map_or_else(|| open_model(path, opts), Ok)
     }
 }
 
-/// The first shard `arg` names, when `arg` is a later shard refused alone
-/// for not being the first and that first shard is among `named`.
-fn first_shard_named(arg: &Path, named: &HashSet<&Path>, opts: &OpenOptions) -> Option<PathBuf> {
-    // By name first, so no other argument is opened here.
-    let gguf = gguf::ShardName::parse(arg).filter(|n| n.no > 1).map(|n| n.sibling(1));
-    let by_name = gguf.or_else(|| safetensors::ShardName::parse(arg).filter(|n| n.no > 1).map(|n| n.sibling(1)))?;
-    if !named.contains(by_name.as_path()) {
-        return None;
-    }
-    let e = open_model(arg, opts).err()?;
-    match e.kind() {
-        ErrorKind::NotFirstShard { first, .. } if named.contains(first.as_path()) => Some(first.clone()),
-        _ => None,
-    }
+/// The first shard a later shard's name points to (GGUF or safetensors).
+fn first_shard_by_name(path: &Path) -> Option<PathBuf> {
+    let gguf = gguf::ShardName::parse(path).filter(|n| n.no > 1).map(|n| n.sibling(1));
+    gguf.or_else(|| safetensors::ShardName::parse(path).filter(|n| n.no > 1).map(|n| n.sibling(1)))
+}
+
+/// Whether `model`, opened from a first shard, holds the later shard
+/// `shard` such that `shard` alone is refused: a GGUF set holds a later
+/// shard only when its `split.` keys say it is one (alone: not the first);
+/// a safetensors set without an index refuses its later shards alone by
+/// their names. Opened through an index, any shard stands for the model
+/// alone, so each named one keeps its line.
+fn covers(model: &dyn Labelled, shard: &Path) -> bool {
+    let through_index = model.as_any().downcast_ref::<safetensors::Model>().is_some_and(|m| m.index().is_some());
+    !through_index && model.sources().iter().any(|s| s.path() == shard)
 }
