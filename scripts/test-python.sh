@@ -75,8 +75,14 @@ if (cd "$scratch" && "$venv/bin/python" -m mypy --strict --no-incremental "$repo
     log "mypy accepted mistyped_example.py: the stubs are not seen"
     mypy_failed=1
 else
-    # Every line marked "# wrong:" must have its own error.
-    for n in $(grep -n '  # wrong:' "$repo/python/examples/mistyped_example.py" | cut -d: -f1); do
+    # Every line marked "# wrong:" must have its own error (and there must
+    # be such lines, or this would check nothing).
+    marked=$(grep -n '  # wrong:' "$repo/python/examples/mistyped_example.py" | cut -d: -f1)
+    if [ -z "$marked" ]; then
+        log "mistyped_example.py marks no line '# wrong:'"
+        mypy_failed=1
+    fi
+    for n in $marked; do
         if ! grep -q "mistyped_example.py:$n: error:" "$scratch/mypy.log"; then
             log "mypy accepted mistyped_example.py line $n"
             mypy_failed=1

@@ -189,11 +189,11 @@ fn projector_adapter_draft_and_tensor_blobs() {
     // Tensor layer names are not content.
     let renamed: Vec<Layer> = tl.iter().map(|l| Layer { name: Some("x".into()), ..l.clone() }).collect();
     store.manifest("st2", &store.config(""), &[renamed, vec![all[4].clone()]].concat());
-    assert_eq!(label(&store, "ollama:st2"), label(&store, "ollama:st"));
+    let st_label = label(&store, "ollama:st");
+    assert_eq!(label(&store, "ollama:st2"), st_label);
 
     // --verify-blobs audits each tensor blob through the file it is labelled
     // from: no blob is opened twice, and a changed byte is found.
-    let st_label = label(&store, "ollama:st");
     let out = gd(&store, &["--verify-blobs", "ollama:st"]);
     assert_eq!(text(&out.stdout), format!("{st_label}  ollama:st\n"), "{}", text(&out.stderr));
     let opts = gguf_digest::OpenOptions { verify_blobs: true, ..Default::default() };
@@ -204,10 +204,7 @@ fn projector_adapter_draft_and_tensor_blobs() {
     assert_eq!(distinct.len(), paths.len(), "a blob opened twice: {paths:?}");
     assert_eq!(paths.len(), 5);
     drop(m);
-    let p = store.blob_path(&tl[3]);
-    let mut bytes = std::fs::read(&p).unwrap();
-    *bytes.last_mut().unwrap() ^= 1;
-    std::fs::write(&p, &bytes).unwrap();
+    flip_last_byte(&store.blob_path(&tl[3]));
     let out = gd(&store, &["--verify-blobs", "ollama:st"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("not its layer's digest"), "{}", text(&out.stderr));

@@ -348,8 +348,9 @@ def check(
     a list without one well-formed line raises; ``ignore_missing=True``
     leaves out entries whose file does not exist.
     """
+    name = _fspath(sums)
     misformatted, rows = _native.check(
-        _fspath(sums),
+        name,
         _threads(threads),
         ignore_missing=ignore_missing,
         strict=strict,
@@ -359,7 +360,7 @@ def check(
     )
     if misformatted:
         what = "1 line is" if misformatted == 1 else f"{misformatted} lines are"
-        warnings.warn(f"{_fspath(sums)}: {what} improperly formatted", UserWarning, stacklevel=2)
+        warnings.warn(f"{name}: {what} improperly formatted", UserWarning, stacklevel=2)
     return _results(rows)
 
 

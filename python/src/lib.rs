@@ -140,6 +140,13 @@ fn run<T: Send>(py: Python<'_>, cancel: &AtomicBool, work: impl FnOnce() -> T + 
     }
 }
 
+/// Runs `work` as [`run`] does (no GIL, a panic raised as an error, Ctrl-C
+/// raised once it ends), for work no cancel flag reaches: opening files,
+/// reading lists, keys and statements, building JSON.
+fn detached<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> PyResult<T> {
+    run(py, &AtomicBool::new(false), work)
+}
+
 /// Labels every path together (one pool, all tensors of all files
 /// scheduled at once, as the command does); one result per path, in order.
 /// `named`: the statement's models, whose first shards come opened.
@@ -308,8 +315,8 @@ fn check(
         ));
     }
     // Read without the GIL: a list may be a FIFO or on a slow mount.
-    let bytes =
-        py.detach(|| std::fs::read(&sums)).map_err(|e| list_error(py, &sums, &gguf_digest::Error::from(e).detail()))?;
+    let bytes = detached(py, || std::fs::read(&sums))?
+        .map_err(|e| list_error(py, &sums, &gguf_digest::Error::from(e).detail()))?;
     let mut entries = Vec::new();
     let mut misformatted = 0usize;
     for line in parse_list(&bytes, false) {
@@ -337,15 +344,15 @@ fn check(
 fn statement(py: Python<'_>, paths: Vec<PathBuf>, leaves: bool, threads: Option<usize>) -> PyResult<String> {
     let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false };
     // As the command: a later shard named with its first is that subject's.
-    let named = py.detach(|| NamedModels::new(&paths, &read.batch().open));
+    let named = detached(py, || NamedModels::new(&paths, &read.batch().open))?;
     let paths = named.paths();
     let results = label_all(py, paths, read, Some(&named), |m, d| (m, d))?;
     let done = all_or_first_error(py, paths, results)?;
     // Every leaf of every model with --leaves: built without the GIL.
-    let text = py.detach(|| {
+    let text = detached(py, || {
         let labelled = done.iter().zip(paths).map(|((m, d), p)| (p.as_path(), m.as_ref(), d));
         serde_json::to_string_pretty(&statements::of_labelled(labelled, leaves))
-    });
+    })?;
     Ok(text.map_err(|e| plain_error(py, e.to_string(), None))? + "\n")
 }
 
@@ -362,12 +369,12 @@ fn verify_statement(
 ) -> PyResult<(bool, Vec<Checked>)> {
     // Key files and the statement are read without the GIL: either may be a
     // FIFO or on a slow mount.
-    let keys = py.detach(|| {
+    let keys = detached(py, || {
         keys.iter().map(|k| PublicKey::from_pem_file(k).map_err(|e| (e, k.clone()))).collect::<Result<Vec<_>, _>>()
-    });
+    })?;
     let keys = keys.map_err(|(e, k)| error(py, &e, Some(k.as_path())))?;
-    let claims =
-        py.detach(|| verify::claims(&path, root.as_deref(), &keys)).map_err(|e| error(py, &e, Some(path.as_path())))?;
+    let claims = detached(py, || verify::claims(&path, root.as_deref(), &keys))?
+        .map_err(|e| error(py, &e, Some(path.as_path())))?;
     let entries = claims
         .subjects
         .into_iter()
@@ -383,7 +390,7 @@ fn verify_statement(
 /// as `ollama:` references: what `gguf-digest ollama:` labels.
 #[pyfunction]
 fn ollama_models(py: Python<'_>) -> PyResult<Vec<OsString>> {
-    let all = py.detach(|| expand_arguments(&[PathBuf::from("ollama:")]));
+    let all = detached(py, || expand_arguments(&[PathBuf::from("ollama:")]))?;
     let all = all.map_err(|e| error(py, &e, None))?;
     Ok(all.into_iter().map(PathBuf::into_os_string).collect())
 }

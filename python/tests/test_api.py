@@ -27,6 +27,16 @@ import gguf_digest
 from conftest import Cli, Corpus, interop
 
 
+def gguf_bytes(kvs: bytes, n_kv: int, infos: bytes = b"", n_tensors: int = 0) -> bytes:
+    """A GGUF v3 file's header, KVs and tensor infos, written by hand."""
+    header = b"GGUF" + (3).to_bytes(4, "little") + n_tensors.to_bytes(8, "little") + n_kv.to_bytes(8, "little")
+    return header + kvs + infos
+
+
+def gguf_kv(key: bytes, vtype: int, payload: bytes) -> bytes:
+    return len(key).to_bytes(8, "little") + key + vtype.to_bytes(4, "little") + payload
+
+
 def test_the_installed_package_is_tested_not_the_source_tree() -> None:
     installed = Path(gguf_digest.__file__).resolve()
     assert Path(sys.prefix).resolve() in installed.parents, installed
@@ -197,13 +207,13 @@ def test_open_gguf_matches_json_and_skeleton(corpus: Corpus, cargo_cli: Cli) -> 
 
 def test_string_values_are_gguf_pys(smollm2: Path, corpus: Corpus, repo: Path) -> None:
     # gguf-py's gguf_dump reads every STRING value: they must be ours.
-    for path in [smollm2, corpus.root / "all_types.gguf", corpus.root / "all_types.be.gguf"]:
+    opened = {path: gguf_digest.open(path) for path in [smollm2, corpus.root / "all_types.gguf", corpus.root / "all_types.be.gguf"]}
+    for path, model in opened.items():
         dump = json.loads(interop(repo, "gguf_dump_json.py", str(path)))["dump"]["metadata"]
         theirs = {k: v["value"] for k, v in dump.items() if v["type"] == "STRING"}
-        ours = {leaf.key: leaf.value for leaf in gguf_digest.open(path).metadata if leaf.type == "STRING"}
+        ours = {leaf.key: leaf.value for leaf in model.metadata if leaf.type == "STRING"}
         assert ours == theirs and ours, path
-    m = gguf_digest.open(smollm2)
-    leaves = {leaf.key: leaf for leaf in m.metadata}
+    leaves = {leaf.key: leaf for leaf in opened[smollm2].metadata}
     assert leaves["general.architecture"].value == "llama"
     assert leaves["general.architecture"].sha256 == hashlib.sha256(b"llama").hexdigest()
     assert leaves["tokenizer.ggml.tokens"].value is None  # arrays: by their sha256 only
@@ -211,12 +221,12 @@ def test_string_values_are_gguf_pys(smollm2: Path, corpus: Corpus, repo: Path) -
 
 def test_long_and_odd_string_values(tmp_path: Path, cargo_cli: Cli) -> None:
     def kv(key: bytes, text: bytes) -> bytes:
-        return len(key).to_bytes(8, "little") + key + (8).to_bytes(4, "little") + len(text).to_bytes(8, "little") + text
+        return gguf_kv(key, 8, len(text).to_bytes(8, "little") + text)
 
     limit = 1 << 20
     kvs = kv(b"a.bad", b"\xffok") + kv(b"b.limit", b"x" * limit) + kv(b"c.over", b"y" * (limit + 1))
     path = tmp_path / "strings.gguf"
-    path.write_bytes(b"GGUF" + (3).to_bytes(4, "little") + (0).to_bytes(8, "little") + (3).to_bytes(8, "little") + kvs)
+    path.write_bytes(gguf_bytes(kvs, 3))
     leaves = {leaf.key: leaf for leaf in gguf_digest.open(path).metadata}
     assert leaves["a.bad"].value == "\ufffdok"  # invalid UTF-8 replaced, as names are
     assert leaves["b.limit"].value == "x" * limit
@@ -484,10 +494,9 @@ def big_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("big") / "big.gguf"
     name = b"zeros"
     n = 1536 << 20
-    header = b"GGUF" + (3).to_bytes(4, "little") + (1).to_bytes(8, "little") + (0).to_bytes(8, "little")
     info = len(name).to_bytes(8, "little") + name + (1).to_bytes(4, "little") + n.to_bytes(8, "little")
     info += (24).to_bytes(4, "little") + (0).to_bytes(8, "little")  # I8, offset 0
-    head = header + info
+    head = gguf_bytes(b"", 0, info, 1)
     head += b"\0" * (-len(head) % 32)
     with open(path, "wb") as f:
         f.write(head)
@@ -677,14 +686,10 @@ def test_float_leaves_keep_nan_and_infinity(tmp_path: Path, cargo_cli: Cli) -> N
     import math
     import struct
 
-    def kv(key: bytes, vtype: int, payload: bytes) -> bytes:
-        return len(key).to_bytes(8, "little") + key + vtype.to_bytes(4, "little") + payload
-
-    kvs = kv(b"a.nan", 6, struct.pack("<I", 0x7FC00001)) + kv(b"b.inf", 12, struct.pack("<d", -math.inf))
-    kvs += kv(b"c.half", 6, struct.pack("<f", 0.5))
-    data = b"GGUF" + (3).to_bytes(4, "little") + (0).to_bytes(8, "little") + (3).to_bytes(8, "little") + kvs
+    kvs = gguf_kv(b"a.nan", 6, struct.pack("<I", 0x7FC00001)) + gguf_kv(b"b.inf", 12, struct.pack("<d", -math.inf))
+    kvs += gguf_kv(b"c.half", 6, struct.pack("<f", 0.5))
     path = tmp_path / "floats.gguf"
-    path.write_bytes(data)
+    path.write_bytes(gguf_bytes(kvs, 3))
     m = gguf_digest.open(path)
     leaves = {leaf.key: leaf for leaf in m.metadata}
     assert isinstance(leaves["a.nan"].value, float) and math.isnan(leaves["a.nan"].value)
@@ -740,6 +745,32 @@ def test_a_failed_signature_is_its_own_error_class(signed: Path) -> None:
     with pytest.raises(gguf_digest.Error) as info:
         gguf_digest.verify(signed / "junk.json", keys=[signed / "signer.pub"])
     assert not isinstance(info.value, gguf_digest.SignatureError)
+
+
+def test_the_pool_itself_refuses_more_than_1024_threads(corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = str(corpus.root / "all_types.gguf")
+    with pytest.raises(gguf_digest.Error, match="threads=5000: at most 1024 hashing threads"):
+        gguf_digest._native.labels([model], 5000)
+    monkeypatch.setenv("RAYON_NUM_THREADS", "5000")
+    with pytest.raises(gguf_digest.Error, match="RAYON_NUM_THREADS=5000: at most 1024 hashing threads"):
+        gguf_digest.label(model)
+    assert gguf_digest.label(model, threads=2) == gguf_digest.label(model, threads=1)
+
+
+def test_check_audits_ollama_blobs_when_asked(corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(corpus.ollama_store, store)
+    monkeypatch.setenv("OLLAMA_MODELS", str(store))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "o.sums").write_text(f"{gguf_digest.label(corpus.ollama_name)}  {corpus.ollama_name}\n")
+    weights = max((store / "blobs").iterdir(), key=lambda b: b.stat().st_size)
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))
+    [plain] = gguf_digest.check("o.sums")
+    assert not plain.ok and plain.error is None and plain.actual is not None  # another label
+    [audited] = gguf_digest.check("o.sums", verify_blobs=True)
+    assert not audited.ok and audited.error is not None and "not its layer's digest" in str(audited.error)
 
 
 def test_threads_must_be_a_positive_int(corpus: Corpus) -> None:

@@ -131,6 +131,18 @@ enum Command {
     Verify(provenance::VerifyArgs),
 }
 
+impl Command {
+    /// The subcommand's reading and threading flags.
+    fn read(&self) -> &inspect_diff::ReadArgs {
+        match self {
+            Command::Inspect(a) => &a.read,
+            Command::Diff(a) => &a.read,
+            Command::Statement(a) => &a.read,
+            Command::Verify(a) => &a.read,
+        }
+    }
+}
+
 /// Exit statuses (also in --help and README.md).
 pub(crate) const EXIT_OK: u8 = 0;
 pub(crate) const EXIT_MISMATCH: u8 = 1;
@@ -176,19 +188,12 @@ pub(crate) fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
 }
 
 /// A pool of `threads` hashing threads (0: rayon's default: its
-/// variables, held to [`MAX_THREADS`] as `-j` is, else one per core), named
-/// as `ps` and `perf` show them.
+/// variables, else one per core), named as `ps` and `perf` show them. Any
+/// count above [`MAX_THREADS`], given or from the environment, is refused.
 pub(crate) fn hashing_pool(threads: usize) -> io::Result<rayon::ThreadPool> {
-    if threads == 0 {
-        // The variables rayon reads, in its order, parsed as it parses them
-        // (a value it cannot parse, or 0, it passes over).
-        let from_env = ["RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"].into_iter().find_map(|var| {
-            let n = std::env::var(var).ok()?.parse::<usize>().ok().filter(|&n| n > 0)?;
-            Some((var, n))
-        });
-        if let Some((var, n)) = from_env.filter(|&(_, n)| n > MAX_THREADS) {
-            return Err(io::Error::other(format!("{var}={n}: at most {MAX_THREADS} hashing threads")));
-        }
+    let asked = if threads == 0 { threads_from_env(|var| std::env::var(var).ok()) } else { Some(("threads", threads)) };
+    if let Some((what, n)) = asked.filter(|&(_, n)| n > MAX_THREADS) {
+        return Err(io::Error::other(format!("{what}={n}: at most {MAX_THREADS} hashing threads")));
     }
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -197,16 +202,19 @@ pub(crate) fn hashing_pool(threads: usize) -> io::Result<rayon::ThreadPool> {
         .map_err(io::Error::other)
 }
 
+/// The thread count rayon takes from its variables (`get` reads one): in
+/// its order, parsed as it parses them (a value it cannot parse, or 0, it
+/// passes over).
+fn threads_from_env(get: impl Fn(&str) -> Option<String>) -> Option<(&'static str, usize)> {
+    ["RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"]
+        .into_iter()
+        .find_map(|var| Some((var, get(var)?.parse::<usize>().ok().filter(|&n| n > 0)?)))
+}
+
 fn run(args: &Args) -> io::Result<u8> {
     // One pool, of the subcommand's -j when it has one (the top-level flag
     // cannot be combined with a subcommand).
-    let threads = match &args.command {
-        Some(Command::Inspect(a)) => a.read.threads,
-        Some(Command::Diff(a)) => a.read.threads,
-        Some(Command::Statement(a)) => a.read.threads,
-        Some(Command::Verify(a)) => a.read.threads,
-        None => args.threads,
-    };
+    let threads = args.command.as_ref().map_or(args.threads, |c| c.read().threads);
     let pool = hashing_pool(threads.map_or(0, NonZeroUsize::get))?;
     let opts = BatchOptions {
         open: OpenOptions {
@@ -459,6 +467,28 @@ mod tests {
         let mut v = vec!["gguf-digest"];
         v.extend_from_slice(extra);
         Args::parse_from(v)
+    }
+
+    #[test]
+    fn rayon_variables_are_read_as_rayon_reads_them() {
+        let env = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            threads_from_env(move |var| pairs.iter().find(|(k, _)| k == var).map(|(_, v)| v.clone()))
+        };
+        assert_eq!(env(&[]), None);
+        assert_eq!(env(&[("RAYON_NUM_THREADS", "1024")]), Some(("RAYON_NUM_THREADS", 1024)));
+        assert_eq!(env(&[("RAYON_NUM_THREADS", "3"), ("RAYON_RS_NUM_CPUS", "5")]), Some(("RAYON_NUM_THREADS", 3)));
+        for passed_over in ["x", "0", " 3", "-1"] {
+            let got = env(&[("RAYON_NUM_THREADS", passed_over), ("RAYON_RS_NUM_CPUS", "5")]);
+            assert_eq!(got, Some(("RAYON_RS_NUM_CPUS", 5)), "{passed_over:?}");
+        }
+    }
+
+    #[test]
+    fn a_pool_of_more_than_1024_threads_is_refused() {
+        let refused = hashing_pool(MAX_THREADS + 1).err().map(|e| e.to_string());
+        assert_eq!(refused.as_deref(), Some("threads=1025: at most 1024 hashing threads"));
+        assert_eq!(hashing_pool(2).ok().map(|p| p.current_num_threads()), Some(2));
     }
 
     #[test]
