@@ -419,6 +419,12 @@ impl Error {
     pub(crate) fn schema(what: impl Into<String>) -> Self {
         Error::new(ErrorKind::Schema(what.into()))
     }
+
+    /// A state the code rules out was reached (a bug): said so, never a
+    /// label or a wrong digest.
+    pub(crate) fn internal(what: &str) -> Self {
+        Error::from(std::io::Error::other(format!("internal error: {what} (please report it)")))
+    }
 }
 
 /// JSON that breaks the strict reader's rules, at its byte offset.

@@ -26,7 +26,7 @@ use std::sync::{Mutex, mpsc};
 
 use sha2::{Digest as _, Sha256};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::format::Labelled;
 use crate::hash::{Conversion, PieceSizes, Progress, Sha256Digest};
 use crate::source::Source;
@@ -62,6 +62,17 @@ struct Batch {
     base: usize,
     len: usize,
     parts: Vec<Part>,
+    /// The pool `buf` goes back to.
+    free: mpsc::SyncSender<Vec<u8>>,
+}
+
+impl Drop for Batch {
+    /// The buffer goes back to the pool however the batch ends: hashed, or
+    /// dropped unhashed with the channel of a hashing thread that died. A
+    /// lost buffer would leave the reader waiting for it forever.
+    fn drop(&mut self) {
+        let _ = self.free.send(std::mem::take(&mut self.buf));
+    }
 }
 
 /// A piece of one job inside a [`Batch`].
@@ -130,7 +141,7 @@ pub fn hash_front_to_back_with(
     let file_no = |s: &Source| numbers.get(&(s as *const Source)).copied().unwrap_or(usize::MAX);
     // Each job built once (building one clones its tensor's name).
     let mut jobs: Vec<_> = (0..model.job_count()).filter_map(|i| model.job(i).map(|j| (i, j))).collect();
-    jobs.sort_unstable_by_key(|(i, j)| (file_no(j.source), j.start, *i));
+    jobs.sort_by_cached_key(|(i, j)| (file_no(j.source), j.start, *i));
 
     let _one = ONE_READER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     for s in &sources {
@@ -157,9 +168,8 @@ pub fn hash_front_to_back_with(
         for queued in &queued {
             let (tx, rx) = mpsc::channel::<Batch>();
             hashers.push(Hasher { tx, queued });
-            let free = free_tx.clone();
             let (conversions, failed) = (&conversions, &failed);
-            handles.push(scope.spawn(move || hash_pieces(rx, free, queued, conversions, failed)));
+            handles.push(scope.spawn(move || hash_pieces(rx, queued, conversions, failed)));
         }
         let hashers = hashers;
         let force = direct == DirectReads::Always;
@@ -174,6 +184,7 @@ pub fn hash_front_to_back_with(
             flights: std::collections::VecDeque::new(),
             hashers: &hashers,
             free: &free_rx,
+            give_back: free_tx.clone(),
             failed: &failed,
             progress,
             owner: vec![None; jobs.len()],
@@ -196,7 +207,7 @@ pub fn hash_front_to_back_with(
     read?;
     let mut out = vec![[0u8; 32]; model.job_count()];
     for ((i, job), d) in jobs.iter().zip(digests) {
-        let d = d.ok_or_else(|| Error::from(std::io::Error::other("a tensor was not hashed")))?;
+        let d = d.ok_or_else(|| Error::internal("a tensor was not hashed"))?;
         let d = d.map_err(|e| e.about(job.subject.clone()))?;
         if let Some(slot) = out.get_mut(*i) {
             *slot = d;
@@ -237,11 +248,7 @@ fn run_io(jobs: &Mutex<mpsc::Receiver<IoJob<'_>>>) {
         };
         let Ok(mut job) = job else { return };
         // Only files read directly are sent here (`Reader::send`).
-        let r = match job.source.read_direct(job.start, job.len, &mut job.buf) {
-            Ok(Some(base)) => Ok((base, job.len as u64)),
-            Ok(None) => Err(Error::from(std::io::Error::other("internal error: a buffered read on an I/O thread"))),
-            Err(e) => Err(e),
-        };
+        let r = job.source.read_direct(job.start, job.len, &mut job.buf).map(|base| (base, job.len as u64));
         let _ = job.reply.send((job.buf, r));
     }
 }
@@ -274,6 +281,7 @@ struct Reader<'a, 'j> {
     flights: std::collections::VecDeque<Flight>,
     hashers: &'a [Hasher<'a>],
     free: &'a mpsc::Receiver<Vec<u8>>,
+    give_back: mpsc::SyncSender<Vec<u8>>,
     failed: &'a AtomicBool,
     progress: &'a Progress<'a>,
     /// The hashing thread each job went to (all its pieces go there).
@@ -365,7 +373,7 @@ impl<'j> Reader<'_, 'j> {
         if direct {
             let job = IoJob { source: p.source, start: p.start, len, buf, reply };
             if self.io.send(job).is_err() {
-                return Err(Error::from(std::io::Error::other("the reading threads stopped")));
+                return Err(Error::internal("the reading threads stopped"));
             }
         } else {
             // Streams and buffered files: read here, in order, and sent at
@@ -398,15 +406,16 @@ impl<'j> Reader<'_, 'j> {
         (self.progress)(taken).map_err(located)?;
         let Some(h) = self.hashers.get(f.to) else { return Ok(false) };
         h.queued.fetch_add(f.len as u64, Ordering::Relaxed);
-        Ok(h.tx.send(Batch { buf, base, len: f.len, parts: f.parts }).is_ok())
+        let free = self.give_back.clone();
+        Ok(h.tx.send(Batch { buf, base, len: f.len, parts: f.parts, free }).is_ok())
     }
 }
 
-/// One hashing thread: hashes the batches it is sent, in order, and gives
-/// each buffer back; returns the digest of every job it finished.
+/// One hashing thread: hashes the batches it is sent, in order (each
+/// buffer goes back as its batch is dropped); returns the digest of every
+/// job it finished.
 fn hash_pieces(
     rx: mpsc::Receiver<Batch>,
-    free: mpsc::SyncSender<Vec<u8>>,
     queued: &AtomicU64,
     conversions: &[Conversion],
     failed: &AtomicBool,
@@ -428,9 +437,7 @@ fn hash_pieces(
                 let bytes = b.buf.get_mut(at..at.saturating_add(part.len));
                 let converted = match (bytes, conversions.get(part.job)) {
                     (Some(bytes), Some(c)) => c.apply(bytes).map(|()| bytes),
-                    _ => Err(Error::new(ErrorKind::Io(std::io::Error::other(
-                        "internal error: a piece outside its batch",
-                    )))),
+                    _ => Err(Error::internal("a piece outside its batch")),
                 };
                 match converted {
                     Ok(bytes) => hasher.update(&*bytes),
@@ -446,7 +453,42 @@ fn hash_pieces(
             }
         }
         queued.fetch_sub(b.len as u64, Ordering::Relaxed);
-        let _ = free.send(b.buf);
     }
     done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::Swap;
+
+    fn batch(free: &mpsc::SyncSender<Vec<u8>>, bytes: &[u8]) -> Batch {
+        let part = Part { job: 0, at: 0, len: bytes.len(), first: true, last: true };
+        Batch { buf: bytes.to_vec(), base: 0, len: bytes.len(), parts: vec![part], free: free.clone() }
+    }
+
+    #[test]
+    fn every_buffer_comes_back_hashed_or_not() {
+        let (free_tx, free_rx) = mpsc::sync_channel::<Vec<u8>>(4);
+        let queued = AtomicU64::new(0);
+        let conversions = [Conversion { block: 1, swap: Swap::None, type_name: "U8" }];
+        let failed = AtomicBool::new(false);
+        // Hashed: the digest, and the buffer back in the pool.
+        let (tx, rx) = mpsc::channel();
+        tx.send(batch(&free_tx, b"abc")).unwrap();
+        drop(tx);
+        let done = hash_pieces(rx, &queued, &conversions, &failed);
+        let want: Sha256Digest = Sha256::digest(b"abc").into();
+        assert!(matches!(done.as_slice(), [(0, Ok(d))] if *d == want));
+        assert_eq!(free_rx.try_recv().unwrap(), b"abc");
+        // Never hashed (the inbox of a hashing thread that died): every
+        // buffer still comes back, so the reader is not left waiting.
+        let (tx, rx) = mpsc::channel();
+        for b in [&b"x"[..], b"y", b"z"] {
+            tx.send(batch(&free_tx, b)).unwrap();
+        }
+        drop(rx);
+        let back: Vec<Vec<u8>> = free_rx.try_iter().collect();
+        assert_eq!(back, [b"x".to_vec(), b"y".to_vec(), b"z".to_vec()]);
+    }
 }

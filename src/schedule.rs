@@ -74,11 +74,8 @@ impl Tally {
 /// default), taking a Python interpreter that called the library with it,
 /// and the scheduler would wait forever for the job's result.
 fn contained<T>(work: impl FnOnce() -> Result<T>) -> Result<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
-        Err(Error::new(ErrorKind::Io(std::io::Error::other(
-            "internal error: a hashing job panicked (please report it)",
-        ))))
-    })
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+        .unwrap_or_else(|_| Err(Error::internal("a hashing job panicked")))
 }
 
 /// One file in flight: its model and the digests its jobs fill in.
@@ -274,7 +271,7 @@ pub fn schedule_all(
     });
     // `schedule` emits every index; a slot left empty would be a bug, not
     // a label.
-    done.into_iter().map(|r| r.unwrap_or_else(|| Err(Error::new(ErrorKind::Cancelled)))).collect()
+    done.into_iter().map(|r| r.unwrap_or_else(|| Err(Error::internal("a path was not labelled")))).collect()
 }
 
 /// Takes the file's work back from the job that announced it (which may

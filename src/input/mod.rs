@@ -15,7 +15,7 @@ mod shard_sets;
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::format::OpenOptions;
 use crate::gguf;
 use crate::hash::Digest;
@@ -187,7 +187,7 @@ pub fn label_paths<const N: usize>(
     pool: &rayon::ThreadPool,
 ) -> [Result<(AnyModel, Digest)>; N] {
     let mut all = schedule_all(&paths, opts, pool, &open_model).into_iter();
-    std::array::from_fn(|_| all.next().unwrap_or_else(|| Err(Error::new(ErrorKind::Cancelled))))
+    std::array::from_fn(|_| all.next().unwrap_or_else(|| Err(Error::internal("a path was not labelled"))))
 }
 
 #[cfg(test)]

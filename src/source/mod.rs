@@ -507,12 +507,13 @@ impl Source {
     /// `/proc/self/fd`, so it is the same inode whatever the path names now
     /// (checked); `None` when the file system refuses `O_DIRECT`.
     fn direct_file(&self, force: bool) -> Option<&File> {
+        // A stream first: it counts as cold and of unknown (huge) length.
+        let file = self.file()?;
         if !(force || (self.is_cold() && self.larger_than_half_of_memory())) {
             return None;
         }
         self.direct
             .get_or_init(|| {
-                let file = self.file()?;
                 let fd = std::os::fd::AsRawFd::as_raw_fd(file);
                 let direct = std::fs::OpenOptions::new()
                     .read(true)
@@ -532,16 +533,16 @@ impl Source {
     }
 
     /// Reads `len` bytes at `offset` with `O_DIRECT` into `buf` (resized as
-    /// needed), when this file is read that way: offset, length and address
-    /// are widened to whole 4 KiB blocks, and the bytes asked for start at
-    /// the returned position in `buf`. `Ok(None)` when the file is not read
-    /// directly (the caller reads it as usual): [`Source::reads_directly`]
-    /// is asked first.
-    pub(crate) fn read_direct(&self, offset: u64, len: usize, buf: &mut Vec<u8>) -> Result<Option<usize>> {
-        // Opened by `reads_directly`, which decides; nothing is decided here.
-        let Some(file) = self.direct.get().and_then(Option::as_ref) else { return Ok(None) };
+    /// needed): offset, length and address are widened to whole 4 KiB
+    /// blocks, and the bytes asked for start at the returned position in
+    /// `buf`. Only for a file [`Source::reads_directly`] said yes to (it
+    /// opens the direct descriptor; nothing is decided here).
+    pub(crate) fn read_direct(&self, offset: u64, len: usize, buf: &mut Vec<u8>) -> Result<usize> {
         const BLOCK: usize = 4096;
         let located = |e: Error| e.at(offset).in_file(&self.path);
+        let Some(file) = self.direct.get().and_then(Option::as_ref) else {
+            return Err(located(Error::internal("a direct read of a buffered file")));
+        };
         // BLOCK is 4096: clear the low 12 bits.
         let aligned_start = offset & !0xFFF_u64;
         let lead = usize::try_from(offset.saturating_sub(aligned_start)).unwrap_or(0);
@@ -573,7 +574,7 @@ impl Source {
         if got < need {
             return Err(located(changed("it ended early")));
         }
-        Ok(Some(base.saturating_add(lead)))
+        Ok(base.saturating_add(lead))
     }
 
     /// Reads a stream to its end, so that a producer writing into a pipe
@@ -875,14 +876,17 @@ mod tests {
         let data: Vec<u8> = (0..(3 * 4096 + 100)).map(|i| (i * 7 % 251) as u8).collect();
         std::fs::write(&path, &data).unwrap();
         let s = Source::open(&path, ReadMode::Mmap).unwrap();
+        // Not asked to read directly (a small cached file), it refuses to.
+        let mut buf = Vec::new();
+        let e = s.read_direct(0, 10, &mut buf).unwrap_err();
+        assert!(e.to_string().contains("internal error: a direct read of a buffered file"), "{e}");
         // The front-to-back tests pass on either path; this one says which ran.
         if !s.reads_directly(true) {
             eprintln!("SKIPPED: this file system refuses O_DIRECT");
             return;
         }
-        let mut buf = Vec::new();
         for (offset, len) in [(0u64, 4096usize), (5000, 7000), (4096 * 3, 100), (1, data.len() - 1)] {
-            let at = s.read_direct(offset, len, &mut buf).unwrap().expect("read with O_DIRECT");
+            let at = s.read_direct(offset, len, &mut buf).unwrap();
             let start = usize::try_from(offset).unwrap();
             assert_eq!(&buf[at..at + len], &data[start..start + len], "{offset}+{len}");
         }

@@ -66,10 +66,15 @@ impl<'a> ResidencyProbe<'a> {
     fn cached(&mut self, offset: u64) -> bool {
         if self.cachestat {
             match cachestat_page(self.file, offset) {
-                Some(cached) => return cached,
-                None => {
+                Ok(cached) => return cached,
+                Err(errno) => {
                     self.cachestat = false;
-                    CACHESTAT_WORKS.store(false, std::sync::atomic::Ordering::Relaxed);
+                    // Refused by the kernel or a filter: so for every file.
+                    // Any other error (a file system that cannot answer) is
+                    // this file's alone.
+                    if errno == libc::ENOSYS || errno == libc::EPERM {
+                        CACHESTAT_WORKS.store(false, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
             }
         }
@@ -114,9 +119,9 @@ struct Cachestat {
     nr_recently_evicted: u64,
 }
 
-/// `Some(true)` if the page holding `offset` is in the page cache,
-/// `Some(false)` if not, `None` if `cachestat` is not available here.
-fn cachestat_page(file: &File, offset: u64) -> Option<bool> {
+/// Whether the page holding `offset` is in the page cache, or the error
+/// number `cachestat` was refused with.
+fn cachestat_page(file: &File, offset: u64) -> Result<bool, i32> {
     let page = page_size();
     let range = CachestatRange { off: offset & !page.saturating_sub(1), len: page };
     let mut stat = Cachestat::default();
@@ -131,7 +136,7 @@ fn cachestat_page(file: &File, offset: u64) -> Option<bool> {
             0u32,
         )
     };
-    (r == 0).then_some(stat.nr_cache > 0)
+    if r == 0 { Ok(stat.nr_cache > 0) } else { Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0)) }
 }
 
 #[cfg(test)]

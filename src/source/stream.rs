@@ -103,18 +103,21 @@ impl StreamInput {
 
 impl Stream {
     /// Extends the prefix until it holds `want` bytes or the stream ended.
+    /// It grows a read at a time: `want` comes from sizes the stream
+    /// declares, so memory follows the bytes that arrive, not the claim.
     pub(super) fn fill_prefix(&mut self, want: u64) -> Result<()> {
-        let have = self.prefix.len();
         let want = usize::try_from(want).unwrap_or(usize::MAX);
-        if want <= have || self.input.end.is_some() {
-            return Ok(());
+        while self.prefix.len() < want && self.input.end.is_none() {
+            let have = self.prefix.len();
+            let next = want.min(have.saturating_add(STREAM_READ));
+            self.prefix.try_reserve(next.saturating_sub(have)).map_err(|_| metadata_too_big(want, have))?;
+            self.prefix.resize(next, 0);
+            let tail = self.prefix.get_mut(have..).unwrap_or(&mut []);
+            let taken = self.input.read_more(tail);
+            self.prefix.truncate(have.saturating_add(*taken.as_ref().unwrap_or(&0)));
+            taken.map_err(|e| Error::from(e).at(have as u64))?;
         }
-        self.prefix.try_reserve_exact(want.saturating_sub(have)).map_err(|_| metadata_too_big(want, have))?;
-        self.prefix.resize(want, 0);
-        let tail = self.prefix.get_mut(have..).unwrap_or(&mut []);
-        let taken = self.input.read_more(tail);
-        self.prefix.truncate(have.saturating_add(*taken.as_ref().unwrap_or(&0)));
-        taken.map(|_| ()).map_err(|e| Error::from(e).at(have as u64))
+        Ok(())
     }
 
     /// The length the parser is handed: the true one once the end was seen.
@@ -131,5 +134,31 @@ impl Stream {
             Some(v) => v(&self.prefix, end),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefix_grows_with_the_bytes_that_arrive_not_the_size_asked() {
+        let bytes = vec![7u8; 2 * STREAM_READ + 5];
+        let input = StreamInput { reader: Box::new(io::Cursor::new(bytes.clone())), pos: 0, end: None };
+        let mut s = Stream { input, prefix: Vec::new(), verdict: None, drain_on_drop: false };
+        // A header may declare 120 MiB of metadata in a 2 MiB stream.
+        s.fill_prefix(120 << 20).unwrap();
+        assert_eq!(s.prefix, bytes);
+        assert_eq!(s.input.end, Some(bytes.len() as u64));
+        assert!(s.prefix.capacity() < 8 * STREAM_READ, "capacity {}", s.prefix.capacity());
+        // Asking again, or for less, reads nothing more.
+        s.fill_prefix(10).unwrap();
+        assert_eq!(s.prefix.len(), bytes.len());
+
+        let input = StreamInput { reader: Box::new(io::Cursor::new(bytes.clone())), pos: 0, end: None };
+        let mut s = Stream { input, prefix: Vec::new(), verdict: None, drain_on_drop: false };
+        s.fill_prefix(STREAM_READ as u64 + 3).unwrap();
+        assert_eq!(s.prefix.len(), STREAM_READ + 3, "exactly what was asked, across two reads");
+        assert_eq!(s.input.end, None);
     }
 }
