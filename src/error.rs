@@ -43,8 +43,9 @@ pub enum ErrorKind {
     /// The operating system refused to open, stat or read the file.
     #[error("{}", io_text(.0))]
     Io(#[from] std::io::Error),
-    /// A FIFO, device or socket was given instead of a file (a directory is
-    /// the system's own "Is a directory" I/O error, as sha256sum reports it).
+    /// A FIFO, device, socket or (where links are not followed)
+    /// [`SYMBOLIC_LINK`] was given instead of a file (a directory is the
+    /// system's own "Is a directory" I/O error, as sha256sum reports it).
     #[error("not a regular file ({0})")]
     NotRegularFile(&'static str),
     /// The file has no bytes at all.
@@ -397,13 +398,17 @@ impl Error {
     }
 
     /// The operating system's error number, when the error came from it.
-    pub fn raw_os_error(&self) -> Option<i32> {
+    pub(crate) fn raw_os_error(&self) -> Option<i32> {
         match &self.0.kind {
             ErrorKind::Io(e) => e.raw_os_error(),
             _ => None,
         }
     }
 }
+
+/// What [`ErrorKind::NotRegularFile`] says of a symbolic link that was not
+/// followed.
+pub const SYMBOLIC_LINK: &str = "a symbolic link";
 
 /// An I/O error worded as coreutils words it: without Rust's ` (os error N)`.
 fn io_text(e: &std::io::Error) -> String {

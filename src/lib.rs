@@ -61,7 +61,7 @@ pub mod diff;
 pub mod inspect;
 pub mod render;
 
-pub use error::{Error, ErrorKind, Result, Subject};
+pub use error::{Error, ErrorKind, Result, SYMBOLIC_LINK, Subject};
 pub use format::{Labelled, OpenOptions, finish, hash_order, run_job};
 pub use hash::{
     CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, Progress, READ_CHUNKS, Sha256Digest, Swap, WINDOW, hash_job,

@@ -457,4 +457,8 @@ fn config_and_manifest_files_are_checked() {
     let linked = good.with_file_name("linked");
     std::os::unix::fs::symlink(&outside, &linked).unwrap();
     refused(&store, "ollama:good:linked", "is a symbolic link");
+    // Nor does the progress bar's length follow it.
+    let e = gguf_digest::ollama::manifest_bytes_in(&store.root, "ollama:good:linked").unwrap_err();
+    assert!(matches!(e.kind(), gguf_digest::ErrorKind::NotRegularFile(gguf_digest::SYMBOLIC_LINK)), "{e}");
+    assert!(gguf_digest::ollama::manifest_bytes_in(&store.root, "ollama:good").unwrap() > 0);
 }

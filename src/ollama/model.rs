@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
 
-use crate::error::{Error, ErrorKind, Result, Subject};
+use crate::error::{Error, ErrorKind, Result, SYMBOLIC_LINK, Subject};
 use crate::format::OpenOptions;
 use crate::gguf;
 use crate::hash::{Conversion, Digest, Job, Sha256Digest};
@@ -123,14 +123,14 @@ fn damaged(what: String) -> Error {
 fn open_blob(root: &Path, layer: &Layer, mode: ReadMode) -> Result<Source> {
     let path = blob_path(root, &layer.digest)?;
     let source = Source::open_no_follow(&path, mode).map_err(|e| {
-        let refused = if e.is_not_found() {
-            format!("the blob of layer {} is missing: {}", layer.digest, path.display())
-        } else if e.raw_os_error() == Some(libc::ELOOP) {
-            format!("the blob {} is a symbolic link; blobs must be regular files", path.display())
-        } else if e.raw_os_error() == Some(libc::EISDIR) || matches!(e.kind(), ErrorKind::NotRegularFile(_)) {
-            format!("the blob {} is not a regular file", path.display())
-        } else {
-            return e;
+        let refused = match e.kind() {
+            _ if e.is_not_found() => format!("the blob of layer {} is missing: {}", layer.digest, path.display()),
+            ErrorKind::NotRegularFile(SYMBOLIC_LINK) => {
+                format!("the blob {} is a symbolic link; blobs must be regular files", path.display())
+            }
+            ErrorKind::NotRegularFile(_) => format!("the blob {} is not a regular file", path.display()),
+            _ if e.raw_os_error() == Some(libc::EISDIR) => format!("the blob {} is not a regular file", path.display()),
+            _ => return e,
         };
         damaged(refused)
     })?;
@@ -167,7 +167,7 @@ impl Model {
             if e.is_not_found() {
                 let what = format!("no such model in the store (no manifest {})", manifest_path.display());
                 Error::new(ErrorKind::Io(std::io::Error::other(what)))
-            } else if e.raw_os_error() == Some(libc::ELOOP) {
+            } else if matches!(e.kind(), ErrorKind::NotRegularFile(SYMBOLIC_LINK)) {
                 damaged(format!("the manifest {} is a symbolic link", manifest_path.display()))
             } else {
                 e

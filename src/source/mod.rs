@@ -14,7 +14,7 @@ use std::time::SystemTime;
 
 use memmap2::{Advice, Mmap, UncheckedAdvice};
 
-use crate::error::{Error, ErrorKind, Result, Step};
+use crate::error::{Error, ErrorKind, Result, SYMBOLIC_LINK, Step};
 use crate::map_guard::Guard;
 
 mod residency;
@@ -160,12 +160,23 @@ impl Source {
     }
 
     /// Opens a regular file as [`Source::open`] does, but never through a
-    /// symbolic link at its last component (`O_NOFOLLOW`: the system
-    /// refuses one with `ELOOP`). For paths made from names an input gave,
-    /// inside a root the tool was pointed at: checking for a link first and
-    /// opening after would leave a moment in which one could be put there.
+    /// symbolic link at its last component (`O_NOFOLLOW`), which is refused
+    /// as [`ErrorKind::NotRegularFile`]`(`[`SYMBOLIC_LINK`]`)`. For paths
+    /// made from names an input gave, inside a root the tool was pointed at:
+    /// checking for a link first and opening after would leave a moment in
+    /// which one could be put there.
     pub fn open_no_follow(path: &Path, mode: ReadMode) -> Result<Source> {
-        Source::open_with(path, mode, libc::O_NOFOLLOW)
+        Source::open_with(path, mode, libc::O_NOFOLLOW).map_err(|e| {
+            // ELOOP is also a loop of links in a directory on the way; only
+            // the last component being a link is this refusal (looked at
+            // after the open failed, for the wording alone).
+            let last_is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+            if e.raw_os_error() == Some(libc::ELOOP) && last_is_link {
+                Error::new(ErrorKind::NotRegularFile(SYMBOLIC_LINK)).in_file(path)
+            } else {
+                e
+            }
+        })
     }
 
     fn open_with(path: &Path, mode: ReadMode, flags: libc::c_int) -> Result<Source> {
@@ -917,7 +928,13 @@ mod tests {
         assert_eq!(Source::open(&link, ReadMode::Mmap).unwrap().len(), 5);
         assert_eq!(Source::open_no_follow(&target, ReadMode::Mmap).unwrap().len(), 5);
         let e = Source::open_no_follow(&link, ReadMode::Mmap).unwrap_err();
-        assert_eq!(e.raw_os_error(), Some(libc::ELOOP), "{e}");
+        assert!(matches!(e.kind(), ErrorKind::NotRegularFile(SYMBOLIC_LINK)), "{e}");
         assert_eq!(e.path(), Some(link.as_path()));
+        // A loop of links on the way is the system's own error, not this one.
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::os::unix::fs::symlink(&b, &a).unwrap();
+        std::os::unix::fs::symlink(&a, &b).unwrap();
+        let e = Source::open_no_follow(&a.join("f"), ReadMode::Mmap).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ELOOP), "{e}");
     }
 }
