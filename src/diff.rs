@@ -42,7 +42,7 @@ pub enum Diff {
     Gguf(gguf::diff::Diff),
     /// Two safetensors models.
     Safetensors(safetensors::diff::Diff),
-    /// Two Ollama models, or an Ollama model and a GGUF file.
+    /// Two Ollama models, or an Ollama model and a GGUF or safetensors model.
     Ollama(ollama::diff::Diff),
 }
 
@@ -92,21 +92,32 @@ pub fn diff_paths(
         return gguf::diff::diff(a, &da, b, &db, opts).map(Diff::Gguf);
     }
     let (oa, ob) = (a.downcast_ref::<ollama::Model>(), b.downcast_ref::<ollama::Model>());
-    let (ga, gb) = (a.downcast_ref::<gguf::Model>(), b.downcast_ref::<gguf::Model>());
-    match (oa, ob, ga, gb) {
-        (Some(x), Some(y), _, _) => return ollama::diff::diff(x, &da, y, &db, opts).map(Diff::Ollama),
-        (Some(x), _, _, Some(f)) => {
-            return ollama::diff::diff_with_file(x, &da, f, &db, true, opts).map(Diff::Ollama);
+    match (oa, ob) {
+        (Some(x), Some(y)) => return ollama::diff::diff(x, &da, y, &db, opts).map(Diff::Ollama),
+        (Some(x), None) => {
+            if let Some(f) = file_model(b, &db) {
+                return ollama::diff::diff_with_file(x, &da, f, true, opts).map(Diff::Ollama);
+            }
         }
-        (_, Some(y), Some(f), _) => {
-            return ollama::diff::diff_with_file(y, &db, f, &da, false, opts).map(Diff::Ollama);
+        (None, Some(y)) => {
+            if let Some(f) = file_model(a, &da) {
+                return ollama::diff::diff_with_file(y, &db, f, false, opts).map(Diff::Ollama);
+            }
         }
-        _ => {}
+        (None, None) => {}
     }
     if let (Some(a), Some(b)) = (a.downcast_ref::<safetensors::Model>(), b.downcast_ref::<safetensors::Model>()) {
         return Ok(Diff::Safetensors(safetensors::diff::diff(a, &da, b, &db, opts)));
     }
     Err(Error::new(ErrorKind::DifferentFormats { a: format_of(a), b: format_of(b) }))
+}
+
+/// A GGUF or safetensors model, as an Ollama model's weights are compared with it.
+fn file_model<'a>(m: &'a dyn std::any::Any, d: &'a crate::hash::Digest) -> Option<ollama::diff::FileModel<'a>> {
+    if let Some(f) = m.downcast_ref::<gguf::Model>() {
+        return Some(ollama::diff::FileModel::Gguf(f, d));
+    }
+    m.downcast_ref::<safetensors::Model>().map(|f| ollama::diff::FileModel::Safetensors(f, d))
 }
 
 /// What a model is, in words, for the message of a diff across formats.

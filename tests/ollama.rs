@@ -462,3 +462,115 @@ fn config_and_manifest_files_are_checked() {
     assert!(matches!(e.kind(), gguf_digest::ErrorKind::NotRegularFile(gguf_digest::SYMBOLIC_LINK)), "{e}");
     assert!(gguf_digest::ollama::manifest_bytes_in(&store.root, "ollama:good").unwrap() > 0);
 }
+
+/// `diff ollama:M approved.gguf` compares what Ollama serves: the *last*
+/// model layer (its `GetModel` lets each model layer replace the one
+/// before), and every adapter, projector or draft it loads besides. A
+/// manifest that names the approved file first and other weights after it
+/// must not pass as "weights identical" (docs/adr/0019).
+#[test]
+fn diff_against_a_file_compares_what_ollama_serves() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let g = gguf_model();
+    let approved = d.write("approved.gguf", &g.build());
+    let mut other = g.clone();
+    other.tensors[0].data[0] ^= 1;
+    let approved_blob = store.blob(MODEL, &ollama_rewrite(&g).build());
+    let other_blob = store.blob(MODEL, &ollama_rewrite(&other).build());
+    let template = store.blob(TEMPLATE, b"{{ .Prompt }}");
+    let lora = store.blob(ADAPTER, &rich_model(&[1]).build());
+    let proj = store.blob(PROJECTOR, &rich_model(&[0, 0]).build());
+    let cfg = store.config("");
+    store.manifest("ok", &cfg, &[approved_blob.clone(), template.clone()]);
+    store.manifest("second", &cfg, &[approved_blob.clone(), template.clone(), other_blob.clone()]);
+    store.manifest("first", &cfg, &[other_blob.clone(), template.clone(), approved_blob.clone()]);
+    store.manifest("lora", &cfg, &[approved_blob.clone(), template.clone(), lora]);
+    store.manifest("vision", &cfg, &[approved_blob.clone(), proj, template.clone()]);
+    let file = approved.to_str().unwrap();
+
+    let out = gd(&store, &["diff", "ollama:ok", file]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).ends_with("weights identical\n"), "{}", text(&out.stdout));
+
+    // Ollama serves the second model layer: the weights differ, by a tensor.
+    let out = gd(&store, &["diff", "ollama:second", file]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("~ tensor blk.0.w: data sha256"), "{t}");
+    assert!(t.contains("+ weights not in the file: model (layer #0)"), "{t}");
+    assert!(t.ends_with("weights differ\n"), "{t}");
+
+    // The served (last) model layer is the approved file, but an earlier
+    // one is still weights the file does not account for.
+    let out = gd(&store, &["diff", "ollama:first", file]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("= weights: the model's GGUF weights are the file's"), "{t}");
+    assert!(t.contains("model (layer #0)") && t.contains("Ollama serves the last one"), "{t}");
+
+    for (name, word, layer) in [("lora", "adapter", 2), ("vision", "projector", 1)] {
+        let out = gd(&store, &["diff", &format!("ollama:{name}"), file]);
+        let t = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{name}: {t}");
+        assert!(t.contains(&format!("+ weights not in the file: {word} (layer #{layer})")), "{name}: {t}");
+        assert!(t.ends_with("weights differ\n"), "{t}");
+        // The file on the left: the same verdict.
+        let out = gd(&store, &["diff", file, &format!("ollama:{name}")]);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", text(&out.stdout));
+        // And in JSON, named.
+        let out = gd(&store, &["diff", "--json", &format!("ollama:{name}"), file]);
+        let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["labels_equal"], false);
+        let u = doc["unaccounted_weights"].as_array().unwrap();
+        assert_eq!(u.len(), 1, "{doc}");
+        assert_eq!(u[0]["media_type"], format!("application/vnd.ollama.image.{word}"));
+        assert_eq!(u[0]["layer"], layer);
+    }
+}
+
+/// A tensor-blob model's weights component has exactly the safetensors
+/// label of the model it was created from, so `diff` compares them leaf by
+/// leaf, as for GGUF, instead of refusing "different formats".
+#[test]
+fn diff_of_tensor_blobs_against_a_safetensors_model() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let files = [
+        St::new().meta("format", "pt").tensor(StTensor::filled("a.w", "BF16", &[4, 4], 1)),
+        St::new().tensor(StTensor::filled("b.w", "F32", &[8], 2)),
+    ];
+    let layers: Vec<Layer> =
+        files.iter().zip(["a.w", "b.w"]).map(|(f, n)| store.named(TENSOR, &f.build(), n)).collect();
+    store.manifest("st", &store.config(""), &layers);
+    let dir = d.path("checkpoint");
+    std::fs::create_dir_all(&dir).unwrap();
+    let one = St::new()
+        .meta("format", "pt")
+        .tensor(StTensor::filled("a.w", "BF16", &[4, 4], 1))
+        .tensor(StTensor::filled("b.w", "F32", &[8], 2));
+    // The model's two blobs carry different metadata groups, so the same
+    // tensors in one file are another model; as two files they are the same.
+    std::fs::write(dir.join("model-00001-of-00002.safetensors"), files[0].build()).unwrap();
+    std::fs::write(dir.join("model-00002-of-00002.safetensors"), files[1].build()).unwrap();
+    let single = d.write("one.safetensors", &one.build());
+    let shard = dir.join("model-00001-of-00002.safetensors");
+    let out = gd(&store, &["diff", "ollama:st", shard.to_str().unwrap()]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{t}{}", text(&out.stderr));
+    assert!(
+        t.contains("= weights: the model's tensor blobs are the file's") && t.ends_with("weights identical\n"),
+        "{t}"
+    );
+    let out = gd(&store, &["diff", single.to_str().unwrap(), "ollama:st"]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{t}{}", text(&out.stderr));
+    assert!(t.contains("~ weights: the model's tensor blobs differ from the file:"), "{t}");
+    // A GGUF model has no tensor blobs to compare.
+    simple(&store, "g", &gguf_model(), "", b"T");
+    let out = gd(&store, &["diff", "ollama:g", shard.to_str().unwrap()]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("the Ollama model has no tensor blobs to compare with the safetensors model"), "{t}");
+    assert!(t.contains("+ weights not in the file: model (layer #0)"), "{t}");
+}

@@ -18,6 +18,7 @@ use crate::hash::{Digest, Sha256Digest};
 use crate::json::Json as Config;
 use crate::ollama::inspect::config_text;
 use crate::ollama::model::{ComponentKind, Model};
+use crate::ollama::served;
 use crate::output::JSON_FORMAT;
 use crate::render::short_digest;
 use crate::safetensors;
@@ -54,10 +55,12 @@ pub struct Diff {
     pub a: (String, String),
     /// B.
     pub b: (String, String),
-    /// B is a GGUF file, compared with A's GGUF weights (or the other way).
-    pub against_file: bool,
-    /// Components that differ (Ollama against Ollama), or A's components the
-    /// file does not have (against a file).
+    /// One side is a model file (GGUF or safetensors), compared with the
+    /// weights Ollama serves for the other.
+    pub against_file: Option<served::Against>,
+    /// Components that differ (Ollama against Ollama), or the model's
+    /// components that are not weights, which a file cannot have (against a
+    /// file).
     pub components: Vec<ComponentDiff>,
     /// Config members that differ.
     pub config: Vec<MemberDiff>,
@@ -65,6 +68,8 @@ pub struct Diff {
     pub weights: Vec<(String, gguf::diff::Diff)>,
     /// Tensor blobs compared leaf by leaf.
     pub tensors: Option<safetensors::diff::Diff>,
+    /// Against a file: the model's weights layers the file does not account for.
+    pub unaccounted: Vec<Unaccounted>,
 }
 
 type Keyed = BTreeMap<(String, String, usize), (Sha256Digest, ComponentKind)>;
@@ -153,46 +158,113 @@ pub fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) 
     Ok(Diff {
         a: (a.reference().to_string(), da.label()),
         b: (b.reference().to_string(), db.label()),
-        against_file: false,
+        against_file: None,
         components,
         config,
         weights,
         tensors,
+        unaccounted: Vec::new(),
     })
 }
 
-/// Compares an Ollama model's GGUF weights (`application/vnd.ollama.image.model`)
-/// with a GGUF file; `ollama_first` says which side the model is on.
+/// The model file an Ollama model is compared with, labelled.
+#[derive(Debug, Clone, Copy)]
+pub enum FileModel<'a> {
+    /// A GGUF file: compared with the last `model` layer, the one Ollama serves.
+    Gguf(&'a gguf::Model, &'a Digest),
+    /// A safetensors model: compared with the tensor blobs.
+    Safetensors(&'a safetensors::Model, &'a Digest),
+}
+
+/// A weights layer of the model that the file does not account for: an
+/// adapter, a projector, a draft, an earlier `model` layer, or weights of
+/// the other kind (docs/adr/0019).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unaccounted {
+    /// Media type.
+    pub media_type: String,
+    /// Layer name, or empty.
+    pub name: String,
+    /// Its first manifest layer.
+    pub layer: usize,
+    /// Its content digest.
+    pub digest: Sha256Digest,
+    /// Why it matters, in words.
+    pub why: &'static str,
+}
+
+fn why_unaccounted(media_type: &str, against: served::Against) -> &'static str {
+    match (served::kind_word(media_type), against) {
+        ("adapter", _) => "Ollama applies it to the weights it serves",
+        ("projector", _) => "Ollama loads it beside the weights it serves",
+        ("draft", _) => "Ollama loads it as the draft model",
+        ("model", served::Against::Gguf) => "an earlier model layer: Ollama serves the last one",
+        ("model", served::Against::Safetensors) => "GGUF weights beside the tensor blobs",
+        _ => "tensor blobs beside the GGUF weights",
+    }
+}
+
+/// Compares the weights Ollama serves for a model (as its `GetModel` picks
+/// them: the last `model` layer, or the tensor blobs) with a GGUF or
+/// safetensors model; `ollama_first` says which side the Ollama model is
+/// on. Every other weights layer is a difference the file does not account
+/// for.
 pub fn diff_with_file(
     model: &Model,
     dm: &Digest,
-    file: &gguf::Model,
-    df: &Digest,
+    file: FileModel<'_>,
     ollama_first: bool,
     opts: &DiffOptions,
 ) -> Result<Diff> {
     let all = model.digests(dm.tensor_sha256())?;
-    let (digests, ggufs) = (&all.components, &all.ggufs);
-    let main = model
-        .components()
-        .iter()
-        .find(|c| c.media_type == "application/vnd.ollama.image.model" && matches!(c.kind, ComponentKind::Gguf(_)));
+    let against = match file {
+        FileModel::Gguf(..) => served::Against::Gguf,
+        FileModel::Safetensors(..) => served::Against::Safetensors,
+    };
+    let picked = served::served(model.components(), against);
+    let main = picked.main.and_then(|i| model.components().get(i));
     let mut weights = Vec::new();
-    if let Some(ComponentKind::Gguf(i)) = main.map(|c| &c.kind) {
-        if let (Some(m), Some(d)) = (model.gguf(*i), ggufs.get(*i)) {
-            let w = if ollama_first {
-                gguf::diff::diff(m, d, file, df, opts)?
-            } else {
-                gguf::diff::diff(file, df, m, d, opts)?
-            };
-            weights.push(("application/vnd.ollama.image.model".to_string(), w));
+    let mut tensors = None;
+    match (file, main.map(|c| &c.kind)) {
+        (FileModel::Gguf(f, df), Some(ComponentKind::Gguf(i))) => {
+            if let (Some(m), Some(d)) = (model.gguf(*i), all.ggufs.get(*i)) {
+                let w = if ollama_first {
+                    gguf::diff::diff(m, d, f, df, opts)?
+                } else {
+                    gguf::diff::diff(f, df, m, d, opts)?
+                };
+                weights.push((served::MODEL_MEDIA_TYPE.to_string(), w));
+            }
         }
+        (FileModel::Safetensors(f, df), Some(ComponentKind::Tensors)) => {
+            if let (Some(m), Some(d)) = (model.tensors(), &all.tensors) {
+                tensors = Some(if ollama_first {
+                    safetensors::diff::diff(m, d, f, df, opts)
+                } else {
+                    safetensors::diff::diff(f, df, m, d, opts)
+                });
+            }
+        }
+        _ => {}
     }
+    let component = |i: &usize| model.components().get(*i).zip(all.components.get(*i));
+    let unaccounted = picked
+        .extra
+        .iter()
+        .filter_map(component)
+        .map(|(c, d)| Unaccounted {
+            media_type: c.media_type.clone(),
+            name: c.name.clone(),
+            layer: c.layers.first().copied().unwrap_or(0),
+            digest: *d,
+            why: why_unaccounted(&c.media_type, against),
+        })
+        .collect();
     let others = model
         .components()
         .iter()
-        .zip(digests)
-        .filter(|(c, _)| main.is_none_or(|m| !std::ptr::eq(m, *c)))
+        .zip(&all.components)
+        .filter(|(c, _)| main.is_none_or(|m| !std::ptr::eq(m, *c)) && !served::is_weights(c))
         .map(|(c, d)| ComponentDiff {
             media_type: c.media_type.clone(),
             name: c.name.clone(),
@@ -201,20 +273,47 @@ pub fn diff_with_file(
         })
         .collect();
     let side_m = (model.reference().to_string(), dm.label());
-    let side_f = (file.shards().first().map(|s| s.path().display().to_string()).unwrap_or_default(), df.label());
+    let side_f = match file {
+        FileModel::Gguf(f, df) => {
+            (f.shards().first().map(|s| s.path().display().to_string()).unwrap_or_default(), df.label())
+        }
+        FileModel::Safetensors(f, df) => {
+            let path = f.index().map(|i| i.path.clone()).or_else(|| f.files().first().map(|x| x.path().to_path_buf()));
+            (path.unwrap_or_default().display().to_string(), df.label())
+        }
+    };
     let (a, b) = if ollama_first { (side_m, side_f) } else { (side_f, side_m) };
-    Ok(Diff { a, b, against_file: true, components: others, config: Vec::new(), weights, tensors: None })
+    Ok(Diff {
+        a,
+        b,
+        against_file: Some(against),
+        components: others,
+        config: Vec::new(),
+        weights,
+        tensors,
+        unaccounted,
+    })
 }
 
 impl Diff {
     /// Ollama against Ollama: the labels are equal. Against a file: the
-    /// model's GGUF weights are the file (its other components are not
-    /// compared: a file has none).
+    /// weights Ollama serves are the file, and no other weights layer is
+    /// there (its other components are not compared: a file has none).
     pub fn labels_equal(&self) -> bool {
-        if self.against_file {
-            return self.weights.first().is_some_and(|(_, w)| w.labels_equal());
+        match self.against_file {
+            Some(_) => self.served_weights_equal() == Some(true) && self.unaccounted.is_empty(),
+            None => self.a.1 == self.b.1,
         }
-        self.a.1 == self.b.1
+    }
+
+    /// Against a file: whether the served weights equal it (`None`: the
+    /// model has no weights of the file's kind to compare).
+    fn served_weights_equal(&self) -> Option<bool> {
+        match self.against_file {
+            Some(served::Against::Gguf) => self.weights.first().map(|(_, w)| w.labels_equal()),
+            Some(served::Against::Safetensors) => self.tensors.as_ref().map(safetensors::diff::Diff::labels_equal),
+            None => None,
+        }
     }
 
     /// The text report.
@@ -229,38 +328,8 @@ impl Diff {
         writeln!(out, "a  {}  {}", self.a.1, escape_bytes(self.a.0.as_bytes()))?;
         writeln!(out, "b  {}  {}", self.b.1, escape_bytes(self.b.0.as_bytes()))?;
         let digest = |d: &Option<Sha256Digest>| d.as_ref().map_or("(absent)".to_string(), short_digest);
-        if self.against_file {
-            match self.weights.first() {
-                None => writeln!(out, "the Ollama model has no GGUF model weights to compare with the file")?,
-                Some((_, w)) if w.labels_equal() => {
-                    writeln!(out, "= weights: the model's GGUF weights are the file's (label {})", w.a.label)?;
-                }
-                Some((_, w)) => {
-                    writeln!(out, "~ weights: the model's GGUF weights differ from the file:")?;
-                    for line in w.text().lines().skip(2) {
-                        writeln!(out, "    {line}")?;
-                    }
-                }
-            }
-            if !self.components.is_empty() {
-                let names: Vec<String> =
-                    self.components
-                        .iter()
-                        .map(|c| {
-                            let kind = c.media_type.strip_prefix("application/vnd.ollama.image.").unwrap_or(
-                                if c.media_type.contains("container.image") { "config" } else { &c.media_type },
-                            );
-                            if c.name.is_empty() {
-                                kind.to_string()
-                            } else {
-                                format!("{kind} '{}'", escape_bytes(c.name.as_bytes()))
-                            }
-                        })
-                        .collect();
-                writeln!(out, "  not compared (the file has none): {}", names.join(", "))?;
-            }
-            let verdict = if self.labels_equal() { "weights identical" } else { "weights differ" };
-            return writeln!(out, "{verdict}");
+        if let Some(against) = self.against_file {
+            return self.write_against_file(out, against);
         }
         for c in &self.components {
             let what = if c.name.is_empty() {
@@ -300,15 +369,63 @@ impl Diff {
         }
     }
 
+    fn write_against_file(&self, out: &mut String, against: served::Against) -> fmt::Result {
+        let (kind, what) = match against {
+            served::Against::Gguf => ("GGUF", "GGUF weights"),
+            served::Against::Safetensors => ("safetensors", "tensor blobs"),
+        };
+        let report = match against {
+            served::Against::Gguf => self.weights.first().map(|(_, w)| (w.labels_equal(), w.a.label.clone(), w.text())),
+            served::Against::Safetensors => self.tensors.as_ref().map(|t| (t.labels_equal(), t.a.1.clone(), t.text())),
+        };
+        match report {
+            None if against == served::Against::Gguf => {
+                writeln!(out, "the Ollama model has no GGUF model weights to compare with the file")?;
+            }
+            None => writeln!(out, "the Ollama model has no {what} to compare with the {kind} model")?,
+            Some((true, label, _)) => writeln!(out, "= weights: the model's {what} are the file's (label {label})")?,
+            Some((false, _, text)) => {
+                writeln!(out, "~ weights: the model's {what} differ from the file:")?;
+                for line in text.lines().skip(2) {
+                    writeln!(out, "    {line}")?;
+                }
+            }
+        }
+        for u in &self.unaccounted {
+            let name =
+                if u.name.is_empty() { String::new() } else { format!(" '{}'", escape_bytes(u.name.as_bytes())) };
+            let digest = short_digest(&u.digest);
+            let word = served::kind_word(&u.media_type);
+            writeln!(out, "+ weights not in the file: {word}{name} (layer #{}) {digest}: {}", u.layer, u.why)?;
+        }
+        if !self.components.is_empty() {
+            let names: Vec<String> = self
+                .components
+                .iter()
+                .map(|c| {
+                    let kind = served::kind_word(&c.media_type);
+                    if c.name.is_empty() {
+                        kind.to_string()
+                    } else {
+                        format!("{kind} '{}'", escape_bytes(c.name.as_bytes()))
+                    }
+                })
+                .collect();
+            writeln!(out, "  not compared (the file has none): {}", names.join(", "))?;
+        }
+        let verdict = if self.labels_equal() { "weights identical" } else { "weights differ" };
+        writeln!(out, "{verdict}")
+    }
+
     /// The JSON document.
     pub fn to_json(&self) -> Json {
         let d = |x: &Option<Sha256Digest>| x.map(hex::encode);
-        json!({
+        let mut doc = json!({
             "format": JSON_FORMAT,
             "model_format": "ollama",
             "a": {"ref": self.a.0, "label": self.a.1},
             "b": {"ref": self.b.0, "label": self.b.1},
-            "against_file": self.against_file,
+            "against_file": self.against_file.is_some(),
             "labels_equal": self.labels_equal(),
             "components": self.components.iter().map(|c| json!({
                 "media_type": c.media_type, "name": c.name, "a": d(&c.a), "b": d(&c.b),
@@ -316,6 +433,18 @@ impl Diff {
             "config": self.config.iter().map(|m| json!({"member": m.path, "a": m.a, "b": m.b})).collect::<Vec<_>>(),
             "weights": self.weights.iter().map(|(m, w)| json!({"media_type": m, "diff": w.to_json()})).collect::<Vec<_>>(),
             "tensors": self.tensors.as_ref().map(safetensors::diff::Diff::to_json),
-        })
+        });
+        if self.against_file.is_some() {
+            if let Some(doc) = doc.as_object_mut() {
+                let unaccounted = self.unaccounted.iter().map(|u| {
+                    json!({
+                        "media_type": u.media_type, "name": u.name, "layer": u.layer,
+                        "digest": hex::encode(u.digest), "why": u.why,
+                    })
+                });
+                doc.insert("unaccounted_weights".into(), Json::Array(unaccounted.collect()));
+            }
+        }
+        doc
     }
 }

@@ -12,6 +12,7 @@ mod json;
 pub mod manifest;
 mod model;
 pub mod name;
+pub mod served;
 
 pub use json::model_json;
 pub use model::{BlobFile, Component, ComponentKind, Model, ModelDigests, WholeBlob, skeleton_of};
