@@ -266,6 +266,11 @@ pub enum ErrorKind {
     /// given (or a bare statement where a signature was required).
     #[error("signature: FAILED: {0}")]
     SignatureFailed(String),
+    /// A statement given to `verify` with no public key to check its
+    /// signature and no explicit choice to check the subjects alone: a
+    /// pass must never look signed when nothing about the signer is known.
+    #[error("signature: no public key was given to check it, so nothing was verified")]
+    SignatureRequired,
     /// Well-formed JSON whose members are not what the format requires.
     #[error("{0}")]
     Schema(String),

@@ -63,37 +63,86 @@ fn a_statement_names_each_model_as_given_with_its_label() {
 fn verify_relabels_every_subject_with_check_s_exit_codes() {
     let (d, s, _) = fixture();
     write_json(&d, "s.json", &s);
-    let o = gd_in(&d.path(""), &["verify", "s.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "s.json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert_eq!(text(&o.stdout), "models/m.gguf: OK\nw.safetensors: OK\n");
-    assert!(text(&o.stderr).contains("no signature was checked"), "{}", text(&o.stderr));
+    // The result itself says that nothing about the signer was checked.
+    assert_eq!(
+        text(&o.stdout),
+        "s.json: signature NOT CHECKED (--no-signature)\nmodels/m.gguf: OK\nw.safetensors: OK\n"
+    );
+    assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
     // From elsewhere: relative to the statement's directory, or --root.
-    let o = gd_in(Path::new("/"), &["verify", d.path("").join("s.json").to_str().unwrap()]);
+    let o = gd_in(Path::new("/"), &["verify", "--no-signature", d.path("").join("s.json").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     std::fs::create_dir_all(d.path("").join("elsewhere")).unwrap();
     std::fs::rename(d.path("").join("s.json"), d.path("").join("elsewhere/s.json")).unwrap();
-    let o = gd_in(&d.path(""), &["verify", "elsewhere/s.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "elsewhere/s.json"]);
     assert_eq!(o.status.code(), Some(1), "subjects are looked for beside the statement");
-    let o = gd_in(&d.path(""), &["verify", "--root", ".", "--quiet", "elsewhere/s.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "--root", ".", "--quiet", "elsewhere/s.json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(o.stdout.is_empty());
+    assert_eq!(text(&o.stdout), "elsewhere/s.json: signature NOT CHECKED (--no-signature)\n", "--quiet still says it");
 
     // A changed weight: FAILED, exit 1; --status prints nothing.
     let p = d.path("").join("models/m.gguf");
     flip_last_byte(&p);
-    let o = gd_in(&d.path(""), &["verify", "--root", ".", "elsewhere/s.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "--root", ".", "elsewhere/s.json"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stdout).contains("models/m.gguf: FAILED"), "{}", text(&o.stdout));
-    let o = gd_in(&d.path(""), &["verify", "--root", ".", "--status", "elsewhere/s.json"]);
-    assert_eq!((o.status.code(), o.stdout.is_empty()), (Some(1), true));
-    // Even with --status, the one line that says no signature was checked.
-    assert_eq!(text(&o.stderr).lines().count(), 1, "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("no signature was checked"));
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "--root", ".", "--status", "elsewhere/s.json"]);
+    assert_eq!((o.status.code(), o.stdout.is_empty(), o.stderr.is_empty()), (Some(1), true, true));
     // A missing subject: FAILED open or read, exit 1.
     std::fs::remove_file(&p).unwrap();
-    let o = gd_in(&d.path(""), &["verify", "--root", ".", "elsewhere/s.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "--root", ".", "elsewhere/s.json"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stdout).contains("models/m.gguf: FAILED open or read"), "{}", text(&o.stdout));
+}
+
+/// `verify` fails closed: without a key it refuses every statement (an
+/// unsigned one, one signed by any key, a signature over another payload),
+/// exit 2, before reading it, unless `--no-signature` says to relabel the
+/// subjects alone. Before, each of these printed OK and exited 0, with a
+/// warning on stderr that `--status` did not hide but a CI log could.
+#[test]
+fn verify_without_a_key_refuses_unless_told_not_to_check_the_signature() {
+    let (d, s, _) = fixture();
+    write_json(&d, "bare.json", &s);
+    let payload = serde_json::to_vec(&s).unwrap();
+    write_json(&d, "signed.json", &envelope(&payload, b"a signature by anyone"));
+    write_json(&d, "other.json", &envelope(b"{\"another\": \"payload\"}", b"sig"));
+    for file in ["bare.json", "signed.json"] {
+        for extra in [&[][..], &["--status"], &["--quiet"]] {
+            let args = [&["verify"], extra, &[file]].concat();
+            let o = gd_in(&d.path(""), &args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stdout));
+            assert!(o.stdout.is_empty(), "{args:?}: nothing is relabelled");
+            let e = text(&o.stderr);
+            assert_eq!(
+                e,
+                format!(
+                    "gguf-digest: verify: {file}: signature: no public key was given to check it, so nothing was \
+                     verified (give --key PUBKEY, or --no-signature to relabel the subjects without checking who \
+                     signed them)\n"
+                ),
+                "{args:?}"
+            );
+        }
+    }
+    // Refused before the file is read: even one that is not a statement.
+    let o = gd_in(&d.path(""), &["verify", "other.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("no public key was given"), "{}", text(&o.stderr));
+    // Told not to check: relabelled, and the result says so.
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "signed.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).starts_with("signed.json: signature NOT CHECKED (--no-signature)\n"),
+        "{}",
+        text(&o.stdout)
+    );
+    // A key and --no-signature contradict each other: a usage error.
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "--key", "k.pub", "signed.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("cannot be used with"), "{}", text(&o.stderr));
 }
 
 #[test]
@@ -107,7 +156,7 @@ fn subjects_that_leave_the_root_and_other_predicates_are_refused() {
         let mut t = s.clone();
         t["subject"][1]["name"] = json!(bad);
         write_json(&d, "t.json", &t);
-        let o = gd_in(&d.path(""), &["verify", "t.json"]);
+        let o = gd_in(&d.path(""), &["verify", "--no-signature", "t.json"]);
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o.stdout));
         assert!(text(&o.stderr).contains("is refused"), "{bad:?}: {}", text(&o.stderr));
         assert!(o.stdout.is_empty(), "{bad:?}: nothing is labelled before the refusal");
@@ -115,7 +164,7 @@ fn subjects_that_leave_the_root_and_other_predicates_are_refused() {
     let mut t = s.clone();
     t["predicateType"] = json!("https://slsa.dev/provenance/v1");
     write_json(&d, "t.json", &t);
-    let o = gd_in(&d.path(""), &["verify", "t.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "t.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("predicateType is \"https://slsa.dev/provenance/v1\""), "{}", text(&o.stderr));
     // Every shape of envelope and statement that is refused, each with its reason.
@@ -147,14 +196,14 @@ fn subjects_that_leave_the_root_and_other_predicates_are_refused() {
         (statement_with(&|t| t["subject"][0]["digest"] = json!({})), "has no sha256 digest"),
     ] {
         write_json(&d, "t.json", &bad);
-        let o = gd_in(&d.path(""), &["verify", "t.json"]);
+        let o = gd_in(&d.path(""), &["verify", "--no-signature", "t.json"]);
         assert_eq!(o.status.code(), Some(2), "{bad}");
         assert!(text(&o.stderr).contains(what), "{bad}: {}", text(&o.stderr));
     }
     let mut t = s.clone();
     t["subject"][0]["digest"]["sha256"] = json!("abc");
     write_json(&d, "t.json", &t);
-    let o = gd_in(&d.path(""), &["verify", "t.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "t.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("not 64 hex digits"), "{}", text(&o.stderr));
     // A key file that is not there: exit 2, before anything is read.
@@ -163,17 +212,17 @@ fn subjects_that_leave_the_root_and_other_predicates_are_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("missing.pub"), "{}", text(&o.stderr));
     assert!(o.stdout.is_empty());
-    let o = gd_in(&d.path(""), &["verify", "missing.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "missing.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("missing.json"), "{}", text(&o.stderr));
     let mut big = b"{\"_type\":\"".to_vec();
     big.resize((16 << 20) + 10, b'a');
     d.write("big.json", &big);
-    let o = gd_in(&d.path(""), &["verify", "big.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "big.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("larger than"), "{}", text(&o.stderr));
     d.write("dup.json", br#"{"_type":"a","_type":"b"}"#);
-    let o = gd_in(&d.path(""), &["verify", "dup.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "dup.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("repeated"), "{}", text(&o.stderr));
 }

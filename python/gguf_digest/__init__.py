@@ -398,6 +398,7 @@ def verify(
     path: StrPath,
     *,
     keys: Sequence[StrPath] = (),
+    no_signature: bool = False,
     root: Optional[StrPath] = None,
     threads: Optional[int] = None,
 ) -> Verification:
@@ -407,16 +408,19 @@ def verify(
     is read (else :class:`SignatureError`, "signature: FAILED", a subclass
     of :class:`Error`, as the command's exit 1); every subject must
     lie under ``root`` (default: the statement's directory), then each is
-    relabelled. Without keys nothing about the signer is known: a
-    ``UserWarning`` says so, every time."""
+    relabelled. Without keys it fails closed (:class:`Error`, "no public key
+    was given") unless ``no_signature=True`` says to relabel the subjects
+    without checking who signed them; the result's ``signature_checked`` is
+    then false."""
+    if no_signature and keys:
+        raise ValueError("keys and no_signature=True exclude each other")
     signed, rows = _native.verify_statement(
         _fspath(path),
         _paths(keys, "pass keys=[path]"),
         None if root is None else _fspath(root),
         _threads(threads),
+        no_signature,
     )
-    if not signed:
-        warnings.warn(f"{_fspath(path)}: no signature was checked (no keys given)", UserWarning, stacklevel=2)
     return Verification(signed, tuple(_results(rows)))
 
 

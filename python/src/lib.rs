@@ -356,16 +356,18 @@ fn statement(py: Python<'_>, paths: Vec<PathBuf>, leaves: bool, threads: Option<
     Ok(text.map_err(|e| plain_error(py, e.to_string(), None))? + "\n")
 }
 
-/// Checks a statement's signature (with `keys`), locates its subjects
-/// under `root`, and relabels them: (signature checked, one result per subject).
+/// Checks a statement's signature (with `keys`; none at all is refused
+/// unless `no_signature`), locates its subjects under `root`, and relabels
+/// them: (signature checked, one result per subject).
 #[pyfunction]
-#[pyo3(signature = (path, keys=Vec::new(), root=None, threads=None))]
+#[pyo3(signature = (path, keys=Vec::new(), root=None, threads=None, no_signature=false))]
 fn verify_statement(
     py: Python<'_>,
     path: PathBuf,
     keys: Vec<PathBuf>,
     root: Option<PathBuf>,
     threads: Option<usize>,
+    no_signature: bool,
 ) -> PyResult<(bool, Vec<Checked>)> {
     // Key files and the statement are read without the GIL: either may be a
     // FIFO or on a slow mount.
@@ -373,7 +375,8 @@ fn verify_statement(
         keys.iter().map(|k| PublicKey::from_pem_file(k).map_err(|e| (e, k.clone()))).collect::<Result<Vec<_>, _>>()
     })?;
     let keys = keys.map_err(|(e, k)| error(py, &e, Some(k.as_path())))?;
-    let claims = detached(py, || verify::claims(&path, root.as_deref(), &keys))?
+    let signature = if no_signature { verify::Signature::Unchecked } else { verify::Signature::Keys(&keys) };
+    let claims = detached(py, || verify::claims(&path, root.as_deref(), signature))?
         .map_err(|e| error(py, &e, Some(path.as_path())))?;
     let entries = claims
         .subjects

@@ -17,7 +17,6 @@ import subprocess
 import sys
 import threading
 import time
-import warnings
 from pathlib import Path
 from typing import Iterator, List
 
@@ -152,7 +151,7 @@ def test_a_name_no_file_system_can_hold_is_a_value_error(corpus: Corpus, tmp_pat
         lambda: gguf_digest.open(pathlib.Path(bad)),
         lambda: gguf_digest.check(bad),
         lambda: gguf_digest.statement([bad]),
-        lambda: gguf_digest.verify(bad),
+        lambda: gguf_digest.verify(bad, no_signature=True),
         lambda: gguf_digest.verify("s.json", keys=[bad]),
         lambda: gguf_digest.verify("s.json", root=bad),
     ]
@@ -432,12 +431,16 @@ def test_verify_a_signed_statement(signed: Path, cargo_cli: Cli) -> None:
         gguf_digest.verify(signed / "s.dsse.json", keys=[signed / "other.pub"])
     assert info.value.path == str(signed / "s.dsse.json")
     assert cargo_cli.run("verify", "--key", "other.pub", "s.dsse.json", cwd=signed).returncode == 1
-    # No key: it relabels, and says every time that nothing was signed.
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        v = gguf_digest.verify(signed / "s.dsse.json")
+    # No key: it fails closed, as the command does (exit 2), unless told
+    # not to check the signature; then the result says it was not checked.
+    with pytest.raises(gguf_digest.Error, match="no public key was given") as refused:
+        gguf_digest.verify(signed / "s.dsse.json")
+    assert not isinstance(refused.value, gguf_digest.SignatureError)
+    assert cargo_cli.run("verify", "s.dsse.json", cwd=signed).returncode == 2
+    v = gguf_digest.verify(signed / "s.dsse.json", no_signature=True)
     assert not v.signature_checked and v.ok
-    assert any("no signature was checked" in str(w.message) for w in caught)
+    with pytest.raises(ValueError, match="exclude each other"):
+        gguf_digest.verify(signed / "s.dsse.json", keys=[signed / "signer.pub"], no_signature=True)
     # A changed model byte: the subject fails.
     entry = gguf_digest.open(signed / "model.gguf").json()
     model = bytearray((signed / "model.gguf").read_bytes())
@@ -472,10 +475,8 @@ def test_verify_refuses_a_subject_outside_the_root(signed: Path) -> None:
     for name in ["../model.gguf", str(signed / "model.gguf")]:
         doc["subject"][0]["name"] = name
         (signed / "escape.json").write_text(json.dumps(doc))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with pytest.raises(gguf_digest.Error, match="refused"):
-                gguf_digest.verify(signed / "escape.json")
+        with pytest.raises(gguf_digest.Error, match="refused"):
+            gguf_digest.verify(signed / "escape.json", no_signature=True)
     (signed / "key.pub").write_text("not a key")
     with pytest.raises(gguf_digest.Error) as info:
         gguf_digest.verify(signed / "s.dsse.json", keys=[signed / "key.pub"])

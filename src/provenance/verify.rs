@@ -21,22 +21,41 @@ pub struct Claims {
     pub subjects: Vec<subjects::Subject>,
     /// Where each subject is read from, in the same order (never outside the root).
     pub paths: Vec<PathBuf>,
-    /// True when a signature verified with one of the keys; false when no
-    /// key was given (nothing about the signer is then known).
+    /// True when a signature verified with one of the keys; false when the
+    /// caller chose [`Signature::Unchecked`] (nothing about the signer is
+    /// then known).
     pub signature_checked: bool,
 }
 
-/// Reads `file` and checks it: with `keys`, one of its DSSE signatures must
-/// verify with one of them (otherwise [`ErrorKind::SignatureFailed`], and
-/// no subject is read); every subject must lie under `root` (by default the
-/// file's directory).
-pub fn claims(file: &Path, root: Option<&Path>, keys: &[PublicKey]) -> Result<Claims> {
-    claims_of(file, root, keys).map_err(|e| e.in_file(file))
+/// What `verify` requires of the statement's signature.
+#[derive(Debug, Clone, Copy)]
+pub enum Signature<'a> {
+    /// One of its DSSE signatures must verify with one of these keys. No key
+    /// at all is refused ([`ErrorKind::SignatureRequired`]): verifying fails
+    /// closed.
+    Keys(&'a [PublicKey]),
+    /// The caller chose not to check who signed it: the subjects alone are
+    /// relabelled, and [`Claims::signature_checked`] is false.
+    Unchecked,
 }
 
-fn claims_of(file: &Path, root: Option<&Path>, keys: &[PublicKey]) -> Result<Claims> {
+/// Reads `file` and checks it: unless the caller chose
+/// [`Signature::Unchecked`], one of its DSSE signatures must verify with one
+/// of the keys (otherwise [`ErrorKind::SignatureFailed`], or
+/// [`ErrorKind::SignatureRequired`] when there is no key, and no subject is
+/// read); every subject must lie under `root` (by default the file's
+/// directory).
+pub fn claims(file: &Path, root: Option<&Path>, signature: Signature<'_>) -> Result<Claims> {
+    claims_of(file, root, signature).map_err(|e| e.in_file(file))
+}
+
+fn claims_of(file: &Path, root: Option<&Path>, signature: Signature<'_>) -> Result<Claims> {
+    // Refused before the file is even read: nothing in it can matter.
+    if let Signature::Keys([]) = signature {
+        return Err(Error::new(ErrorKind::SignatureRequired));
+    }
     let signed = envelope::read(&read_limited(file)?)?;
-    if !keys.is_empty() {
+    if let Signature::Keys(keys) = signature {
         check_signature(&signed, keys)?;
     }
     let subjects = match &signed {
@@ -45,7 +64,7 @@ fn claims_of(file: &Path, root: Option<&Path>, keys: &[PublicKey]) -> Result<Cla
     };
     let root = root.or_else(|| file.parent()).unwrap_or(Path::new(""));
     let paths = subjects.iter().map(|s| subjects::locate(root, &s.name)).collect::<Result<Vec<_>>>()?;
-    Ok(Claims { subjects, paths, signature_checked: !keys.is_empty() })
+    Ok(Claims { subjects, paths, signature_checked: matches!(signature, Signature::Keys(_)) })
 }
 
 fn check_signature(signed: &Signed, keys: &[PublicKey]) -> Result<()> {

@@ -36,9 +36,11 @@ pub struct StatementArgs {
 
 /// Flags of `gguf-digest verify`.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Exit status: 0 every subject matched, 1 a subject did not match or could not be \
+#[command(after_help = "The signature is checked first (--key), before any subject is read; without a \
+                        key, verify refuses unless --no-signature is given.\n\
+                        Exit status: 0 every subject matched, 1 a subject did not match or could not be \
                         read, or a signature did not verify, 2 the statement could not be read or was \
-                        refused (another predicate type, a subject leaving the root).")]
+                        refused (no key, another predicate type, a subject leaving the root).")]
 pub struct VerifyArgs {
     /// A statement, a DSSE envelope, or a Sigstore bundle holding one.
     #[arg(value_name = "FILE")]
@@ -50,8 +52,14 @@ pub struct VerifyArgs {
 
     /// Check the DSSE signature with this public key (PEM: Ed25519 or ECDSA
     /// P-256) before trusting any subject; may be given more than once.
+    /// Without a key, verify refuses (exit 2) unless --no-signature is given.
     #[arg(long, value_name = "PUBKEY")]
     key: Vec<PathBuf>,
+
+    /// Relabel the subjects without checking who signed the statement (an
+    /// unsigned statement, or no key at hand); the result says so.
+    #[arg(long, conflicts_with = "key")]
+    no_signature: bool,
 
     /// Don't print OK for each verified subject.
     #[arg(long, overrides_with = "status")]
@@ -104,19 +112,25 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
             }
         }
     }
+    let signature = if args.no_signature { verify::Signature::Unchecked } else { verify::Signature::Keys(&keys) };
     // The signature first: not one subject is trusted (or opened) before.
-    let claims = match verify::claims(&args.file, args.root.as_deref(), &keys) {
+    let claims = match verify::claims(&args.file, args.root.as_deref(), signature) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("gguf-digest: verify: {name}: {}", e.detail());
+            let hint = if matches!(e.kind(), ErrorKind::SignatureRequired) {
+                " (give --key PUBKEY, or --no-signature to relabel the subjects without checking who signed them)"
+            } else {
+                ""
+            };
+            eprintln!("gguf-digest: verify: {name}: {}{hint}", e.detail());
             let failed_signature = matches!(e.kind(), ErrorKind::SignatureFailed(_));
             return Ok(if failed_signature { EXIT_MISMATCH } else { EXIT_ERROR });
         }
     };
-    if !claims.signature_checked {
-        // Every time, --status too: a pass without a signature must never
-        // look like a signed pass.
-        eprintln!("gguf-digest: verify: {name}: WARNING: no signature was checked (no --key given)");
+    if !claims.signature_checked && !args.status {
+        // In the result itself, --quiet too: a pass without a signature
+        // must never read like a signed pass.
+        println!("{name}: signature NOT CHECKED (--no-signature)");
     }
     let (subjects, located) = (&claims.subjects, &claims.paths);
     let lines: Vec<Line> = subjects
