@@ -402,6 +402,25 @@ impl Error {
         matches!(&self.0.kind, ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
     }
 
+    /// The same error again, for a second subject that names the same file
+    /// (a file labelled once answers every subject naming it): the same
+    /// path, offset, subject and words, and `NotFound` stays `NotFound`. The
+    /// kind becomes an I/O error carrying the words, since a kind can hold
+    /// an [`std::io::Error`], which cannot be copied.
+    pub fn repeat(&self) -> Error {
+        let io_kind = match &self.0.kind {
+            ErrorKind::Io(e) => e.kind(),
+            _ => std::io::ErrorKind::Other,
+        };
+        let kind = ErrorKind::Io(std::io::Error::new(io_kind, self.0.kind.to_string()));
+        Error(Box::new(Inner {
+            path: self.0.path.clone(),
+            offset: self.0.offset,
+            subject: self.0.subject.clone(),
+            kind,
+        }))
+    }
+
     /// The operating system's error number, when the error came from it.
     pub(crate) fn raw_os_error(&self) -> Option<i32> {
         match &self.0.kind {

@@ -314,3 +314,56 @@ fn signatures_by_openssl_keys_are_checked_before_any_subject() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("not a PEM public key"), "{}", text(&o.stderr));
 }
+
+/// A statement that names one model many times (20 subjects, one file)
+/// relabels it once: every subject gets its answer, in order, and the file
+/// is opened once (counted with strace, which .ci/run installs; elsewhere
+/// the count is skipped without it). Before, it was opened and hashed 20
+/// times.
+#[test]
+fn a_model_named_by_many_subjects_is_labelled_once() {
+    let (d, s, _) = fixture();
+    let mut t = s.clone();
+    let one = t["subject"][0].clone();
+    t["subject"] = Json::Array(vec![one; 20]);
+    write_json(&d, "t.json", &t);
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "t.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let want = "t.json: signature NOT CHECKED (--no-signature)\n".to_string() + &"models/m.gguf: OK\n".repeat(20);
+    assert_eq!(text(&o.stdout), want);
+    // A changed model: every subject fails, each with the same line.
+    flip_last_byte(&d.path("models/m.gguf"));
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "--quiet", "t.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o.stdout).matches("models/m.gguf: FAILED\n").count(), 20, "{}", text(&o.stdout));
+    // Missing: the same error for every subject.
+    std::fs::rename(d.path("models/m.gguf"), d.path("models/gone.gguf")).unwrap();
+    let o = gd_in(&d.path(""), &["verify", "--no-signature", "--quiet", "t.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    let first = e.lines().next().unwrap().to_string();
+    assert!(first.contains("models/m.gguf: No such file or directory"), "{e}");
+    assert_eq!(e.lines().filter(|l| *l == first).count(), 20, "{e}");
+    std::fs::rename(d.path("models/gone.gguf"), d.path("models/m.gguf")).unwrap();
+
+    let Ok(strace) = Command::new("strace").arg("-V").output() else {
+        let ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+        assert!(!ci, "strace is missing: .ci/run installs it");
+        eprintln!("SKIPPED: strace is not installed; the open count is not checked");
+        return;
+    };
+    assert!(strace.status.success());
+    let log = d.path("opens.log");
+    let o = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=open,openat,openat2", "-o"])
+        .arg(&log)
+        .arg(gguf_digest_bin())
+        .args(["verify", "--no-signature", "--quiet", "t.json"])
+        .current_dir(d.path(""))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let opens = std::fs::read_to_string(&log).unwrap();
+    let of_model = opens.lines().filter(|l| l.contains("m.gguf\"") && !l.contains("ENOENT")).count();
+    assert_eq!(of_model, 1, "the model must be opened once:\n{opens}");
+}

@@ -265,7 +265,16 @@ fn relabel(
     ignore_missing: bool,
 ) -> PyResult<Vec<Checked>> {
     let paths: Vec<PathBuf> = entries.iter().map(|e| e.3.clone()).collect();
-    let results = label_all(py, &paths, read, None, |_, d| d.label())?;
+    // A file listed several times is labelled once, as `verify` does.
+    let (unique, of) = verify::distinct(&paths);
+    let labelled = label_all(py, &unique, read, None, |_, d| d.label())?;
+    let results = of.iter().map(|&u| match labelled.get(u) {
+        Some(Ok(label)) => Ok(label.clone()),
+        Some(Err(e)) => Err(e.repeat()),
+        None => Err(gguf_digest::Error::from(std::io::Error::other(
+            "internal error: a listed file was not labelled (please report it)",
+        ))),
+    });
     let mut out = Vec::with_capacity(entries.len());
     for ((line, expected, name, path), r) in entries.into_iter().zip(results) {
         match r {

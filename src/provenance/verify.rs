@@ -6,6 +6,7 @@
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -86,6 +87,66 @@ fn check_signature(signed: &Signed, keys: &[PublicKey]) -> Result<()> {
     }
 }
 
+/// Each distinct path of `paths` once, and for every path the index of
+/// its copy in that list: a statement may name one model many times, and
+/// it is labelled once.
+pub fn distinct(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<usize>) {
+    let mut first: HashMap<&Path, usize> = HashMap::new();
+    let mut unique = Vec::new();
+    let of = paths
+        .iter()
+        .map(|p| {
+            *first.entry(p.as_path()).or_insert_with(|| {
+                unique.push(p.clone());
+                unique.len().saturating_sub(1)
+            })
+        })
+        .collect();
+    (unique, of)
+}
+
+/// Labels every distinct path of `paths` once, through `label` (which
+/// answers each of the distinct paths it is given, by index, in order),
+/// and answers every path through `emit`, in order: the first subject
+/// naming a file gets its result, later ones a copy
+/// ([`Error::repeat`] for an error).
+pub fn label_once_each(
+    paths: &[PathBuf],
+    label: impl FnOnce(&[PathBuf], &mut dyn FnMut(usize, Result<String>)),
+    emit: &mut dyn FnMut(usize, Result<String>),
+) {
+    let (unique, of) = distinct(paths);
+    let mut uses = vec![0usize; unique.len()];
+    for &u in &of {
+        if let Some(n) = uses.get_mut(u) {
+            *n = n.saturating_add(1);
+        }
+    }
+    let mut results: Vec<Option<Result<String>>> = (0..unique.len()).map(|_| None).collect();
+    let mut next = 0usize;
+    let mut on_unique = |i: usize, r: Result<String>| {
+        if let Some(slot) = results.get_mut(i) {
+            *slot = Some(r);
+        }
+        // Answer every path whose file is labelled, in order.
+        while let Some(&u) = of.get(next) {
+            let (Some(slot), Some(left)) = (results.get_mut(u), uses.get_mut(u)) else { break };
+            let answer = match slot {
+                None => break,
+                Some(r) if *left > 1 => r.as_ref().map(Clone::clone).map_err(Error::repeat),
+                Some(_) => match slot.take() {
+                    Some(r) => r,
+                    None => break,
+                },
+            };
+            *left = left.saturating_sub(1);
+            emit(next, answer);
+            next = next.saturating_add(1);
+        }
+    };
+    label(&unique, &mut on_unique);
+}
+
 /// Reads at most [`MAX_STATEMENT`] bytes of `path`.
 fn read_limited(path: &Path) -> std::io::Result<Vec<u8>> {
     let file = std::fs::File::open(path)?;
@@ -95,4 +156,37 @@ fn read_limited(path: &Path) -> std::io::Result<Vec<u8>> {
         return Err(std::io::Error::other(format!("larger than {MAX_STATEMENT} bytes")));
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_named_many_times_is_labelled_once_and_answered_in_order() {
+        let paths: Vec<PathBuf> = ["a", "b", "a", "c", "b", "a"].iter().map(PathBuf::from).collect();
+        assert_eq!(distinct(&paths).1, [0, 1, 0, 2, 1, 0]);
+        let mut asked = Vec::new();
+        let mut answers = Vec::new();
+        label_once_each(
+            &paths,
+            |unique, emit| {
+                asked = unique.to_vec();
+                for (i, p) in unique.iter().enumerate() {
+                    if p == Path::new("b") {
+                        let e = Error::from(std::io::Error::from(std::io::ErrorKind::NotFound)).in_file(p).at(7);
+                        emit(i, Err(e));
+                    } else {
+                        emit(i, Ok(format!("label of {}", p.display())));
+                    }
+                }
+            },
+            &mut |k, r| answers.push((k, r.map_err(|e| (e.to_string(), e.is_not_found())))),
+        );
+        assert_eq!(asked, [PathBuf::from("a"), PathBuf::from("b"), PathBuf::from("c")]);
+        let b_error = Error::from(std::io::Error::from(std::io::ErrorKind::NotFound)).in_file(Path::new("b")).at(7);
+        let b = Err((b_error.to_string(), true));
+        let ok = |p: &str| Ok(format!("label of {p}"));
+        assert_eq!(answers, [(0, ok("a")), (1, b.clone()), (2, ok("a")), (3, ok("c")), (4, b), (5, ok("a"))]);
+    }
 }

@@ -144,8 +144,13 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
         .collect();
     let check_opts = CheckOptions { quiet: args.quiet, status: args.status, ..CheckOptions::default() };
     let batch = args.read.options(opts);
+    // A model named by several subjects is labelled once.
     let label = |_: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
-        digest_paths(located, &batch, pool, |i, r| emit(i, r.map(|(_, d)| d.label())));
+        verify::label_once_each(
+            located,
+            |unique, emit_unique| digest_paths(unique, &batch, pool, |i, r| emit_unique(i, r.map(|(_, d)| d.label()))),
+            emit,
+        );
     };
     let stdout = io::stdout();
     let summary = check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut io::stderr().lock())?;
