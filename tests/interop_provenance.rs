@@ -163,3 +163,38 @@ fn minisign_signs_a_sums_file_and_check_verifies_it() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(text(&o.stdout), "a.gguf: OK\nb.safetensors: FAILED\n");
 }
+
+/// The README's signing recipe, run as written: its `sh` block is cut out
+/// of README.md and run by bash in a folder of models, with the venv's
+/// python3 (securesystemslib) and the binary first on PATH.
+#[test]
+fn readme_signing_recipe_runs_as_written() {
+    let Some(py) = prerequisites(WHAT) else { return };
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let marker = "(readme_signing_recipe_runs_as_written). -->\n```sh\n";
+    let start = readme.find(marker).expect("the README marks its signing recipe") + marker.len();
+    let script = &readme[start..start + readme[start..].find("```\n").expect("the block ends")];
+    let d = Dir::new();
+    std::fs::create_dir_all(d.path("models")).unwrap();
+    d.write("models/a.gguf", &rich_model(&[0, 8]).build());
+    d.write("models/b.gguf", &rich_model(&[1]).build());
+    let bin_dir = Path::new(&gguf_digest_bin()).parent().unwrap().to_path_buf();
+    let py_dir = py.python.parent().unwrap().to_path_buf();
+    let path = std::env::join_paths(
+        [bin_dir, py_dir].into_iter().chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let o = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", script])
+        .current_dir(d.path(""))
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", describe("the README recipe", &o));
+    assert_eq!(text(&o.stdout), "models/a.gguf: OK\nmodels/b.gguf: OK\n");
+    // The envelope it wrote is refused once a model changes.
+    flip_last_byte(&d.path("models/b.gguf"));
+    let o = gd_in(&d.path(""), &["verify", "--key", "models.pub", "models.intoto.dsse.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o.stdout), "models/a.gguf: OK\nmodels/b.gguf: FAILED\n");
+}

@@ -367,3 +367,43 @@ fn a_model_named_by_many_subjects_is_labelled_once() {
     let of_model = opens.lines().filter(|l| l.contains("m.gguf\"") && !l.contains("ENOENT")).count();
     assert_eq!(of_model, 1, "the model must be opened once:\n{opens}");
 }
+
+/// `statement` never writes a subject `verify` must refuse: an absolute
+/// path, `..` or `-` is refused with the reason before anything is
+/// labelled (exit 2, nothing printed), and `--root DIR` names subjects
+/// relative to DIR, where `verify --root DIR` finds them. Before, such
+/// statements were written and every verify of them refused.
+#[test]
+fn statement_names_only_subjects_verify_can_find() {
+    let (d, _, _) = fixture();
+    let dir = d.path("");
+    let abs = dir.join("models/m.gguf");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    for (name, cwd, why) in [
+        (abs.to_str().unwrap(), dir.clone(), "an absolute path"),
+        ("../models/m.gguf", dir.join("sub"), "it holds '..'"),
+    ] {
+        let o = gd_in(&cwd, &["statement", name]);
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        assert!(o.stdout.is_empty(), "{name}: no statement");
+        let e = text(&o.stderr);
+        assert!(e.contains(&format!("cannot be a subject's name: {why}, which verify refuses")), "{e}");
+        assert!(e.contains("give --root DIR"), "{e}");
+    }
+    // Standard input has no name verify could find.
+    let o = gd_in(&dir, &["statement", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("not a file name"), "{}", text(&o.stderr));
+    // With --root: relative to it, wherever the command runs; verify finds them.
+    let o = gd_in(Path::new("/"), &["statement", "--root", dir.to_str().unwrap(), abs.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let st: Json = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(st["subject"][0]["name"], "models/m.gguf");
+    write_json(&d, "elsewhere.json", &st);
+    std::fs::rename(dir.join("elsewhere.json"), dir.join("sub/elsewhere.json")).unwrap();
+    let o = gd_in(&dir, &["verify", "--no-signature", "--root", ".", "sub/elsewhere.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    let o = gd_in(&dir.join("sub"), &["statement", "--root", "sub", "../models/m.gguf"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("not under the root"), "{}", text(&o.stderr));
+}

@@ -364,19 +364,29 @@ def check(
     return _results(rows)
 
 
-def statement(paths: Sequence[StrPath], *, leaves: bool = False, threads: Optional[int] = None) -> str:
+def statement(
+    paths: Sequence[StrPath],
+    *,
+    leaves: bool = False,
+    root: Optional[StrPath] = None,
+    threads: Optional[int] = None,
+) -> str:
     """The in-toto Statement v1 of these models, byte for byte what
     ``gguf-digest statement`` prints: one subject per model, named as given
-    (keep names relative to where it will be verified), whose ``sha256``
-    digest is its label; a later shard named with its first shard is part
-    of that subject, as in the command. ``leaves=True`` adds every model's
-    KV and tensor leaves to the predicate. Sign it with any DSSE or Sigstore
-    tool."""
+    or, with ``root``, relative to that directory (where :func:`verify` will
+    look), whose ``sha256`` digest is its label; a name ``verify`` would
+    refuse (absolute, with ``..``, ``-``, outside ``root``) raises
+    :class:`Error` before anything is labelled. A later shard named with its
+    first shard is part of that subject, as in the command. ``leaves=True``
+    adds every model's KV and tensor leaves to the predicate. Sign it with
+    any DSSE or Sigstore tool."""
     names = _paths(paths, "pass [path]")
     if not names:
         # The command needs a model too: a statement must name a subject.
         raise ValueError("a statement needs at least one model")
-    return _native.statement(names, leaves=leaves, threads=_threads(threads))
+    return _native.statement(
+        names, leaves=leaves, threads=_threads(threads), root=None if root is None else _fspath(root)
+    )
 
 
 @dataclass(frozen=True)

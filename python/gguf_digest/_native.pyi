@@ -47,6 +47,7 @@ def statement(
     paths: List[str],
     leaves: bool = False,
     threads: Optional[int] = None,
+    root: Optional[str] = None,
 ) -> str: ...
 def verify_statement(
     path: str,

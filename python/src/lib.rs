@@ -32,6 +32,7 @@ use gguf_digest::check::{Line, MISFORMATTED_LINE, NO_ENTRIES, parse_list};
 use gguf_digest::output::quote_name;
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement as statements;
+use gguf_digest::provenance::subjects;
 use gguf_digest::provenance::verify;
 use gguf_digest::{AnyModel, BatchOptions, Digest, NamedModels, OpenOptions, ReadMode, expand_arguments, schedule_all};
 use pyo3::create_exception;
@@ -347,19 +348,33 @@ fn check(
     Ok((misformatted, relabel(py, entries, read, ignore_missing)?))
 }
 
-/// The in-toto statement of `paths`, as `gguf-digest statement` prints it.
+/// The in-toto statement of `paths`, as `gguf-digest statement` prints it
+/// (names relative to `root` when given).
 #[pyfunction]
-#[pyo3(signature = (paths, leaves=false, threads=None))]
-fn statement(py: Python<'_>, paths: Vec<PathBuf>, leaves: bool, threads: Option<usize>) -> PyResult<String> {
+#[pyo3(signature = (paths, leaves=false, threads=None, root=None))]
+fn statement(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    leaves: bool,
+    threads: Option<usize>,
+    root: Option<PathBuf>,
+) -> PyResult<String> {
     let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false };
     // As the command: a later shard named with its first is that subject's.
     let named = detached(py, || NamedModels::new(&paths, &read.batch().open))?;
     let paths = named.paths();
+    // As the command: no subject verify must refuse, checked before labelling.
+    let names = paths
+        .iter()
+        .map(|p| {
+            subjects::name_for(p, root.as_deref()).map(PathBuf::from).map_err(|e| error(py, &e, Some(p.as_path())))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
     let results = label_all(py, paths, read, Some(&named), |m, d| (m, d))?;
     let done = all_or_first_error(py, paths, results)?;
     // Every leaf of every model with --leaves: built without the GIL.
     let text = detached(py, || {
-        let labelled = done.iter().zip(paths).map(|((m, d), p)| (p.as_path(), m.as_ref(), d));
+        let labelled = done.iter().zip(&names).map(|((m, d), n)| (n.as_path(), m.as_ref(), d));
         serde_json::to_string_pretty(&statements::of_labelled(labelled, leaves))
     })?;
     Ok(text.map_err(|e| plain_error(py, e.to_string(), None))? + "\n")

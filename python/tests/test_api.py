@@ -85,9 +85,12 @@ def test_a_shard_set_is_one_model_unless_told(corpus: Corpus, smollm2: Path, car
     with pytest.raises(gguf_digest.Error, match="this is shard 2 of 3") as info:
         gguf_digest.labels(shards)
     assert info.value.path == shards[1]
-    text = gguf_digest.statement(shards)
-    assert [s["name"] for s in json.loads(text)["subject"]] == [shards[0]]
-    assert text.encode() == cargo_cli.run("statement", *shards).stdout
+    text = gguf_digest.statement(shards, root=first.parent)
+    assert [s["name"] for s in json.loads(text)["subject"]] == [first.name]
+    assert text.encode() == cargo_cli.run("statement", "--root", str(first.parent), *shards).stdout
+    # Absolute names are refused, as verify would refuse them.
+    with pytest.raises(gguf_digest.Error, match="an absolute path"):
+        gguf_digest.statement(shards)
 
 
 def test_ollama_references(corpus: Corpus, cargo_cli: Cli, smollm2: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -401,7 +404,7 @@ def signed(corpus: Corpus, tmp_path: Path) -> Iterator[Path]:
     work = tmp_path / "signed"
     work.mkdir()
     shutil.copy(corpus.root / "all_types.gguf", work / "model.gguf")
-    payload = gguf_digest.statement([work / "model.gguf"]).encode()
+    payload = gguf_digest.statement([work / "model.gguf"], root=work).encode()
     # Subjects relative to the statement's directory.
     doc = json.loads(payload)
     doc["subject"][0]["name"] = "model.gguf"
@@ -471,7 +474,7 @@ def test_verify_with_another_root_a_missing_key_and_a_bare_statement(signed: Pat
 
 
 def test_verify_refuses_a_subject_outside_the_root(signed: Path) -> None:
-    doc = json.loads(gguf_digest.statement([signed / "model.gguf"]))
+    doc = json.loads(gguf_digest.statement([signed / "model.gguf"], root=signed))
     for name in ["../model.gguf", str(signed / "model.gguf")]:
         doc["subject"][0]["name"] = name
         (signed / "escape.json").write_text(json.dumps(doc))

@@ -76,16 +76,10 @@ pub fn locate(root: &Path, name: &str) -> Result<PathBuf> {
     if name.starts_with(crate::ollama::SCHEME) {
         return Ok(PathBuf::from(name));
     }
-    if name.is_empty() || name == "-" || name.contains('\0') {
-        return refuse("not a file name");
+    if let Some(why) = unlocatable(name) {
+        return refuse(why);
     }
     let rel = Path::new(name);
-    if rel.is_absolute() {
-        return refuse("an absolute path");
-    }
-    if rel.components().any(|c| c == Component::ParentDir) {
-        return refuse("it holds '..'");
-    }
     // An empty root is the working directory; as "" it could not be
     // canonicalized, and the symbolic-link check below would be skipped.
     let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
@@ -99,6 +93,52 @@ pub fn locate(root: &Path, name: &str) -> Result<PathBuf> {
         }
     }
     Ok(path)
+}
+
+/// Why [`locate`] refuses `name` whatever the root (not an `ollama:`
+/// reference): `None` when it is a relative file name without `..`.
+fn unlocatable(name: &str) -> Option<&'static str> {
+    let rel = Path::new(name);
+    if name.is_empty() || name == "-" || name.contains('\0') {
+        Some("not a file name")
+    } else if rel.is_absolute() {
+        Some("an absolute path")
+    } else if rel.components().any(|c| c == Component::ParentDir) {
+        Some("it holds '..'")
+    } else {
+        None
+    }
+}
+
+/// The name a statement gives the model named `path`: the path as given,
+/// or relative to `root` when one is given (the directory `verify` will
+/// look in). Refused, so that a statement never names a subject `verify`
+/// must refuse: a name that is absolute, holds `..`, is `-` or empty, is
+/// not under `root`, or is not UTF-8 (a subject's name is a JSON string).
+/// `ollama:` references are names as they are.
+pub fn name_for(path: &Path, root: Option<&Path>) -> Result<String> {
+    let given = path.to_string_lossy();
+    let refuse = |why: String| Err(Error::schema(format!("{given:?} cannot be a subject's name: {why}")));
+    if path.to_str().is_some_and(|p| p.starts_with(crate::ollama::SCHEME)) {
+        return Ok(given.into_owned());
+    }
+    let relative = match root {
+        None => path.to_path_buf(),
+        Some(root) => {
+            let (abs, abs_root) = (std::path::absolute(path)?, std::path::absolute(root)?);
+            match abs.strip_prefix(&abs_root) {
+                Ok(rel) => rel.to_path_buf(),
+                Err(_) => return refuse(format!("it is not under the root {}", abs_root.display())),
+            }
+        }
+    };
+    let Some(name) = relative.to_str() else {
+        return refuse("it is not UTF-8, and a subject's name is a JSON string".into());
+    };
+    match unlocatable(name) {
+        Some(why) => refuse(format!("{why}, which verify refuses")),
+        None => Ok(name.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -116,5 +156,28 @@ mod tests {
         // An empty root is the working directory, so that it can be
         // canonicalized and symbolic links out of it are caught.
         assert_eq!(locate(Path::new(""), "a.gguf").unwrap(), Path::new("./a.gguf"));
+    }
+
+    #[test]
+    fn a_statement_names_only_subjects_verify_can_locate() {
+        let name = |p: &str, root: Option<&str>| name_for(Path::new(p), root.map(Path::new));
+        assert_eq!(name("m.gguf", None).unwrap(), "m.gguf");
+        assert_eq!(name("a/m.gguf", None).unwrap(), "a/m.gguf");
+        assert_eq!(name("ollama:x", None).unwrap(), "ollama:x");
+        assert_eq!(name("/srv/models/a/m.gguf", Some("/srv/models")).unwrap(), "a/m.gguf");
+        for (bad, root, why) in [
+            ("/srv/m.gguf", None, "an absolute path"),
+            ("../m.gguf", None, "it holds '..'"),
+            ("-", None, "not a file name"),
+            ("/elsewhere/m.gguf", Some("/srv"), "not under the root /srv"),
+            ("/srv/a/../../m.gguf", Some("/srv"), "it holds '..'"),
+        ] {
+            let e = name(bad, root).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad:?}: {e}");
+            assert!(e.contains("cannot be a subject's name"), "{e}");
+        }
+        use std::os::unix::ffi::OsStrExt;
+        let not_utf8 = Path::new(std::ffi::OsStr::from_bytes(b"m\xff.gguf"));
+        assert!(name_for(not_utf8, None).unwrap_err().to_string().contains("not UTF-8"));
     }
 }

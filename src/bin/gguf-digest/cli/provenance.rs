@@ -8,6 +8,7 @@ use gguf_digest::check::{self, CheckOptions, Line};
 use gguf_digest::output::{error_line, quote_name};
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement;
+use gguf_digest::provenance::subjects;
 use gguf_digest::provenance::verify;
 use gguf_digest::{BatchOptions, ErrorKind, NamedModels, digest_paths, schedule_all};
 
@@ -30,6 +31,12 @@ pub struct StatementArgs {
     #[arg(long)]
     leaves: bool,
 
+    /// Name every subject relative to DIR, where `verify --root DIR` (or a
+    /// statement saved in DIR) will look for it. Without it, names are the
+    /// paths as given, and an absolute path, `..` or `-` is refused.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+
     #[command(flatten)]
     pub(super) read: ReadArgs,
 }
@@ -37,7 +44,10 @@ pub struct StatementArgs {
 /// Flags of `gguf-digest verify`.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "The signature is checked first (--key), before any subject is read; without a \
-                        key, verify refuses unless --no-signature is given.\n\
+                        key, verify refuses unless --no-signature is given. Each subject's name is a \
+                        path relative to --root DIR (default: the statement's directory); a name that \
+                        is absolute, holds '..' or leads out of DIR through a link is refused before \
+                        anything is opened.\n\
                         Exit status: 0 every subject matched, 1 a subject did not match or could not be \
                         read, or a signature did not verify, 2 the statement could not be read or was \
                         refused (no key, another predicate type, a subject leaving the root).")]
@@ -79,6 +89,19 @@ pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::Th
     // `statement *.gguf`: one subject per shard set, as the labelling does.
     let named = NamedModels::new(&args.models, &options.open);
     let models = named.paths();
+    // Names first: a statement never names a subject verify must refuse,
+    // and nothing is labelled for a statement that cannot be written.
+    let mut names = Vec::with_capacity(models.len());
+    for p in models {
+        match subjects::name_for(p, args.root.as_deref()) {
+            Ok(n) => names.push(PathBuf::from(n)),
+            Err(e) => {
+                let hint = if args.root.is_none() { " (or give --root DIR to name it relative to DIR)" } else { "" };
+                eprintln!("gguf-digest: statement: {}{hint}", e.detail());
+                return Ok(EXIT_ERROR);
+            }
+        }
+    }
     let mut done = Vec::with_capacity(models.len());
     let mut failed = false;
     for r in schedule_all(models, &options, pool, &|p, o| named.open(p, o)) {
@@ -94,7 +117,7 @@ pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::Th
     if failed {
         return Ok(EXIT_ERROR);
     }
-    let labelled = done.iter().zip(models).map(|((m, d), p)| (p.as_path(), m.as_ref(), d));
+    let labelled = done.iter().zip(&names).map(|((m, d), n)| (n.as_path(), m.as_ref(), d));
     print_json(&statement::of_labelled(labelled, args.leaves))?;
     Ok(EXIT_OK)
 }
