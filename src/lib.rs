@@ -52,6 +52,7 @@ mod text;
 pub struct ReadmeDoctests;
 
 // The formats.
+pub mod directory;
 pub mod gguf;
 pub mod ollama;
 pub mod safetensors;
