@@ -4,3 +4,4 @@
 //! which component.
 
 pub mod group;
+pub mod skeleton;
