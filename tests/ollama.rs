@@ -462,3 +462,46 @@ fn config_and_manifest_files_are_checked() {
     assert!(matches!(e.kind(), gguf_digest::ErrorKind::NotRegularFile(gguf_digest::SYMBOLIC_LINK)), "{e}");
     assert!(gguf_digest::ollama::manifest_bytes_in(&store.root, "ollama:good").unwrap() > 0);
 }
+
+/// The contracts' numbers: `-0` is no integer (a layer's `size`,
+/// `schemaVersion`), and a number that overflows a 64-bit float (`1e400`)
+/// is refused anywhere (a config member, an ignored manifest member), as
+/// Go's encoding/json refuses it; `1e-400` underflows to 0 and stands.
+#[test]
+fn minus_zero_is_no_integer_and_1e400_no_number() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let model = store.blob(MODEL, &gguf_model().build());
+    let cfg = store.config("");
+    let layer = model.json();
+    let minus_zero = layer.replace(&format!(r#""size": {}"#, model.size), r#""size": -0"#);
+    assert_ne!(minus_zero, layer);
+    for (name, text, says) in [
+        (
+            "size",
+            format!(r#"{{"schemaVersion": 2, "config": {}, "layers": [{minus_zero}]}}"#, cfg.json()),
+            "size must be an integer",
+        ),
+        (
+            "schema",
+            format!(r#"{{"schemaVersion": -0, "config": {}, "layers": [{layer}]}}"#, cfg.json()),
+            "schemaVersion must be 2, found -0",
+        ),
+        (
+            "big",
+            format!(r#"{{"schemaVersion": 2, "x": 1e400, "config": {}, "layers": [{layer}]}}"#, cfg.json()),
+            "out of range",
+        ),
+    ] {
+        store.raw_manifest(name, text.as_bytes());
+        refused(&store, &format!("ollama:{name}"), says);
+    }
+    store.manifest("big-config", &store.config(r#""extra": [1e400]"#), std::slice::from_ref(&model));
+    refused(&store, "ollama:big-config", "out of range");
+    store.manifest("tiny", &store.config(r#""extra": 1e-400"#), std::slice::from_ref(&model));
+    store.manifest("zero", &store.config(r#""extra": 0e400"#), std::slice::from_ref(&model));
+    store.manifest("none", &cfg, std::slice::from_ref(&model));
+    let none = label(&store, "ollama:none");
+    assert_ne!(label(&store, "ollama:tiny"), none, "1e-400 is not a zero value");
+    assert_eq!(label(&store, "ollama:zero"), none, "0e400 is a zero value");
+}

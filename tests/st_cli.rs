@@ -195,3 +195,40 @@ fn directories_name_their_one_model() {
     let out = gd_in(d.dir.path(), &["gguf"]);
     assert_eq!(text(&out.stdout), format!("{}  gguf\n", g.expected_label()), "a GGUF shard set counts once");
 }
+
+/// A shard prefix may be empty, as for GGUF: `-00001-of-00002.safetensors`
+/// is the first shard of a set (and `.safetensors.index.json` its index),
+/// not a model of one file.
+#[test]
+fn a_shard_prefix_may_be_empty() {
+    let d = Dir::new();
+    // Only `format` in the metadata: without an index, each shard carries it.
+    let st = St::new()
+        .meta("format", "pt")
+        .tensor(StTensor::filled("a", "F32", &[4], 1))
+        .tensor(StTensor::filled("b", "U8", &[3], 2))
+        .tensor(StTensor::filled("c", "I64", &[2], 3));
+    let want = st.expected_label();
+    let (files, index) = st.sharded("", &[1, 2]);
+    assert_eq!(files[0].0, "-00001-of-00002.safetensors");
+    for dir in ["bare", "indexed"] {
+        std::fs::create_dir(d.path(dir)).unwrap();
+        for (name, bytes) in &files {
+            d.write(&format!("{dir}/{name}"), bytes);
+        }
+    }
+    d.write("indexed/.safetensors.index.json", index.as_bytes());
+    for dir in ["bare", "indexed"] {
+        let first = format!("{dir}/-00001-of-00002.safetensors");
+        let out = gd_in(d.dir.path(), &[first.as_str()]);
+        assert_eq!(text(&out.stdout), format!("{want}  {first}\n"), "{dir}: {}", text(&out.stderr));
+        // The directory holds one model: the set.
+        let out = gd_in(d.dir.path(), &[dir]);
+        assert_eq!(text(&out.stdout), format!("{want}  {dir}\n"), "{dir}: {}", text(&out.stderr));
+    }
+    // Without an index, a later shard alone is refused, naming the first.
+    let out = gd_in(d.dir.path(), &["bare/-00002-of-00002.safetensors"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("pass the first shard instead"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("bare/-00001-of-00002.safetensors"), "{}", text(&out.stderr));
+}
