@@ -56,12 +56,12 @@ fn sums_skeleton_and_check() {
 
 #[test]
 fn shards_named_together() {
-    // With an index, any shard stands for the model (the index names it),
-    // so each named shard keeps its line; without one, a later shard named
-    // beside its first is the first's set and is left out (ADR 0006).
+    // Every shard of a set named (`*.safetensors`), with or without an
+    // index: one line, the first shard's, as for GGUF (ADR 0006).
     let d = Dir::new();
     let st = model();
-    let (files, index) = st.sharded("model", &[1, 3]);
+    let want = st.expected_label();
+    let (files, index) = st.sharded("model", &[1, 2, 1]);
     for dir in ["indexed", "bare"] {
         std::fs::create_dir(d.path(dir)).unwrap();
         for (name, bytes) in &files {
@@ -69,17 +69,48 @@ fn shards_named_together() {
         }
     }
     d.write("indexed/model.safetensors.index.json", index.as_bytes());
-    let (first, later) = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors");
-    let indexed = [format!("indexed/{first}"), format!("indexed/{later}")];
-    let out = gd_in(d.dir.path(), &[indexed[0].as_str(), indexed[1].as_str()]);
-    let want = st.expected_label();
-    let lines = format!("{want}  {}\n{want}  {}\n", indexed[0], indexed[1]);
-    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), lines), "{}", text(&out.stderr));
-    let bare = [format!("bare/{later}"), format!("bare/{first}")];
-    let out = gd_in(d.dir.path(), &[bare[0].as_str(), bare[1].as_str()]);
-    let set = text(&gd_in(d.dir.path(), &[bare[1].as_str()]).stdout);
+    let shards = |dir: &str| -> Vec<String> { files.iter().map(|(n, _)| format!("{dir}/{n}")).collect() };
+    let run = |args: &[String]| gd_in(d.dir.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
+
+    let indexed = shards("indexed");
+    let one_line = format!(
+        "{want}  {}
+",
+        indexed[0]
+    );
+    let out = run(&indexed);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), one_line.clone()), "{}", text(&out.stderr));
+    // In any order, and beside another argument.
+    let mut shuffled = indexed.clone();
+    shuffled.reverse();
+    shuffled.insert(1, "other.safetensors".into());
+    d.write("other.safetensors", &St::new().tensor(StTensor::filled("x", "U8", &[2], 9)).build());
+    let out = run(&shuffled);
+    let other = St::new().tensor(StTensor::filled("x", "U8", &[2], 9)).expected_label();
+    assert_eq!(text(&out.stdout), format!("{other}  other.safetensors\n{one_line}"), "{}", text(&out.stderr));
+    // The line checks; a later shard alone still names the model through its index.
+    d.write("set.sums", one_line.as_bytes());
+    let out = gd_in(d.dir.path(), &["-c", "set.sums"]);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), format!("{}: OK\n", indexed[0])));
+    let out = run(&indexed[2..3]);
+    assert_eq!(text(&out.stdout), format!("{want}  {}\n", indexed[2]), "{}", text(&out.stderr));
+    // statement: one subject.
+    let out = run(&[&["statement".to_string()], &indexed[..]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let subjects = doc["subject"].as_array().unwrap();
+    assert_eq!(subjects.len(), 1, "{doc}");
+    assert_eq!(
+        (subjects[0]["name"].as_str(), subjects[0]["digest"]["sha256"].as_str()),
+        (Some(indexed[0].as_str()), Some(want.as_str()))
+    );
+
+    // Without an index, the same; a later shard alone is refused.
+    let bare = shards("bare");
+    let set = text(&run(&bare[..1]).stdout);
+    let out = run(&[bare[1].clone(), bare[0].clone(), bare[2].clone()]);
     assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), set), "{}", text(&out.stderr));
-    let alone = gd_in(d.dir.path(), &[bare[0].as_str()]);
+    let alone = run(&bare[1..2]);
     assert_eq!(alone.status.code(), Some(2), "a later shard alone is still refused");
 }
 

@@ -119,7 +119,9 @@ def labels(
     does (every tensor of every file on one pool of ``threads`` threads;
     default: ``RAYON_NUM_THREADS``, else all cores). One label per path:
     the first model that cannot be labelled raises :class:`Error` (a later
-    shard of a split model too, even beside its first shard)."""
+    shard of a split model too, even beside its first shard, unless its set
+    has an index: then any shard names the model). A model is read once
+    however many of its shards are named."""
     return _native.labels(
         _paths(paths, "use label() for one model"),
         _threads(threads),

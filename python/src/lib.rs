@@ -33,7 +33,9 @@ use gguf_digest::output::quote_name;
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement as statements;
 use gguf_digest::provenance::verify;
-use gguf_digest::{AnyModel, BatchOptions, Digest, NamedModels, OpenOptions, ReadMode, expand_arguments, schedule_all};
+use gguf_digest::{
+    AnyModel, BatchOptions, Digest, Named, NamedModels, OpenOptions, ReadMode, expand_arguments, schedule_all,
+};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -200,8 +202,31 @@ fn labels(
     verify_blobs: bool,
 ) -> PyResult<Vec<String>> {
     let read = Read { threads, join_shards, mmap, verify_blobs };
-    let results = label_all(py, &paths, read, None, |_, d| d.label())?;
-    all_or_first_error(py, &paths, results)
+    // One label per path, each model read once: a shard of an indexed set
+    // named beside its first shard takes the first's label (alone, it names
+    // that same model); a later shard that alone is refused is refused here
+    // too, even beside its first, so it is opened on its own.
+    let named = detached(py, || NamedModels::new(&paths, &read.batch().open))?;
+    let mut todo = named.paths().to_vec();
+    let mut from = Vec::with_capacity(paths.len());
+    for (path, how) in paths.iter().zip(named.arguments()) {
+        from.push(match *how {
+            Named::Line(n) | Named::SameModel(n) => n,
+            Named::LaterShard(_) => {
+                todo.push(path.clone());
+                todo.len().saturating_sub(1)
+            }
+        });
+    }
+    let results = label_all(py, &todo, read, Some(&named), |_, d| d.label())?;
+    // The first error in argument order, named by the path that was read.
+    from.into_iter()
+        .map(|n| match results.get(n) {
+            Some(Ok(label)) => Ok(label.clone()),
+            Some(Err(e)) => Err(error(py, e, todo.get(n).map(PathBuf::as_path))),
+            None => Err(plain_error(py, "a path was not labelled".into(), None)),
+        })
+        .collect()
 }
 
 /// A labelled model: (format, contract, label, JSON entry, skeleton, files,

@@ -91,6 +91,26 @@ def test_a_shard_set_is_one_model_unless_told(corpus: Corpus, smollm2: Path, car
     assert text.encode() == cargo_cli.run("statement", *shards).stdout
 
 
+def test_an_indexed_set_named_shard_by_shard_is_one_model(corpus: Corpus, cargo_cli: Cli) -> None:
+    def shards_of(index: Path) -> List[str]:
+        return sorted(str(s) for s in index.parent.glob("model-*-of-*.safetensors"))
+
+    indexes = sorted((corpus.root / "st").rglob("model.safetensors.index.json"))
+    index = next(i for i in indexes if "contradicts" not in str(i) and "hub" not in str(i) and len(shards_of(i)) >= 3)
+    shards = shards_of(index)
+    whole = gguf_digest.label(index)
+    # The command and a statement: one line, one subject, the first shard's.
+    assert cargo_cli.run(*shards).stdout.decode() == f"{whole}  {shards[0]}\n"
+    text = gguf_digest.statement(shards)
+    assert [s["name"] for s in json.loads(text)["subject"]] == [shards[0]]
+    assert text.encode() == cargo_cli.run("statement", *shards).stdout
+    # labels(): one label per path; through the index each shard names the
+    # model, so none is refused, in any order.
+    assert gguf_digest.labels(shards) == [whole] * len(shards)
+    assert gguf_digest.labels(list(reversed(shards))) == [whole] * len(shards)
+    assert gguf_digest.labels(shards[1:2]) == [whole]
+
+
 def test_ollama_references(corpus: Corpus, cargo_cli: Cli, smollm2: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OLLAMA_MODELS", str(corpus.ollama_store))
     want = cargo_cli.label(corpus.ollama_name)

@@ -24,7 +24,7 @@ use crate::safetensors;
 use crate::schedule::{AnyModel, BatchOptions, schedule, schedule_all};
 use crate::source::Source;
 
-pub use shard_sets::NamedModels;
+pub use shard_sets::{Named, NamedModels};
 
 /// What a command-line argument names.
 #[derive(Debug, Clone, PartialEq, Eq)]
