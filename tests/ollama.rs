@@ -505,3 +505,47 @@ fn minus_zero_is_no_integer_and_1e400_no_number() {
     assert_ne!(label(&store, "ollama:tiny"), none, "1e-400 is not a zero value");
     assert_eq!(label(&store, "ollama:zero"), none, "0e400 is a zero value");
 }
+
+/// A manifest given by path is known by where it lies in a store
+/// (`<root>/manifests/<host>/<namespace>/<model>/<tag>`, with `<root>/blobs`
+/// a directory), not by its first bytes: a pretty-printed manifest opens
+/// with whitespace, and labels as its `ollama:` name does.
+#[test]
+fn a_manifest_is_known_by_where_it_lies() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let layers = simple(&store, "m", &gguf_model(), "", b"T");
+    let want = label(&store, "ollama:m");
+    let cfg = store.config("");
+    let pretty = format!(
+        "\n\t {{\n  \"schemaVersion\": 2,\n  \"config\": {},\n  \"layers\": [\n    {}\n  ]\n}}\n",
+        cfg.json(),
+        layers.iter().map(Layer::json).collect::<Vec<_>>().join(",\n    ")
+    );
+    let path = store.raw_manifest("pretty", pretty.as_bytes());
+    assert_eq!(label(&store, "ollama:pretty"), want);
+    let by_path = |cwd: &Path, arg: &str| {
+        let out = Command::new(BIN).arg(arg).current_dir(cwd).env_remove("OLLAMA_MODELS").output().unwrap();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let arg = path.to_str().unwrap();
+    assert_eq!(by_path(d.dir.path(), arg), (Some(0), format!("{want}  {arg}\n"), String::new()));
+    // Relative to the store's root, and with `.` components (which are no level).
+    for arg in
+        ["manifests/registry.ollama.ai/library/pretty/latest", "./manifests/registry.ollama.ai/./library/pretty/latest"]
+    {
+        assert_eq!(by_path(&store.root, arg), (Some(0), format!("{want}  {arg}\n"), String::new()), "{arg}");
+    }
+    // Not in a store (no blobs/ beside manifests/): a file like any other.
+    let elsewhere = d.path("copy/manifests/h/n/m");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::copy(&path, elsewhere.join("t")).unwrap();
+    let (code, _, err) = by_path(d.dir.path(), "copy/manifests/h/n/m/t");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("not a GGUF file"), "{err}");
+    // In a store, whatever the bytes: a GGUF file there is a bad manifest.
+    let gguf = store.raw_manifest("gguf", &gguf_model().build());
+    let (code, _, err) = by_path(d.dir.path(), gguf.to_str().unwrap());
+    assert_eq!(code, Some(2));
+    assert!(err.contains("invalid JSON"), "{err}");
+}

@@ -3,7 +3,8 @@
 //!
 //! An argument is a file, a directory, standard input (`-`) or a store
 //! reference (`ollama:NAME`): the variants of [`Input`]. A file is
-//! opened once and sniffed by its first bytes (an index file by its name);
+//! opened once and sniffed by its first bytes (an index file by its name,
+//! an Ollama manifest by where it lies in a store);
 //! the format that claims it parses the same open file. A directory names
 //! the one model in it (`directory`). Adding a format adds one arm to
 //! [`sniff`] and one to [`open_model`].
@@ -101,13 +102,13 @@ pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
             Ok(Box::new(safetensors::Model::open_with(&path, *opts)?))
         }
         Input::File(path) => {
-            let source = Source::open(&path, opts.read_mode)?;
-            let head = source.head(SNIFF_BYTES)?;
-            // A manifest given by path: JSON inside a store's manifests/.
-            if let (Some(b'{'), Some(root)) = (head.first(), ollama::root_of_manifest(&path)) {
-                drop(source);
+            // A manifest given by path: known by where it lies in a store,
+            // not by its bytes (ollama::root_of_manifest).
+            if let Some(root) = ollama::root_of_manifest(&path) {
                 return Ok(Box::new(ollama::Model::open(&path.to_string_lossy(), &root, &path, *opts)?));
             }
+            let source = Source::open(&path, opts.read_mode)?;
+            let head = source.head(SNIFF_BYTES)?;
             model_from(source, sniff(&head).or_else(|| by_extension(&path)), opts)
         }
     }

@@ -50,11 +50,26 @@ pub fn manifest_bytes_in(root: &Path, reference: &str) -> Result<u64> {
     Ok(m.layers.iter().chain([&m.config]).fold(0u64, |t, l| t.saturating_add(l.size)))
 }
 
-/// The store root of a manifest given by path (`<root>/manifests/<host>/
-/// <namespace>/<model>/<tag>`), if it lies in a store.
+/// The store root of a manifest given by path, if the path lies where a
+/// store keeps its manifests: as written, it ends in a component
+/// `manifests` followed by four names (host, namespace, model, tag; none
+/// `..`, and `.` components are no level, as `Path::components` drops
+/// them), and the directory holding that `manifests` (the root; the
+/// current directory when the path starts at `manifests`) holds a
+/// directory `blobs`. Where it lies decides, not its bytes: Ollama reads
+/// any file there as a manifest, and a pretty-printed one opens with
+/// whitespace. The path is not resolved (no link is followed to decide).
 pub fn root_of_manifest(path: &Path) -> Option<PathBuf> {
-    let manifests = path.ancestors().nth(4)?;
-    (manifests.file_name()? == "manifests").then(|| manifests.parent().map(Path::to_path_buf))?
+    use std::path::Component;
+    let parts: Vec<Component<'_>> = path.components().collect();
+    let at = parts.len().checked_sub(5)?;
+    let (head, tail) = parts.split_at(at);
+    let [Component::Normal(manifests), rest @ ..] = tail else { return None };
+    if *manifests != "manifests" || !rest.iter().all(|c| matches!(c, Component::Normal(_))) {
+        return None;
+    }
+    let root: PathBuf = head.iter().collect();
+    root.join("blobs").is_dir().then_some(root)
 }
 
 /// Every model in the store at `root`, as `ollama:host/namespace/model:tag`
@@ -114,5 +129,26 @@ impl crate::format::Labelled for Model {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_lies_four_names_below_manifests_beside_blobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("store");
+        std::fs::create_dir_all(root.join("blobs")).unwrap();
+        let at = |p: &str| root_of_manifest(&root.join(p));
+        assert_eq!(at("manifests/h/n/m/t"), Some(root.clone()));
+        assert_eq!(at("manifests/h/./n/m/t"), Some(root.clone()), "`.` is no level");
+        for not in ["manifests/h/n/t", "manifests/h/n/m/t/u", "x/h/n/m/t", "manifests/h/n/../t", "manifests/h/n/m/.."] {
+            assert_eq!(at(not), None, "{not}");
+        }
+        std::fs::remove_dir(root.join("blobs")).unwrap();
+        std::fs::write(root.join("blobs"), b"").unwrap();
+        assert_eq!(at("manifests/h/n/m/t"), None, "blobs must be a directory");
     }
 }
