@@ -549,3 +549,40 @@ fn a_manifest_is_known_by_where_it_lies() {
     assert_eq!(code, Some(2));
     assert!(err.contains("invalid JSON"), "{err}");
 }
+
+/// `ollama:` alone labels every manifest of the store and reports each
+/// entry that is none (Ollama's own listing skips them), exit 2 at the end;
+/// hidden entries are passed over in silence.
+#[test]
+fn every_model_of_a_store_with_stray_entries() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    simple(&store, "a", &gguf_model(), "", b"A");
+    simple(&store, "me/b:v1", &gguf_model(), "", b"B");
+    let m = store.root.join("manifests");
+    std::fs::create_dir_all(m.join("x")).unwrap();
+    std::fs::write(m.join("x/latest"), b"{}").unwrap();
+    std::fs::write(m.join("README"), b"").unwrap();
+    std::fs::create_dir_all(m.join("registry.ollama.ai/library/a/sub")).unwrap();
+    std::fs::write(m.join("registry.ollama.ai/library/a/latest~"), b"{}").unwrap();
+    std::fs::write(m.join("registry.ollama.ai/library/a/.latest.swp"), b"").unwrap();
+    std::fs::create_dir_all(m.join(".git/objects/aa/bb")).unwrap();
+    let out = gd(&store, &["ollama:"]);
+    let refs: Vec<String> = text(&out.stdout).lines().map(|l| l.split_once("  ").unwrap().1.to_string()).collect();
+    assert_eq!(refs, ["ollama:registry.ollama.ai/library/a:latest", "ollama:registry.ollama.ai/me/b:v1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    let m = m.display();
+    for stray in ["README", "x/latest", "registry.ollama.ai/library/a/latest~", "registry.ollama.ai/library/a/sub"] {
+        assert!(err.contains(&format!("gguf-digest: {m}/{stray}: not a manifest")), "{stray}: {err}");
+    }
+    assert_eq!(err.lines().count(), 4, "{err}");
+    assert!(!err.contains(".git") && !err.contains(".swp"), "{err}");
+    // The same in the JSON document.
+    let out = gd(&store, &["--json", "ollama:"]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let files = doc["files"].as_array().unwrap();
+    assert_eq!(files.iter().filter(|f| f.get("error").is_some()).count(), 4, "{doc}");
+    assert_eq!(files.iter().filter(|f| f.get("label").is_some()).count(), 2, "{doc}");
+}

@@ -425,5 +425,11 @@ def verify(
 def ollama_models() -> list[str]:
     """Every model in the Ollama store (``$OLLAMA_MODELS``, else
     ``~/.ollama/models``) as ``ollama:host/namespace/model:tag``, sorted:
-    what ``gguf-digest ollama:`` labels. ``labels(ollama_models())`` labels them all."""
-    return _native.ollama_models()
+    what ``gguf-digest ollama:`` labels. ``labels(ollama_models())`` labels them all.
+    Each entry of the store that is no manifest (a stray file or directory, a
+    name Ollama would not list) is skipped with a ``UserWarning`` naming it,
+    as the command reports it."""
+    models, strays = _native.ollama_models()
+    for stray in strays:
+        warnings.warn(stray, UserWarning, stacklevel=2)
+    return models

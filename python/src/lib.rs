@@ -412,12 +412,14 @@ fn verify_statement(
 }
 
 /// Every model in the Ollama store (`$OLLAMA_MODELS` or `~/.ollama/models`),
-/// as `ollama:` references: what `gguf-digest ollama:` labels.
+/// as `ollama:` references: what `gguf-digest ollama:` labels; and each
+/// entry of the store that is no manifest, as the command reports it.
 #[pyfunction]
-fn ollama_models(py: Python<'_>) -> PyResult<Vec<OsString>> {
+fn ollama_models(py: Python<'_>) -> PyResult<(Vec<OsString>, Vec<String>)> {
     let all = detached(py, || expand_arguments(&[PathBuf::from("ollama:")]))?;
-    let all = all.map_err(|e| error(py, &e, None))?;
-    Ok(all.into_iter().map(PathBuf::into_os_string).collect())
+    let (models, strays) = all.map_err(|e| error(py, &e, None))?;
+    let strays = strays.iter().map(gguf_digest::output::error_line).collect();
+    Ok((models.into_iter().map(PathBuf::into_os_string).collect(), strays))
 }
 
 /// Runs the `gguf-digest` command with `argv` (the program's name first;

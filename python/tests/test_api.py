@@ -756,6 +756,21 @@ def test_ollama_alone_and_the_store_listing(corpus: Corpus, cargo_cli: Cli, monk
     assert gguf_digest.labels(models) == [want]
 
 
+def test_the_store_listing_warns_of_each_stray_entry(corpus: Corpus, cargo_cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OLLAMA_MODELS", str(corpus.ollama_store))
+    stray = corpus.ollama_store / "manifests" / "stray"
+    stray.write_text("")
+    try:
+        with pytest.warns(UserWarning, match="stray: not a manifest: a file where a host directory belongs"):
+            assert gguf_digest.ollama_models() == ["ollama:registry.ollama.ai/library/smollm2:135m"]
+        p = cargo_cli.run("ollama:")
+        assert p.returncode == 2
+        assert p.stderr.decode().startswith(f"gguf-digest: {stray}: not a manifest")
+        assert p.stdout.decode().endswith("  ollama:registry.ollama.ai/library/smollm2:135m\n")
+    finally:
+        stray.unlink()
+
+
 def test_a_failed_signature_is_its_own_error_class(signed: Path) -> None:
     with pytest.raises(gguf_digest.SignatureError):
         gguf_digest.verify(signed / "s.dsse.json", keys=[signed / "other.pub"])

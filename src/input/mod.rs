@@ -125,17 +125,22 @@ fn model_from(source: Source, format: Option<Format>, opts: &OpenOptions) -> Res
 }
 
 /// The arguments with `ollama:` alone expanded to every model in the store
-/// (`ollama:host/namespace/model:tag`, sorted); every other argument as it is.
-pub fn expand_arguments(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
+/// (`ollama:host/namespace/model:tag`, sorted); every other argument as it
+/// is. Beside them, each entry of the store that is no manifest (an error
+/// naming it): the listing goes on past it, the caller reports it.
+pub fn expand_arguments(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Error>)> {
     let mut out = Vec::with_capacity(args.len());
+    let mut strays = Vec::new();
     for a in args {
         if a.as_os_str() == ollama::SCHEME {
-            out.extend(ollama::every_model(&ollama::store_root()?)?.into_iter().map(PathBuf::from));
+            let listing = ollama::every_model(&ollama::store_root()?)?;
+            out.extend(listing.models.into_iter().map(PathBuf::from));
+            strays.extend(listing.strays);
         } else {
             out.push(a.clone());
         }
     }
-    Ok(out)
+    Ok((out, strays))
 }
 
 /// About how many bytes labelling `path` reads: the sizes of every file of
