@@ -263,3 +263,67 @@ fn a_shard_prefix_may_be_empty() {
     assert!(text(&out.stderr).contains("pass the first shard instead"), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("bare/-00001-of-00002.safetensors"), "{}", text(&out.stderr));
 }
+
+/// Metadata alone differs: every tensor carries its file's metadata group,
+/// so every tensor leaf differs, but `diff` says it once, as the group,
+/// and that no tensor's data does; a tensor that moved to a file of other
+/// metadata is still named on its own.
+#[test]
+fn diff_of_metadata_alone_names_the_group_not_every_tensor() {
+    let d = Dir::new();
+    let a = model();
+    let mut b = a.clone();
+    b.metadata = Some(vec![("format".into(), "pt".into()), ("license".into(), "mit".into())]);
+    d.write("a.safetensors", &a.build());
+    d.write("b.safetensors", &b.build());
+    let out = gd_in(d.dir.path(), &["diff", "a.safetensors", "b.safetensors"]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("~ metadata license: 'apache-2.0' → 'mit'"), "{t}");
+    assert!(!t.contains("~ tensor"), "no tensor is listed: {t}");
+    assert!(t.contains(": carried by all 4 tensors (in a.safetensors and b.safetensors), whose data, dtypes and shapes are unchanged\n"), "{t}");
+    assert!(t.contains("~ metadata group "), "{t}");
+    assert!(t.ends_with("labels differ; metadata keys: 1 differ; metadata groups: 1 changed (4 tensors); tensors: 0 changed, 0 added, 0 removed\n"), "{t}");
+    let out = gd_in(d.dir.path(), &["diff", "--json", "a.safetensors", "b.safetensors"]);
+    let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["tensors"], Json::Array(vec![]), "{doc}");
+    let g = &doc["metadata_groups"][0];
+    assert_eq!((g["tensors"].as_u64(), g["data_unchanged"].as_bool()), (Some(4), Some(true)), "{doc}");
+    assert_eq!(g["files_a"], serde_json::json!(["a.safetensors"]));
+
+    // With a tensor's data changed too: the group line, and that tensor.
+    let mut c = b.clone();
+    c.tensors[2].data[0] ^= 1;
+    d.write("c.safetensors", &c.build());
+    let t = text(&gd_in(d.dir.path(), &["diff", "a.safetensors", "c.safetensors"]).stdout);
+    assert!(t.contains(": carried by all 4 tensors (in a.safetensors and c.safetensors)\n"), "{t}");
+    assert_eq!(t.matches("~ tensor").count(), 1, "{t}");
+    assert!(t.contains("~ tensor layer.0.b: data sha256 "), "{t}");
+    assert!(t.ends_with("tensors: 1 changed, 0 added, 0 removed\n"), "{t}");
+
+    // Shards of two metadata groups; one tensor moves into the other file.
+    let shard = |meta: &str, ts: &[usize]| {
+        let mut s = St::new().meta("format", "pt").meta("part", meta);
+        for &i in ts {
+            s = s.tensor(a.tensors[i].clone());
+        }
+        s.build()
+    };
+    d.write("x-00001-of-00002.safetensors", &shard("1", &[0, 1]));
+    d.write("x-00002-of-00002.safetensors", &shard("2", &[2, 3]));
+    d.write("y-00001-of-00002.safetensors", &shard("1", &[0]));
+    d.write("y-00002-of-00002.safetensors", &shard("2", &[1, 2, 3]));
+    let out = gd_in(d.dir.path(), &["diff", "x-00001-of-00002.safetensors", "y-00001-of-00002.safetensors"]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(!t.contains("~ metadata group"), "no group changed as a whole: {t}");
+    let moved = a.tensors[1].name.clone();
+    assert!(
+        t.contains(&format!("~ tensor {moved}: its file's metadata differs (in x-00001-of-00002.safetensors and y-00002-of-00002.safetensors)")),
+        "{t}"
+    );
+    assert!(
+        t.ends_with("metadata keys: 0 differ; metadata groups: 0 changed; tensors: 1 changed, 0 added, 0 removed\n"),
+        "{t}"
+    );
+}
