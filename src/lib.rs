@@ -68,7 +68,8 @@ pub use hash::{
     CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, Progress, READ_CHUNKS, Sha256Digest, Swap, WINDOW, hash_job,
 };
 pub use input::{
-    Format, Input, NamedModels, approximate_bytes, digest_paths, expand_arguments, label_paths, open_model, sniff,
+    Format, Input, Named, NamedModels, approximate_bytes, digest_paths, expand_arguments, label_paths, open_model,
+    sniff,
 };
 pub use pipeline::{DirectReads, hash_front_to_back, hash_front_to_back_with, reads_front_to_back};
 pub use schedule::{AnyModel, BatchOptions, Opener, digest, schedule, schedule_all};

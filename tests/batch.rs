@@ -6,7 +6,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::*;
-use gguf_digest::{BatchOptions, Model, NamedModels, OpenOptions, ReadMode, digest_paths};
+use gguf_digest::{BatchOptions, Model, Named, NamedModels, OpenOptions, ReadMode, digest_paths};
 
 /// Runs a batch on its own thread, so that a scheduler that stops making
 /// progress fails the test instead of hanging it.
@@ -227,4 +227,38 @@ fn the_model_that_covers_a_left_out_shard_is_the_one_labelled() {
     // Not joined, nothing is left out.
     let apart = NamedModels::new(&paths, &OpenOptions { join_shards: false, ..opts });
     assert_eq!(apart.paths(), &paths[..]);
+}
+
+/// What a run makes of each argument: a later shard is its first shard's
+/// line, and whether alone it names the same model (a shard of an indexed
+/// safetensors set) or is refused (GGUF, safetensors without an index)
+/// is read from the first shard's model.
+#[test]
+fn each_argument_is_a_line_or_the_line_of_its_first_shard() {
+    use common::st::{St, StTensor};
+    let d = Dir::new();
+    let mut g = Gguf::new();
+    for i in 0..3u8 {
+        g = g.tensor(Tensor::filled(&format!("t.{i}"), &[8], 0, i));
+    }
+    let gguf = write_set(&d, "g", &g.split(&[1, 1, 1]));
+    let st = St::new().meta("format", "pt");
+    let st = (0..3u8).fold(st, |st, i| st.tensor(StTensor::filled(&format!("t.{i}"), "U8", &[4], i)));
+    let (files, index) = st.sharded("s", &[1, 1, 1]);
+    let shards: Vec<PathBuf> = files.iter().map(|(n, b)| d.write(n, b)).collect();
+    let other = d.write("other.gguf", &rich_model(&[0]).build());
+
+    let opts = OpenOptions::default();
+    let args =
+        vec![gguf[2].clone(), shards[1].clone(), gguf[0].clone(), shards[0].clone(), other.clone(), gguf[1].clone()];
+    let named = NamedModels::new(&args, &opts);
+    assert_eq!(named.paths(), [gguf[0].clone(), shards[0].clone(), other.clone()]);
+    use Named::*;
+    assert_eq!(named.arguments(), [LaterShard(0), LaterShard(1), Line(0), Line(1), Line(2), LaterShard(0)]);
+    d.write("s.safetensors.index.json", index.as_bytes());
+    let named = NamedModels::new(&args, &opts);
+    assert_eq!(named.paths(), [gguf[0].clone(), shards[0].clone(), other.clone()]);
+    assert_eq!(named.arguments(), [LaterShard(0), SameModel(1), Line(0), Line(1), Line(2), LaterShard(0)]);
+    let apart = NamedModels::new(&args, &OpenOptions { join_shards: false, ..opts });
+    assert_eq!(apart.arguments(), (0..6).map(Line).collect::<Vec<_>>());
 }

@@ -574,3 +574,127 @@ fn diff_of_tensor_blobs_against_a_safetensors_model() {
     assert!(t.contains("the Ollama model has no tensor blobs to compare with the safetensors model"), "{t}");
     assert!(t.contains("+ weights not in the file: model (layer #0)"), "{t}");
 }
+
+/// The contracts' numbers: `-0` is no integer (a layer's `size`,
+/// `schemaVersion`), and a number that overflows a 64-bit float (`1e400`)
+/// is refused anywhere (a config member, an ignored manifest member), as
+/// Go's encoding/json refuses it; `1e-400` underflows to 0 and stands.
+#[test]
+fn minus_zero_is_no_integer_and_1e400_no_number() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let model = store.blob(MODEL, &gguf_model().build());
+    let cfg = store.config("");
+    let layer = model.json();
+    let minus_zero = layer.replace(&format!(r#""size": {}"#, model.size), r#""size": -0"#);
+    assert_ne!(minus_zero, layer);
+    for (name, text, says) in [
+        (
+            "size",
+            format!(r#"{{"schemaVersion": 2, "config": {}, "layers": [{minus_zero}]}}"#, cfg.json()),
+            "size must be an integer",
+        ),
+        (
+            "schema",
+            format!(r#"{{"schemaVersion": -0, "config": {}, "layers": [{layer}]}}"#, cfg.json()),
+            "schemaVersion must be 2, found -0",
+        ),
+        (
+            "big",
+            format!(r#"{{"schemaVersion": 2, "x": 1e400, "config": {}, "layers": [{layer}]}}"#, cfg.json()),
+            "out of range",
+        ),
+    ] {
+        store.raw_manifest(name, text.as_bytes());
+        refused(&store, &format!("ollama:{name}"), says);
+    }
+    store.manifest("big-config", &store.config(r#""extra": [1e400]"#), std::slice::from_ref(&model));
+    refused(&store, "ollama:big-config", "out of range");
+    store.manifest("tiny", &store.config(r#""extra": 1e-400"#), std::slice::from_ref(&model));
+    store.manifest("zero", &store.config(r#""extra": 0e400"#), std::slice::from_ref(&model));
+    store.manifest("none", &cfg, std::slice::from_ref(&model));
+    let none = label(&store, "ollama:none");
+    assert_ne!(label(&store, "ollama:tiny"), none, "1e-400 is not a zero value");
+    assert_eq!(label(&store, "ollama:zero"), none, "0e400 is a zero value");
+}
+
+/// A manifest given by path is known by where it lies in a store
+/// (`<root>/manifests/<host>/<namespace>/<model>/<tag>`, with `<root>/blobs`
+/// a directory), not by its first bytes: a pretty-printed manifest opens
+/// with whitespace, and labels as its `ollama:` name does.
+#[test]
+fn a_manifest_is_known_by_where_it_lies() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let layers = simple(&store, "m", &gguf_model(), "", b"T");
+    let want = label(&store, "ollama:m");
+    let cfg = store.config("");
+    let pretty = format!(
+        "\n\t {{\n  \"schemaVersion\": 2,\n  \"config\": {},\n  \"layers\": [\n    {}\n  ]\n}}\n",
+        cfg.json(),
+        layers.iter().map(Layer::json).collect::<Vec<_>>().join(",\n    ")
+    );
+    let path = store.raw_manifest("pretty", pretty.as_bytes());
+    assert_eq!(label(&store, "ollama:pretty"), want);
+    let by_path = |cwd: &Path, arg: &str| {
+        let out = Command::new(BIN).arg(arg).current_dir(cwd).env_remove("OLLAMA_MODELS").output().unwrap();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let arg = path.to_str().unwrap();
+    assert_eq!(by_path(d.dir.path(), arg), (Some(0), format!("{want}  {arg}\n"), String::new()));
+    // Relative to the store's root, and with `.` components (which are no level).
+    for arg in
+        ["manifests/registry.ollama.ai/library/pretty/latest", "./manifests/registry.ollama.ai/./library/pretty/latest"]
+    {
+        assert_eq!(by_path(&store.root, arg), (Some(0), format!("{want}  {arg}\n"), String::new()), "{arg}");
+    }
+    // Not in a store (no blobs/ beside manifests/): a file like any other.
+    let elsewhere = d.path("copy/manifests/h/n/m");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::copy(&path, elsewhere.join("t")).unwrap();
+    let (code, _, err) = by_path(d.dir.path(), "copy/manifests/h/n/m/t");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("not a GGUF file"), "{err}");
+    // In a store, whatever the bytes: a GGUF file there is a bad manifest.
+    let gguf = store.raw_manifest("gguf", &gguf_model().build());
+    let (code, _, err) = by_path(d.dir.path(), gguf.to_str().unwrap());
+    assert_eq!(code, Some(2));
+    assert!(err.contains("invalid JSON"), "{err}");
+}
+
+/// `ollama:` alone labels every manifest of the store and reports each
+/// entry that is none (Ollama's own listing skips them), exit 2 at the end;
+/// hidden entries are passed over in silence.
+#[test]
+fn every_model_of_a_store_with_stray_entries() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    simple(&store, "a", &gguf_model(), "", b"A");
+    simple(&store, "me/b:v1", &gguf_model(), "", b"B");
+    let m = store.root.join("manifests");
+    std::fs::create_dir_all(m.join("x")).unwrap();
+    std::fs::write(m.join("x/latest"), b"{}").unwrap();
+    std::fs::write(m.join("README"), b"").unwrap();
+    std::fs::create_dir_all(m.join("registry.ollama.ai/library/a/sub")).unwrap();
+    std::fs::write(m.join("registry.ollama.ai/library/a/latest~"), b"{}").unwrap();
+    std::fs::write(m.join("registry.ollama.ai/library/a/.latest.swp"), b"").unwrap();
+    std::fs::create_dir_all(m.join(".git/objects/aa/bb")).unwrap();
+    let out = gd(&store, &["ollama:"]);
+    let refs: Vec<String> = text(&out.stdout).lines().map(|l| l.split_once("  ").unwrap().1.to_string()).collect();
+    assert_eq!(refs, ["ollama:registry.ollama.ai/library/a:latest", "ollama:registry.ollama.ai/me/b:v1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    let m = m.display();
+    for stray in ["README", "x/latest", "registry.ollama.ai/library/a/latest~", "registry.ollama.ai/library/a/sub"] {
+        assert!(err.contains(&format!("gguf-digest: {m}/{stray}: not a manifest")), "{stray}: {err}");
+    }
+    assert_eq!(err.lines().count(), 4, "{err}");
+    assert!(!err.contains(".git") && !err.contains(".swp"), "{err}");
+    // The same in the JSON document.
+    let out = gd(&store, &["--json", "ollama:"]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let files = doc["files"].as_array().unwrap();
+    assert_eq!(files.iter().filter(|f| f.get("error").is_some()).count(), 4, "{doc}");
+    assert_eq!(files.iter().filter(|f| f.get("label").is_some()).count(), 2, "{doc}");
+}

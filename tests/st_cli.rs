@@ -56,12 +56,12 @@ fn sums_skeleton_and_check() {
 
 #[test]
 fn shards_named_together() {
-    // With an index, any shard stands for the model (the index names it),
-    // so each named shard keeps its line; without one, a later shard named
-    // beside its first is the first's set and is left out (ADR 0006).
+    // Every shard of a set named (`*.safetensors`), with or without an
+    // index: one line, the first shard's, as for GGUF (ADR 0006).
     let d = Dir::new();
     let st = model();
-    let (files, index) = st.sharded("model", &[1, 3]);
+    let want = st.expected_label();
+    let (files, index) = st.sharded("model", &[1, 2, 1]);
     for dir in ["indexed", "bare"] {
         std::fs::create_dir(d.path(dir)).unwrap();
         for (name, bytes) in &files {
@@ -69,17 +69,48 @@ fn shards_named_together() {
         }
     }
     d.write("indexed/model.safetensors.index.json", index.as_bytes());
-    let (first, later) = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors");
-    let indexed = [format!("indexed/{first}"), format!("indexed/{later}")];
-    let out = gd_in(d.dir.path(), &[indexed[0].as_str(), indexed[1].as_str()]);
-    let want = st.expected_label();
-    let lines = format!("{want}  {}\n{want}  {}\n", indexed[0], indexed[1]);
-    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), lines), "{}", text(&out.stderr));
-    let bare = [format!("bare/{later}"), format!("bare/{first}")];
-    let out = gd_in(d.dir.path(), &[bare[0].as_str(), bare[1].as_str()]);
-    let set = text(&gd_in(d.dir.path(), &[bare[1].as_str()]).stdout);
+    let shards = |dir: &str| -> Vec<String> { files.iter().map(|(n, _)| format!("{dir}/{n}")).collect() };
+    let run = |args: &[String]| gd_in(d.dir.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
+
+    let indexed = shards("indexed");
+    let one_line = format!(
+        "{want}  {}
+",
+        indexed[0]
+    );
+    let out = run(&indexed);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), one_line.clone()), "{}", text(&out.stderr));
+    // In any order, and beside another argument.
+    let mut shuffled = indexed.clone();
+    shuffled.reverse();
+    shuffled.insert(1, "other.safetensors".into());
+    d.write("other.safetensors", &St::new().tensor(StTensor::filled("x", "U8", &[2], 9)).build());
+    let out = run(&shuffled);
+    let other = St::new().tensor(StTensor::filled("x", "U8", &[2], 9)).expected_label();
+    assert_eq!(text(&out.stdout), format!("{other}  other.safetensors\n{one_line}"), "{}", text(&out.stderr));
+    // The line checks; a later shard alone still names the model through its index.
+    d.write("set.sums", one_line.as_bytes());
+    let out = gd_in(d.dir.path(), &["-c", "set.sums"]);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), format!("{}: OK\n", indexed[0])));
+    let out = run(&indexed[2..3]);
+    assert_eq!(text(&out.stdout), format!("{want}  {}\n", indexed[2]), "{}", text(&out.stderr));
+    // statement: one subject.
+    let out = run(&[&["statement".to_string()], &indexed[..]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let subjects = doc["subject"].as_array().unwrap();
+    assert_eq!(subjects.len(), 1, "{doc}");
+    assert_eq!(
+        (subjects[0]["name"].as_str(), subjects[0]["digest"]["sha256"].as_str()),
+        (Some(indexed[0].as_str()), Some(want.as_str()))
+    );
+
+    // Without an index, the same; a later shard alone is refused.
+    let bare = shards("bare");
+    let set = text(&run(&bare[..1]).stdout);
+    let out = run(&[bare[1].clone(), bare[0].clone(), bare[2].clone()]);
     assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), set), "{}", text(&out.stderr));
-    let alone = gd_in(d.dir.path(), &[bare[0].as_str()]);
+    let alone = run(&bare[1..2]);
     assert_eq!(alone.status.code(), Some(2), "a later shard alone is still refused");
 }
 
@@ -194,4 +225,105 @@ fn directories_name_their_one_model() {
     }
     let out = gd_in(d.dir.path(), &["gguf"]);
     assert_eq!(text(&out.stdout), format!("{}  gguf\n", g.expected_label()), "a GGUF shard set counts once");
+}
+
+/// A shard prefix may be empty, as for GGUF: `-00001-of-00002.safetensors`
+/// is the first shard of a set (and `.safetensors.index.json` its index),
+/// not a model of one file.
+#[test]
+fn a_shard_prefix_may_be_empty() {
+    let d = Dir::new();
+    // Only `format` in the metadata: without an index, each shard carries it.
+    let st = St::new()
+        .meta("format", "pt")
+        .tensor(StTensor::filled("a", "F32", &[4], 1))
+        .tensor(StTensor::filled("b", "U8", &[3], 2))
+        .tensor(StTensor::filled("c", "I64", &[2], 3));
+    let want = st.expected_label();
+    let (files, index) = st.sharded("", &[1, 2]);
+    assert_eq!(files[0].0, "-00001-of-00002.safetensors");
+    for dir in ["bare", "indexed"] {
+        std::fs::create_dir(d.path(dir)).unwrap();
+        for (name, bytes) in &files {
+            d.write(&format!("{dir}/{name}"), bytes);
+        }
+    }
+    d.write("indexed/.safetensors.index.json", index.as_bytes());
+    for dir in ["bare", "indexed"] {
+        let first = format!("{dir}/-00001-of-00002.safetensors");
+        let out = gd_in(d.dir.path(), &[first.as_str()]);
+        assert_eq!(text(&out.stdout), format!("{want}  {first}\n"), "{dir}: {}", text(&out.stderr));
+        // The directory holds one model: the set.
+        let out = gd_in(d.dir.path(), &[dir]);
+        assert_eq!(text(&out.stdout), format!("{want}  {dir}\n"), "{dir}: {}", text(&out.stderr));
+    }
+    // Without an index, a later shard alone is refused, naming the first.
+    let out = gd_in(d.dir.path(), &["bare/-00002-of-00002.safetensors"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("pass the first shard instead"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("bare/-00001-of-00002.safetensors"), "{}", text(&out.stderr));
+}
+
+/// Metadata alone differs: every tensor carries its file's metadata group,
+/// so every tensor leaf differs, but `diff` says it once, as the group,
+/// and that no tensor's data does; a tensor that moved to a file of other
+/// metadata is still named on its own.
+#[test]
+fn diff_of_metadata_alone_names_the_group_not_every_tensor() {
+    let d = Dir::new();
+    let a = model();
+    let mut b = a.clone();
+    b.metadata = Some(vec![("format".into(), "pt".into()), ("license".into(), "mit".into())]);
+    d.write("a.safetensors", &a.build());
+    d.write("b.safetensors", &b.build());
+    let out = gd_in(d.dir.path(), &["diff", "a.safetensors", "b.safetensors"]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("~ metadata license: 'apache-2.0' → 'mit'"), "{t}");
+    assert!(!t.contains("~ tensor"), "no tensor is listed: {t}");
+    assert!(t.contains(": carried by all 4 tensors (in a.safetensors and b.safetensors), whose data, dtypes and shapes are unchanged\n"), "{t}");
+    assert!(t.contains("~ metadata group "), "{t}");
+    assert!(t.ends_with("labels differ; metadata keys: 1 differ; metadata groups: 1 changed (4 tensors); tensors: 0 changed, 0 added, 0 removed\n"), "{t}");
+    let out = gd_in(d.dir.path(), &["diff", "--json", "a.safetensors", "b.safetensors"]);
+    let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["tensors"], Json::Array(vec![]), "{doc}");
+    let g = &doc["metadata_groups"][0];
+    assert_eq!((g["tensors"].as_u64(), g["data_unchanged"].as_bool()), (Some(4), Some(true)), "{doc}");
+    assert_eq!(g["files_a"], serde_json::json!(["a.safetensors"]));
+
+    // With a tensor's data changed too: the group line, and that tensor.
+    let mut c = b.clone();
+    c.tensors[2].data[0] ^= 1;
+    d.write("c.safetensors", &c.build());
+    let t = text(&gd_in(d.dir.path(), &["diff", "a.safetensors", "c.safetensors"]).stdout);
+    assert!(t.contains(": carried by all 4 tensors (in a.safetensors and c.safetensors)\n"), "{t}");
+    assert_eq!(t.matches("~ tensor").count(), 1, "{t}");
+    assert!(t.contains("~ tensor layer.0.b: data sha256 "), "{t}");
+    assert!(t.ends_with("tensors: 1 changed, 0 added, 0 removed\n"), "{t}");
+
+    // Shards of two metadata groups; one tensor moves into the other file.
+    let shard = |meta: &str, ts: &[usize]| {
+        let mut s = St::new().meta("format", "pt").meta("part", meta);
+        for &i in ts {
+            s = s.tensor(a.tensors[i].clone());
+        }
+        s.build()
+    };
+    d.write("x-00001-of-00002.safetensors", &shard("1", &[0, 1]));
+    d.write("x-00002-of-00002.safetensors", &shard("2", &[2, 3]));
+    d.write("y-00001-of-00002.safetensors", &shard("1", &[0]));
+    d.write("y-00002-of-00002.safetensors", &shard("2", &[1, 2, 3]));
+    let out = gd_in(d.dir.path(), &["diff", "x-00001-of-00002.safetensors", "y-00001-of-00002.safetensors"]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(!t.contains("~ metadata group"), "no group changed as a whole: {t}");
+    let moved = a.tensors[1].name.clone();
+    assert!(
+        t.contains(&format!("~ tensor {moved}: its file's metadata differs (in x-00001-of-00002.safetensors and y-00002-of-00002.safetensors)")),
+        "{t}"
+    );
+    assert!(
+        t.ends_with("metadata keys: 0 differ; metadata groups: 0 changed; tensors: 1 changed, 0 added, 0 removed\n"),
+        "{t}"
+    );
 }

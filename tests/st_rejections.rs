@@ -512,6 +512,33 @@ fn shape_dims_must_be_plain_u64_integers() {
     reject(&bytes).kind(is_size).tensor("t");
 }
 
+/// The contract: a number anywhere (an ignored member of a tensor entry,
+/// `__metadata__`, an index's ignored member) whose value overflows a
+/// 64-bit float is refused, as the reference readers (serde_json, Go's
+/// encoding/json) refuse it; one that underflows rounds to 0 and stands.
+/// (Where an integer is required, `1e400` and `-0` are refused by
+/// `shape_dims_must_be_plain_u64_integers`, `data_offsets_not_exactly_two_integers`
+/// and `index_total_size_must_be_a_non_negative_integer`.)
+#[test]
+fn a_number_that_overflows_a_float_is_refused_anywhere() {
+    for big in ["1e400", "-1e400", "2e308"] {
+        let (header, bytes) = one(&format!(r#"{{"dtype":"U8","shape":[4],"data_offsets":[0,4],"x":{big}}}"#));
+        let at = pos(&header, big);
+        reject(&bytes).kind(is_json).at_in(at..=at + big.len() as u64).says("out of range");
+        let header = format!(r#"{{"__metadata__":{{"a":{big}}},"t":{}}}"#, entry("U8", "4", 0, 4));
+        let at = pos(&header, big);
+        reject(&file(&header, &[1, 2, 3, 4])).kind(is_json).at_in(at..=at + big.len() as u64).says("out of range");
+        let index = format!(r#"{{"weight_map":{},"x":[{big}]}}"#, good_map());
+        reject_index(&index).kind(is_json).says("out of range");
+    }
+    for small in ["1e-400", "-1e-400", "0e999"] {
+        let (_, bytes) = one(&format!(r#"{{"dtype":"U8","shape":[4],"data_offsets":[0,4],"x":{small}}}"#));
+        accept(&bytes);
+        let (_d, p) = sharded_with(&format!(r#"{{"weight_map":{},"x":{small}}}"#, good_map()));
+        accept_path(&p);
+    }
+}
+
 #[test]
 fn data_offsets_not_exactly_two_integers() {
     for v in ["[]", "[0]", "[0,4,4]", "4", "\"0,4\"", "null", "{\"0\":0,\"1\":4}"] {
@@ -836,7 +863,7 @@ fn index_without_weight_map() {
 
 #[test]
 fn index_total_size_must_be_a_non_negative_integer() {
-    for v in ["-1", "\"12\"", "1.5", "1e3", "null", "18446744073709551616"] {
+    for v in ["-1", "-0", "\"12\"", "1.5", "1e3", "null", "18446744073709551616"] {
         let index = format!(r#"{{"metadata":{{"total_size":{v}}},"weight_map":{}}}"#, good_map());
         reject_index(&index).kind(is_schema).key("total_size").says("total_size must be a non-negative integer");
     }

@@ -119,7 +119,9 @@ def labels(
     does (every tensor of every file on one pool of ``threads`` threads;
     default: ``RAYON_NUM_THREADS``, else all cores). One label per path:
     the first model that cannot be labelled raises :class:`Error` (a later
-    shard of a split model too, even beside its first shard)."""
+    shard of a split model too, even beside its first shard, unless its set
+    has an index: then any shard names the model). A model is read once
+    however many of its shards are named."""
     return _native.labels(
         _paths(paths, "use label() for one model"),
         _threads(threads),
@@ -437,5 +439,11 @@ def verify(
 def ollama_models() -> list[str]:
     """Every model in the Ollama store (``$OLLAMA_MODELS``, else
     ``~/.ollama/models``) as ``ollama:host/namespace/model:tag``, sorted:
-    what ``gguf-digest ollama:`` labels. ``labels(ollama_models())`` labels them all."""
-    return _native.ollama_models()
+    what ``gguf-digest ollama:`` labels. ``labels(ollama_models())`` labels them all.
+    Each entry of the store that is no manifest (a stray file or directory, a
+    name Ollama would not list) is skipped with a ``UserWarning`` naming it,
+    as the command reports it."""
+    models, strays = _native.ollama_models()
+    for stray in strays:
+        warnings.warn(stray, UserWarning, stacklevel=2)
+    return models

@@ -34,7 +34,9 @@ use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement as statements;
 use gguf_digest::provenance::subjects;
 use gguf_digest::provenance::verify;
-use gguf_digest::{AnyModel, BatchOptions, Digest, NamedModels, OpenOptions, ReadMode, expand_arguments, schedule_all};
+use gguf_digest::{
+    AnyModel, BatchOptions, Digest, Named, NamedModels, OpenOptions, ReadMode, expand_arguments, schedule_all,
+};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -201,8 +203,31 @@ fn labels(
     verify_blobs: bool,
 ) -> PyResult<Vec<String>> {
     let read = Read { threads, join_shards, mmap, verify_blobs };
-    let results = label_all(py, &paths, read, None, |_, d| d.label())?;
-    all_or_first_error(py, &paths, results)
+    // One label per path, each model read once: a shard of an indexed set
+    // named beside its first shard takes the first's label (alone, it names
+    // that same model); a later shard that alone is refused is refused here
+    // too, even beside its first, so it is opened on its own.
+    let named = detached(py, || NamedModels::new(&paths, &read.batch().open))?;
+    let mut todo = named.paths().to_vec();
+    let mut from = Vec::with_capacity(paths.len());
+    for (path, how) in paths.iter().zip(named.arguments()) {
+        from.push(match *how {
+            Named::Line(n) | Named::SameModel(n) => n,
+            Named::LaterShard(_) => {
+                todo.push(path.clone());
+                todo.len().saturating_sub(1)
+            }
+        });
+    }
+    let results = label_all(py, &todo, read, Some(&named), |_, d| d.label())?;
+    // The first error in argument order, named by the path that was read.
+    from.into_iter()
+        .map(|n| match results.get(n) {
+            Some(Ok(label)) => Ok(label.clone()),
+            Some(Err(e)) => Err(error(py, e, todo.get(n).map(PathBuf::as_path))),
+            None => Err(plain_error(py, "a path was not labelled".into(), None)),
+        })
+        .collect()
 }
 
 /// A labelled model: (format, contract, label, JSON entry, skeleton, files,
@@ -414,12 +439,14 @@ fn verify_statement(
 }
 
 /// Every model in the Ollama store (`$OLLAMA_MODELS` or `~/.ollama/models`),
-/// as `ollama:` references: what `gguf-digest ollama:` labels.
+/// as `ollama:` references: what `gguf-digest ollama:` labels; and each
+/// entry of the store that is no manifest, as the command reports it.
 #[pyfunction]
-fn ollama_models(py: Python<'_>) -> PyResult<Vec<OsString>> {
+fn ollama_models(py: Python<'_>) -> PyResult<(Vec<OsString>, Vec<String>)> {
     let all = detached(py, || expand_arguments(&[PathBuf::from("ollama:")]))?;
-    let all = all.map_err(|e| error(py, &e, None))?;
-    Ok(all.into_iter().map(PathBuf::into_os_string).collect())
+    let (models, strays) = all.map_err(|e| error(py, &e, None))?;
+    let strays = strays.iter().map(gguf_digest::output::error_line).collect();
+    Ok((models.into_iter().map(PathBuf::into_os_string).collect(), strays))
 }
 
 /// Runs the `gguf-digest` command with `argv` (the program's name first;

@@ -93,6 +93,26 @@ def test_a_shard_set_is_one_model_unless_told(corpus: Corpus, smollm2: Path, car
         gguf_digest.statement(shards)
 
 
+def test_an_indexed_set_named_shard_by_shard_is_one_model(corpus: Corpus, cargo_cli: Cli) -> None:
+    def shards_of(index: Path) -> List[str]:
+        return sorted(str(s) for s in index.parent.glob("model-*-of-*.safetensors"))
+
+    indexes = sorted((corpus.root / "st").rglob("model.safetensors.index.json"))
+    index = next(i for i in indexes if "contradicts" not in str(i) and "hub" not in str(i) and len(shards_of(i)) >= 3)
+    shards = shards_of(index)
+    whole = gguf_digest.label(index)
+    # The command and a statement: one line, one subject, the first shard's.
+    assert cargo_cli.run(*shards).stdout.decode() == f"{whole}  {shards[0]}\n"
+    text = gguf_digest.statement(shards)
+    assert [s["name"] for s in json.loads(text)["subject"]] == [shards[0]]
+    assert text.encode() == cargo_cli.run("statement", *shards).stdout
+    # labels(): one label per path; through the index each shard names the
+    # model, so none is refused, in any order.
+    assert gguf_digest.labels(shards) == [whole] * len(shards)
+    assert gguf_digest.labels(list(reversed(shards))) == [whole] * len(shards)
+    assert gguf_digest.labels(shards[1:2]) == [whole]
+
+
 def test_ollama_references(corpus: Corpus, cargo_cli: Cli, smollm2: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OLLAMA_MODELS", str(corpus.ollama_store))
     want = cargo_cli.label(corpus.ollama_name)
@@ -738,6 +758,21 @@ def test_ollama_alone_and_the_store_listing(corpus: Corpus, cargo_cli: Cli, monk
     assert models == ["ollama:registry.ollama.ai/library/smollm2:135m"]
     want = cargo_cli.label("ollama:")
     assert gguf_digest.labels(models) == [want]
+
+
+def test_the_store_listing_warns_of_each_stray_entry(corpus: Corpus, cargo_cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OLLAMA_MODELS", str(corpus.ollama_store))
+    stray = corpus.ollama_store / "manifests" / "stray"
+    stray.write_text("")
+    try:
+        with pytest.warns(UserWarning, match="stray: not a manifest: a file where a host directory belongs"):
+            assert gguf_digest.ollama_models() == ["ollama:registry.ollama.ai/library/smollm2:135m"]
+        p = cargo_cli.run("ollama:")
+        assert p.returncode == 2
+        assert p.stderr.decode().startswith(f"gguf-digest: {stray}: not a manifest")
+        assert p.stdout.decode().endswith("  ollama:registry.ollama.ai/library/smollm2:135m\n")
+    finally:
+        stray.unlink()
 
 
 def test_a_failed_signature_is_its_own_error_class(signed: Path) -> None:

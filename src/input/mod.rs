@@ -3,7 +3,8 @@
 //!
 //! An argument is a file, a directory, standard input (`-`) or a store
 //! reference (`ollama:NAME`): the variants of [`Input`]. A file is
-//! opened once and sniffed by its first bytes (an index file by its name);
+//! opened once and sniffed by its first bytes (an index file by its name,
+//! an Ollama manifest by where it lies in a store);
 //! the format that claims it parses the same open file. A directory names
 //! the one model in it (`directory`). Adding a format adds one arm to
 //! [`sniff`] and one to [`open_model`].
@@ -24,7 +25,7 @@ use crate::safetensors;
 use crate::schedule::{AnyModel, BatchOptions, schedule, schedule_all};
 use crate::source::Source;
 
-pub use shard_sets::NamedModels;
+pub use shard_sets::{Named, NamedModels};
 
 /// What a command-line argument names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,13 +102,13 @@ pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
             Ok(Box::new(safetensors::Model::open_with(&path, *opts)?))
         }
         Input::File(path) => {
-            let source = Source::open(&path, opts.read_mode)?;
-            let head = source.head(SNIFF_BYTES)?;
-            // A manifest given by path: JSON inside a store's manifests/.
-            if let (Some(b'{'), Some(root)) = (head.first(), ollama::root_of_manifest(&path)) {
-                drop(source);
+            // A manifest given by path: known by where it lies in a store,
+            // not by its bytes (ollama::root_of_manifest).
+            if let Some(root) = ollama::root_of_manifest(&path) {
                 return Ok(Box::new(ollama::Model::open(&path.to_string_lossy(), &root, &path, *opts)?));
             }
+            let source = Source::open(&path, opts.read_mode)?;
+            let head = source.head(SNIFF_BYTES)?;
             model_from(source, sniff(&head).or_else(|| by_extension(&path)), opts)
         }
     }
@@ -124,17 +125,22 @@ fn model_from(source: Source, format: Option<Format>, opts: &OpenOptions) -> Res
 }
 
 /// The arguments with `ollama:` alone expanded to every model in the store
-/// (`ollama:host/namespace/model:tag`, sorted); every other argument as it is.
-pub fn expand_arguments(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
+/// (`ollama:host/namespace/model:tag`, sorted); every other argument as it
+/// is. Beside them, each entry of the store that is no manifest (an error
+/// naming it): the listing goes on past it, the caller reports it.
+pub fn expand_arguments(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Error>)> {
     let mut out = Vec::with_capacity(args.len());
+    let mut strays = Vec::new();
     for a in args {
         if a.as_os_str() == ollama::SCHEME {
-            out.extend(ollama::every_model(&ollama::store_root()?)?.into_iter().map(PathBuf::from));
+            let listing = ollama::every_model(&ollama::store_root()?)?;
+            out.extend(listing.models.into_iter().map(PathBuf::from));
+            strays.extend(listing.strays);
         } else {
             out.push(a.clone());
         }
     }
-    Ok(out)
+    Ok((out, strays))
 }
 
 /// About how many bytes labelling `path` reads: the sizes of every file of

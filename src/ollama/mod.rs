@@ -51,41 +51,143 @@ pub fn manifest_bytes_in(root: &Path, reference: &str) -> Result<u64> {
     Ok(m.layers.iter().chain([&m.config]).fold(0u64, |t, l| t.saturating_add(l.size)))
 }
 
-/// The store root of a manifest given by path (`<root>/manifests/<host>/
-/// <namespace>/<model>/<tag>`), if it lies in a store.
+/// The store root of a manifest given by path, if the path lies where a
+/// store keeps its manifests: as written, it ends in a component
+/// `manifests` followed by four names (host, namespace, model, tag; none
+/// `..`, and `.` components are no level, as `Path::components` drops
+/// them), and the directory holding that `manifests` (the root; the
+/// current directory when the path starts at `manifests`) holds a
+/// directory `blobs`. Where it lies decides, not its bytes: Ollama reads
+/// any file there as a manifest, and a pretty-printed one opens with
+/// whitespace. The path is not resolved (no link is followed to decide).
 pub fn root_of_manifest(path: &Path) -> Option<PathBuf> {
-    let manifests = path.ancestors().nth(4)?;
-    (manifests.file_name()? == "manifests").then(|| manifests.parent().map(Path::to_path_buf))?
+    use std::path::Component;
+    let parts: Vec<Component<'_>> = path.components().collect();
+    let at = parts.len().checked_sub(5)?;
+    let (head, tail) = parts.split_at(at);
+    let [Component::Normal(manifests), rest @ ..] = tail else { return None };
+    if *manifests != "manifests" || !rest.iter().all(|c| matches!(c, Component::Normal(_))) {
+        return None;
+    }
+    let root: PathBuf = head.iter().collect();
+    root.join("blobs").is_dir().then_some(root)
 }
 
-/// Every model in the store at `root`, as `ollama:host/namespace/model:tag`
-/// references, sorted.
-pub fn every_model(root: &Path) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    let dir = root.join("manifests");
-    let list = |p: &Path| -> Result<Vec<(String, PathBuf)>> {
-        let mut v = Vec::new();
-        for e in std::fs::read_dir(p).map_err(|e| crate::Error::from(e).in_file(p))? {
-            let e = e.map_err(|e| crate::Error::from(e).in_file(p))?;
-            if let Some(n) = e.file_name().to_str().filter(|n| !n.starts_with('.')) {
-                v.push((n.to_string(), e.path()));
+/// A store's models, and the entries of its `manifests/` that are none.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Every manifest, as `ollama:host/namespace/model:tag`, sorted.
+    pub models: Vec<String>,
+    /// Each entry that is no manifest (an error naming it, saying why),
+    /// in path order: to be reported, as Ollama's listing skips them.
+    pub strays: Vec<crate::Error>,
+}
+
+/// The levels below `manifests/`, each checked as Ollama checks a name's
+/// part (`isValidPart`, types/model/name.go).
+const LEVELS: [&str; 4] = ["host", "namespace", "model", "tag"];
+
+/// Whether `part` is a valid `kind` part of an Ollama name, as Ollama's
+/// `isValidPart` says: 1 to 80 bytes (a host up to 350); a letter, digit
+/// or `_` first; then also `-` and `.` (not in a namespace) and `:` (only
+/// in a host). So every listed reference reads back as the path it came
+/// from (a `:` in a tag would not).
+fn valid_part(kind: &str, part: &str) -> bool {
+    let max = if kind == "host" { 350 } else { 80 };
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let rest_ok = |b: u8| word(b) || b == b'-' || (b == b'.' && kind != "namespace") || (b == b':' && kind == "host");
+    let bytes = part.as_bytes();
+    (1..=max).contains(&bytes.len())
+        && bytes.first().is_some_and(|&b| word(b))
+        && bytes.iter().skip(1).all(|&b| rest_ok(b))
+}
+
+/// Every model in the store at `root`: each file four levels below
+/// `manifests/` (`<host>/<namespace>/<model>/<tag>`) whose parts are a
+/// valid Ollama name, as Ollama's own listing (`manifest.Manifests`: a glob
+/// of `manifests/*/*/*/*`) finds them. Every other entry is a stray,
+/// reported rather than ending the listing: a file or an unreadable
+/// directory above the tag level, a directory or other non-file at it, a
+/// name Ollama would not list. Hidden entries (`.`-prefixed: editors' and
+/// tools' files) are passed over in silence. Links are followed, as the
+/// listing always did. Only `manifests/` itself unreadable is an error.
+pub fn every_model(root: &Path) -> Result<Listing> {
+    let manifests = root.join("manifests");
+    let mut listing = Listing::default();
+    let mut dirs: Vec<(PathBuf, Vec<String>)> = vec![(manifests.clone(), Vec::new())];
+    while let Some((dir, parts)) = dirs.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if parts.is_empty() => return Err(crate::Error::from(e).in_file(&dir)),
+            Err(e) => {
+                listing.strays.push(stray(&dir, unreadable(e)));
+                continue;
             }
-        }
-        Ok(v)
-    };
-    for (host, hp) in list(&dir)? {
-        for (ns, np) in list(&hp)? {
-            for (model, mp) in list(&np)? {
-                for (tag, tp) in list(&mp)? {
-                    if tp.is_file() {
-                        out.push(format!("{SCHEME}{host}/{ns}/{model}:{tag}"));
-                    }
+        };
+        for entry in entries {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    listing.strays.push(stray(&dir, unreadable(e)));
+                    break;
                 }
+            };
+            let path = entry.path();
+            let name = entry.file_name();
+            if name.as_encoded_bytes().starts_with(b".") {
+                continue;
+            }
+            let level = LEVELS.get(parts.len()).copied().unwrap_or("tag");
+            let strayed = |why: String| stray(&path, why);
+            let Some(part) = name.to_str().filter(|n| valid_part(level, n)) else {
+                listing.strays.push(strayed(format!("'{}' is no valid {level} of an Ollama name", escape(&name))));
+                continue;
+            };
+            // Followed, as Ollama's os.Stat follows it.
+            let is_dir = match std::fs::metadata(&path) {
+                Ok(m) if level == "tag" && m.is_file() => {
+                    let [host, namespace, model] = parts.as_slice() else { continue };
+                    listing.models.push(format!("{SCHEME}{host}/{namespace}/{model}:{part}"));
+                    continue;
+                }
+                Ok(m) => m.is_dir(),
+                Err(e) => {
+                    listing.strays.push(strayed(unreadable(e)));
+                    continue;
+                }
+            };
+            match (level, is_dir) {
+                ("tag", true) => listing.strays.push(strayed("a directory where a manifest (a tag) belongs".into())),
+                ("tag", false) => listing.strays.push(strayed("not a regular file".into())),
+                (_, true) => {
+                    let mut deeper = parts.clone();
+                    deeper.push(part.to_string());
+                    dirs.push((path, deeper));
+                }
+                (_, false) => listing.strays.push(strayed(format!(
+                    "a file where a {level} directory belongs (manifests/<host>/<namespace>/<model>/<tag>)"
+                ))),
             }
         }
     }
-    out.sort();
-    Ok(out)
+    listing.models.sort();
+    listing.strays.sort_by(|a, b| a.path().cmp(&b.path()));
+    Ok(listing)
+}
+
+/// An entry of `manifests/` that is no manifest.
+fn stray(path: &Path, why: String) -> crate::Error {
+    let what = format!("not a manifest: {why}");
+    crate::Error::new(crate::ErrorKind::DamagedStore(what)).in_file(path)
+}
+
+/// Why a directory or entry could not be read, as the system says it.
+fn unreadable(e: std::io::Error) -> String {
+    format!("cannot be read ({})", crate::Error::from(e).detail())
+}
+
+fn escape(name: &std::ffi::OsStr) -> String {
+    crate::text::escape_bytes(name.as_encoded_bytes())
 }
 
 impl crate::format::Labelled for Model {
@@ -115,5 +217,48 @@ impl crate::format::Labelled for Model {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_parts_are_valid_as_ollama_says() {
+        for (kind, part) in [("host", "localhost:11434"), ("host", "a.b"), ("namespace", "_x-1"), ("tag", "q4_K.M")] {
+            assert!(valid_part(kind, part), "{kind} {part}");
+        }
+        let long = "a".repeat(81);
+        for (kind, part) in [
+            ("tag", ""),
+            ("tag", "-x"),
+            ("tag", ".x"),
+            ("tag", "a:b"),
+            ("tag", "latest~"),
+            ("tag", "a b"),
+            ("namespace", "a.b"),
+            ("model", long.as_str()),
+            ("model", "é"),
+        ] {
+            assert!(!valid_part(kind, part), "{kind} {part}");
+        }
+        assert!(valid_part("host", &"h".repeat(350)) && !valid_part("host", &"h".repeat(351)));
+    }
+
+    #[test]
+    fn a_manifest_lies_four_names_below_manifests_beside_blobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("store");
+        std::fs::create_dir_all(root.join("blobs")).unwrap();
+        let at = |p: &str| root_of_manifest(&root.join(p));
+        assert_eq!(at("manifests/h/n/m/t"), Some(root.clone()));
+        assert_eq!(at("manifests/h/./n/m/t"), Some(root.clone()), "`.` is no level");
+        for not in ["manifests/h/n/t", "manifests/h/n/m/t/u", "x/h/n/m/t", "manifests/h/n/../t", "manifests/h/n/m/.."] {
+            assert_eq!(at(not), None, "{not}");
+        }
+        std::fs::remove_dir(root.join("blobs")).unwrap();
+        std::fs::write(root.join("blobs"), b"").unwrap();
+        assert_eq!(at("manifests/h/n/m/t"), None, "blobs must be a directory");
     }
 }

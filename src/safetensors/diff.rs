@@ -2,6 +2,13 @@
 //! leaf by leaf. A tensor leaf is its name, dtype, shape, data digest and
 //! the metadata group it carries; a metadata leaf is a key with its values.
 //! Which file holds a tensor is layout, shown only beside a difference.
+//!
+//! Every tensor carries the digest of its file's metadata group (SPEC S3),
+//! so a change of metadata alone changes every tensor leaf of that group.
+//! A group that changed as a whole (the tensors carrying it in A are the
+//! ones carrying the new group in B) is said once, as the group, with how
+//! many tensors carry it and whether their data changed; only a tensor
+//! that changed in itself, or moved to a file of other metadata, is listed.
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
@@ -55,6 +62,26 @@ pub struct MetadataDiff {
     pub b: BTreeSet<String>,
 }
 
+/// A metadata group that changed as a whole: the tensors (of both models)
+/// that carry `a` in A are exactly those that carry `b` in B.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupDiff {
+    /// The group's digest in A.
+    pub a: Sha256Digest,
+    /// Its digest in B.
+    pub b: Sha256Digest,
+    /// How many tensors carry it.
+    pub tensors: usize,
+    /// Whether all of them carry it: the whole model's metadata changed.
+    pub all: bool,
+    /// Whether every one of them has the same dtype, shape and data in both.
+    pub data_unchanged: bool,
+    /// The files holding them in A.
+    pub files_a: BTreeSet<PathBuf>,
+    /// The files holding them in B.
+    pub files_b: BTreeSet<PathBuf>,
+}
+
 /// The differences between two safetensors models.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diff {
@@ -64,7 +91,10 @@ pub struct Diff {
     pub b: (PathBuf, String, usize),
     /// Metadata keys that differ.
     pub metadata: Vec<MetadataDiff>,
-    /// Tensors that differ.
+    /// Metadata groups that changed as a whole.
+    pub groups: Vec<GroupDiff>,
+    /// Tensors that differ in themselves (dtype, shape, data), are added or
+    /// removed, or moved to a group other than their group's successor.
     pub tensors: Vec<TensorDiff>,
     width: usize,
 }
@@ -112,22 +142,63 @@ pub fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) 
             .collect()
     };
     let (ta, tb) = (sides(a, da), sides(b, db));
+    let same_data = |x: &TensorSide, y: &TensorSide| (x.dtype, &x.shape, x.sha256) == (y.dtype, &y.shape, y.sha256);
+    let both: Vec<(&TensorSide, &TensorSide)> = ta.iter().filter_map(|(n, x)| Some((x, tb.get(n)?))).collect();
+    let groups = whole_groups(&both, same_data);
+    let whole = |x: &TensorSide, y: &TensorSide| groups.iter().any(|g| (g.a, g.b) == (x.group, y.group));
     let names: BTreeSet<&String> = ta.keys().chain(tb.keys()).collect();
-    let same = |x: &TensorSide, y: &TensorSide| {
-        (x.dtype, &x.shape, x.sha256, x.group) == (y.dtype, &y.shape, y.sha256, y.group)
-    };
     let tensors = names
         .into_iter()
         .filter_map(|n| {
             let (x, y) = (ta.get(n), tb.get(n));
             let differs = match (x, y) {
-                (Some(x), Some(y)) => !same(x, y),
+                (Some(x), Some(y)) => !same_data(x, y) || (x.group != y.group && !whole(x, y)),
                 _ => true,
             };
             differs.then(|| TensorDiff { name: n.clone(), a: x.cloned(), b: y.cloned() })
         })
         .collect();
-    Diff { a: side_of(a, da), b: side_of(b, db), metadata, tensors, width: opts.width }
+    Diff { a: side_of(a, da), b: side_of(b, db), metadata, groups, tensors, width: opts.width }
+}
+
+/// The metadata groups that changed as a whole, from the tensors in both
+/// models (A's side, B's side): each pair of groups (`ga` in A, `gb` in B,
+/// `ga ≠ gb`) whose tensors are all the tensors carrying `ga` in A and all
+/// those carrying `gb` in B, in order of the digests.
+fn whole_groups(
+    both: &[(&TensorSide, &TensorSide)],
+    same_data: impl Fn(&TensorSide, &TensorSide) -> bool,
+) -> Vec<GroupDiff> {
+    let mut carried: [BTreeMap<Sha256Digest, usize>; 2] = Default::default();
+    let mut pairs: BTreeMap<(Sha256Digest, Sha256Digest), GroupDiff> = BTreeMap::new();
+    for (x, y) in both {
+        for (counts, g) in carried.iter_mut().zip([x.group, y.group]) {
+            let n = counts.entry(g).or_default();
+            *n = n.saturating_add(1);
+        }
+        if x.group == y.group {
+            continue;
+        }
+        let pair = pairs.entry((x.group, y.group)).or_insert_with(|| GroupDiff {
+            a: x.group,
+            b: y.group,
+            tensors: 0,
+            all: false,
+            data_unchanged: true,
+            files_a: BTreeSet::new(),
+            files_b: BTreeSet::new(),
+        });
+        pair.tensors = pair.tensors.saturating_add(1);
+        pair.data_unchanged &= same_data(x, y);
+        pair.files_a.insert(x.file.clone());
+        pair.files_b.insert(y.file.clone());
+    }
+    let [in_a, in_b] = carried;
+    pairs
+        .into_values()
+        .filter(|g| in_a.get(&g.a) == Some(&g.tensors) && in_b.get(&g.b) == Some(&g.tensors))
+        .map(|g| GroupDiff { all: g.tensors == both.len(), ..g })
+        .collect()
 }
 
 impl Diff {
@@ -167,9 +238,13 @@ impl Diff {
                 _ => removed = removed.saturating_add(1),
             }
         }
+        let carried = self.groups.iter().fold(0usize, |n, g| n.saturating_add(g.tensors));
+        let carried = if carried > 0 { format!(" ({carried} tensors)") } else { String::new() };
         format!(
-            "labels differ; metadata keys: {} differ; tensors: {changed} changed, {added} added, {removed} removed",
-            self.metadata.len()
+            "labels differ; metadata keys: {} differ; metadata groups: {} changed{carried}; tensors: {changed} \
+             changed, {added} added, {removed} removed",
+            self.metadata.len(),
+            self.groups.len()
         )
     }
 
@@ -190,6 +265,20 @@ impl Diff {
             let key = escape_bytes(m.key.as_bytes());
             writeln!(out, "~ metadata {key}: {} → {}", self.values(&m.a), self.values(&m.b))?;
         }
+        for g in &self.groups {
+            let count = match (g.all, g.tensors) {
+                (_, 1) => "1 tensor".to_string(),
+                (true, n) => format!("all {n} tensors"),
+                (false, n) => format!("{n} tensors"),
+            };
+            let files = match (only(&g.files_a), only(&g.files_b)) {
+                (Some(x), Some(y)) => format!("in {} and {}", path_text(x), path_text(y)),
+                _ => format!("in {} and {} files", g.files_a.len(), g.files_b.len()),
+            };
+            let data = if g.data_unchanged { ", whose data, dtypes and shapes are unchanged" } else { "" };
+            let (a, b) = (short_digest(&g.a), short_digest(&g.b));
+            writeln!(out, "~ metadata group {a} → {b}: carried by {count} ({files}){data}")?;
+        }
         for t in &self.tensors {
             let name = escape_bytes(t.name.as_bytes());
             match (&t.a, &t.b) {
@@ -204,7 +293,8 @@ impl Diff {
                     if x.sha256 != y.sha256 {
                         parts.push(format!("data sha256 {} → {}", short_digest(&x.sha256), short_digest(&y.sha256)));
                     }
-                    if x.group != y.group {
+                    let whole = self.groups.iter().any(|g| (g.a, g.b) == (x.group, y.group));
+                    if x.group != y.group && !whole {
                         parts.push("its file's metadata differs".to_string());
                     }
                     let files = format!("in {} and {}", path_text(&x.file), path_text(&y.file));
@@ -248,8 +338,25 @@ impl Diff {
             "b": side(&self.b),
             "labels_equal": self.labels_equal(),
             "metadata": self.metadata.iter().map(|m| json!({"key": m.key, "a": m.a, "b": m.b})).collect::<Vec<_>>(),
+            "metadata_groups": self.groups.iter().map(|g| json!({
+                "a": hex::encode(g.a),
+                "b": hex::encode(g.b),
+                "tensors": g.tensors,
+                "data_unchanged": g.data_unchanged,
+                "files_a": g.files_a.iter().map(|f| path_text(f)).collect::<Vec<_>>(),
+                "files_b": g.files_b.iter().map(|f| path_text(f)).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
             "tensors": self.tensors.iter().map(|t| json!({"name": t.name, "a": tensor(&t.a), "b": tensor(&t.b)})).collect::<Vec<_>>(),
             "summary": self.summary(),
         })
+    }
+}
+
+/// The one element of a set of one.
+fn only(set: &BTreeSet<PathBuf>) -> Option<&PathBuf> {
+    let mut it = set.iter();
+    match (it.next(), it.next()) {
+        (Some(x), None) => Some(x),
+        _ => None,
     }
 }

@@ -11,9 +11,13 @@ use crate::error::{Error, ErrorKind, Result};
 pub const INDEX_SUFFIX: &str = ".safetensors.index.json";
 
 /// A file named `<prefix>-NNNNN-of-MMMMM.safetensors`, `1 <= NNNNN <= MMMMM`.
+/// The prefix may be empty, as for GGUF (`-00001-of-00002.safetensors`,
+/// whose index is `.safetensors.index.json`): the contract names a shard by
+/// its tail alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShardName {
-    /// The directory and the name up to `-NNNNN`.
+    /// The directory and the name up to `-NNNNN` (for an empty prefix, the
+    /// directory alone, with its trailing `/`).
     pub prefix: PathBuf,
     /// `NNNNN`, 1-based.
     pub no: u64,
@@ -35,7 +39,7 @@ impl ShardName {
         let (prefix, tail) = (stem.get(..cut)?, stem.get(cut..)?);
         let no = five_digits(tail.get(1..6)?)?;
         let count = five_digits(tail.get(10..)?)?;
-        if !tail.starts_with('-') || tail.get(6..10)? != "-of-" || prefix.is_empty() || no == 0 || no > count {
+        if !tail.starts_with('-') || tail.get(6..10)? != "-of-" || no == 0 || no > count {
             return None;
         }
         Some(ShardName { prefix: path.with_file_name(prefix), no, count })
@@ -92,13 +96,27 @@ mod tests {
             "model.safetensors",
             "model-00000-of-00003.safetensors",
             "model-00004-of-00003.safetensors",
-            "-00001-of-00003.safetensors",
             "model-0001-of-00003.safetensors",
             "model-00001_of-00003.safetensors",
             "model-00001-of-00003.gguf",
             "model-0000a-of-00003.safetensors",
+            "00001-of-00003.safetensors",
         ] {
             assert!(ShardName::parse(Path::new(bad)).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_prefix_may_be_empty() {
+        for (given, first, index) in [
+            ("d/-00002-of-00003.safetensors", "d/-00001-of-00003.safetensors", "d/.safetensors.index.json"),
+            ("-00002-of-00003.safetensors", "-00001-of-00003.safetensors", ".safetensors.index.json"),
+            ("/-00002-of-00003.safetensors", "/-00001-of-00003.safetensors", "/.safetensors.index.json"),
+        ] {
+            let s = ShardName::parse(Path::new(given)).unwrap();
+            assert_eq!((s.no, s.count), (2, 3));
+            assert_eq!(s.sibling(1), Path::new(first), "{given}");
+            assert_eq!(s.index_path(), Path::new(index), "{given}");
         }
     }
 

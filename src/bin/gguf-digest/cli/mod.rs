@@ -243,9 +243,9 @@ fn run(args: &Args) -> io::Result<u8> {
     if args.skeleton {
         return run_skeleton(args, &opts, &pool);
     }
-    let named = match expand_arguments(&args.files) {
+    let (named, strays) = match expand_arguments(&args.files) {
         // `*.gguf` names every shard of a set: one line for the set.
-        Ok(f) => NamedModels::new(&f, &opts.open),
+        Ok((f, strays)) => (NamedModels::new(&f, &opts.open), strays),
         Err(e) => {
             eprintln!("gguf-digest: {}", error_line(&e));
             return Ok(EXIT_ERROR);
@@ -254,8 +254,16 @@ fn run(args: &Args) -> io::Result<u8> {
     let files = named.paths();
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    let mut failed = false;
+    // A store's entries that are no manifest: reported first, every model
+    // still labelled, exit 2 at the end.
+    let mut failed = !strays.is_empty();
     let mut json_files = Vec::new();
+    for e in &strays {
+        eprintln!("gguf-digest: {}", error_line(e));
+        if args.json {
+            json_files.push(error_json(e.path().unwrap_or(std::path::Path::new("")), e));
+        }
+    }
     let mut io_result = Ok(());
     let report = |i: usize, r: gguf_digest::Result<(AnyModel, Digest)>| {
         let Some(path) = files.get(i) else { return };
