@@ -7,7 +7,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::text::escape_bytes;
+use crate::text::{defang, escape_bytes, escape_name};
 
 /// Shorthand used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -191,7 +191,7 @@ pub enum ErrorKind {
         count: u64,
     },
     /// A later shard was given instead of the first.
-    #[error("this is shard {no} of {count}; pass the first shard instead: {}", .first.display())]
+    #[error("this is shard {no} of {count}; pass the first shard instead: {}", name(.first))]
     NotFirstShard {
         /// 1-based shard number.
         no: u64,
@@ -201,7 +201,7 @@ pub enum ErrorKind {
         first: PathBuf,
     },
     /// A shard of the set could not be found.
-    #[error("shard {no} of {count} is missing: {}", .path.display())]
+    #[error("shard {no} of {count} is missing: {}", name(.path))]
     MissingShard {
         /// 1-based shard number.
         no: u64,
@@ -224,13 +224,13 @@ pub enum ErrorKind {
         expected: i128,
     },
     /// The same key with different values in two shards.
-    #[error("key has a different type or value in {}", .other.display())]
+    #[error("key has a different type or value in {}", name(.other))]
     ConflictingKey {
         /// The other shard that holds the key.
         other: PathBuf,
     },
     /// The same tensor name in two shards.
-    #[error("tensor is also in {}", .other.display())]
+    #[error("tensor is also in {}", name(.other))]
     TensorInTwoShards {
         /// The other shard that holds the tensor.
         other: PathBuf,
@@ -296,7 +296,7 @@ pub enum ErrorKind {
     #[error("holds no model: no *.safetensors.index.json, *.safetensors or *.gguf file")]
     NoModelInDirectory,
     /// A directory that holds several models.
-    #[error("holds several models; name one of them: {}", .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    #[error("holds several models; name one of them: {}", .0.iter().map(|p| name(p)).collect::<Vec<_>>().join(", "))]
     SeveralModels(Vec<PathBuf>),
     /// An Ollama model name that is malformed or could leave the store.
     #[error("Ollama model name '{}' is not valid: {why}", escape_bytes(.name.as_bytes()))]
@@ -410,6 +410,12 @@ impl Error {
 /// followed.
 pub const SYMBOLIC_LINK: &str = "a symbolic link";
 
+/// A path shown inside a message: escaped, so a hostile file name cannot
+/// forge terminal output.
+fn name(p: &Path) -> String {
+    escape_name(p.as_os_str().as_encoded_bytes())
+}
+
 /// An I/O error worded as coreutils words it: without Rust's ` (os error N)`.
 fn io_text(e: &std::io::Error) -> String {
     let s = e.to_string();
@@ -456,7 +462,8 @@ impl From<std::io::Error> for Error {
 }
 
 impl Error {
-    /// The message without the file's name: where in the file, and what.
+    /// The message without the file's name: where in the file, and what. Safe to print: no control character or
+    /// bidirectional override of a name it quotes is left raw.
     pub fn detail(&self) -> String {
         struct Detail<'a>(&'a Inner);
         impl fmt::Display for Detail<'_> {
@@ -464,7 +471,7 @@ impl Error {
                 write_detail(self.0, f)
             }
         }
-        Detail(&self.0).to_string()
+        defang(&Detail(&self.0).to_string()).into_owned()
     }
 }
 
@@ -478,12 +485,16 @@ fn write_detail(inner: &Inner, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     write!(f, "{}", inner.kind)
 }
 
+/// `FILE: byte N, SUBJECT: what`, every name made safe to print.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(path) = &self.0.path {
-            write!(f, "{}: ", path.display())?;
+        let mut text = String::new();
+        if let Some(p) = self.path() {
+            text.push_str(&p.display().to_string());
+            text.push_str(": ");
         }
-        write_detail(&self.0, f)
+        text.push_str(&self.detail());
+        f.write_str(&defang(&text))
     }
 }
 
@@ -541,6 +552,16 @@ mod tests {
             .about(Subject::Key(b"general.name".to_vec()))
             .in_file(Path::new("m.gguf"));
         assert_eq!(e.to_string(), "m.gguf: byte 40, key 'general.name': duplicate key");
+    }
+
+    #[test]
+    fn messages_never_hold_a_raw_control_character() {
+        let names = vec![PathBuf::from("d/a\r\x1b[2Kx.gguf"), PathBuf::from("d/b\u{202e}.gguf")];
+        let e = Error::new(ErrorKind::SeveralModels(names)).in_file(Path::new("d\n"));
+        assert_eq!(e.detail(), "holds several models; name one of them: d/a\\r\\u{1b}[2Kx.gguf, d/b\\u{202e}.gguf");
+        assert_eq!(e.to_string(), format!("d\\n: {}", e.detail()));
+        let raw = Error::new(ErrorKind::DamagedStore("the blob /s/\x1b]0;x\x07 is bad".into()));
+        assert_eq!(raw.to_string(), "the blob /s/\\u{1b}]0;x\\u{7} is bad");
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::ollama::model::{ComponentKind, Model};
 use crate::output::JSON_FORMAT;
 use crate::render::short_digest;
 use crate::safetensors;
-use crate::text::escape_bytes;
+use crate::text::{escape_bytes, escape_name};
 
 /// A component present on one side or both whose digest differs.
 #[derive(Debug, Clone, PartialEq)]
@@ -243,30 +243,29 @@ impl Diff {
                 }
             }
             if !self.components.is_empty() {
-                let names: Vec<String> =
-                    self.components
-                        .iter()
-                        .map(|c| {
-                            let kind = c.media_type.strip_prefix("application/vnd.ollama.image.").unwrap_or(
-                                if c.media_type.contains("container.image") { "config" } else { &c.media_type },
-                            );
-                            if c.name.is_empty() {
-                                kind.to_string()
-                            } else {
-                                format!("{kind} '{}'", escape_bytes(c.name.as_bytes()))
-                            }
-                        })
-                        .collect();
+                let names: Vec<String> = self
+                    .components
+                    .iter()
+                    .map(|c| {
+                        let kind = c
+                            .media_type
+                            .strip_prefix("application/vnd.ollama.image.")
+                            .unwrap_or(if c.media_type.contains("container.image") { "config" } else { &c.media_type });
+                        let kind = escape_name(kind.as_bytes());
+                        if c.name.is_empty() { kind } else { format!("{kind} '{}'", escape_bytes(c.name.as_bytes())) }
+                    })
+                    .collect();
                 writeln!(out, "  not compared (the file has none): {}", names.join(", "))?;
             }
             let verdict = if self.labels_equal() { "weights identical" } else { "weights differ" };
             return writeln!(out, "{verdict}");
         }
         for c in &self.components {
+            let media_type = escape_name(c.media_type.as_bytes());
             let what = if c.name.is_empty() {
-                c.media_type.clone()
+                media_type
             } else {
-                format!("{} '{}'", c.media_type, escape_bytes(c.name.as_bytes()))
+                format!("{media_type} '{}'", escape_bytes(c.name.as_bytes()))
             };
             let sign = match (c.a, c.b) {
                 (Some(_), Some(_)) => '~',

@@ -17,7 +17,7 @@ use crate::ollama::model::{ComponentKind, Model};
 use crate::output::JSON_FORMAT;
 use crate::render::{path_text, short_digest, table};
 use crate::safetensors;
-use crate::text::escape_bytes;
+use crate::text::{escape_bytes, escape_name};
 
 /// A component as shown.
 #[derive(Debug, Clone, PartialEq)]
@@ -168,7 +168,7 @@ impl Inspection {
                     many => format!("{} layers", many.len()),
                 };
                 vec![
-                    c.media_type.clone(),
+                    escape_name(c.media_type.as_bytes()),
                     escape_bytes(c.name.as_bytes()),
                     c.kind.to_string(),
                     short_digest(&c.digest),
