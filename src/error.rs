@@ -1,8 +1,10 @@
 //! The one error type of the crate.
 //!
 //! Every rejection carries what was wrong ([`ErrorKind`]) and, where known,
-//! the file, the byte offset and the key or tensor it concerns, so that the
-//! message printed by the binary points at the exact place in the file.
+//! the argument the user gave, the file, the byte offset and the key or
+//! tensor it concerns, so that the message printed by the binary points at
+//! the exact place in the file, and says which argument led there
+//! (docs/adr/0008-errors.md).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -338,6 +340,7 @@ pub struct Error(Box<Inner>);
 
 #[derive(Debug)]
 struct Inner {
+    argument: Option<PathBuf>,
     path: Option<PathBuf>,
     offset: Option<u64>,
     subject: Option<Subject>,
@@ -347,7 +350,7 @@ struct Inner {
 impl Error {
     /// An error of this kind with no location yet.
     pub fn new(kind: ErrorKind) -> Self {
-        Error(Box::new(Inner { path: None, offset: None, subject: None, kind }))
+        Error(Box::new(Inner { argument: None, path: None, offset: None, subject: None, kind }))
     }
 
     /// Sets the byte offset in the file, unless one is already set.
@@ -372,6 +375,16 @@ impl Error {
         self
     }
 
+    /// Sets the argument the user gave that led to this error (a
+    /// directory, an index, a first shard, an `ollama:` reference), unless
+    /// one is already set.
+    pub(crate) fn for_argument(mut self, argument: &Path) -> Self {
+        if self.0.argument.is_none() {
+            self.0.argument = Some(argument.to_path_buf());
+        }
+        self
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
         &self.0.kind
@@ -380,6 +393,19 @@ impl Error {
     /// The file, when the error concerns one.
     pub fn path(&self) -> Option<&Path> {
         self.0.path.as_deref()
+    }
+
+    /// The argument the user gave that led to this error, when known: the
+    /// directory, index, first shard or `ollama:` reference whose model
+    /// holds [`Error::path`], or the very file.
+    pub fn argument(&self) -> Option<&Path> {
+        self.0.argument.as_deref()
+    }
+
+    /// The argument, when a message names it beside the file: unless it is
+    /// the file itself (a file is named once).
+    pub fn argument_beside_path(&self) -> Option<&Path> {
+        self.argument().filter(|a| self.path() != Some(*a))
     }
 
     /// The byte offset in the file, when known.
@@ -462,7 +488,8 @@ impl From<std::io::Error> for Error {
 }
 
 impl Error {
-    /// The message without the file's name: where in the file, and what. Safe to print: no control character or
+    /// The message without the argument's and the file's names: where in
+    /// the file, and what. Safe to print: no control character or
     /// bidirectional override of a name it quotes is left raw.
     pub fn detail(&self) -> String {
         struct Detail<'a>(&'a Inner);
@@ -485,11 +512,12 @@ fn write_detail(inner: &Inner, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     write!(f, "{}", inner.kind)
 }
 
-/// `FILE: byte N, SUBJECT: what`, every name made safe to print.
+/// `ARG: FILE: byte N, SUBJECT: what`: the argument when it is not the
+/// file itself, the file, where, what; every name made safe to print.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = String::new();
-        if let Some(p) = self.path() {
+        for p in [self.argument_beside_path(), self.path()].into_iter().flatten() {
             text.push_str(&p.display().to_string());
             text.push_str(": ");
         }
@@ -552,6 +580,21 @@ mod tests {
             .about(Subject::Key(b"general.name".to_vec()))
             .in_file(Path::new("m.gguf"));
         assert_eq!(e.to_string(), "m.gguf: byte 40, key 'general.name': duplicate key");
+    }
+
+    #[test]
+    fn message_names_the_argument_unless_it_is_the_file() {
+        let e = || Error::new(ErrorKind::DuplicateKey).at(40);
+        let inner = e().in_file(Path::new("d/m.gguf")).for_argument(Path::new("d"));
+        assert_eq!(inner.to_string(), "d: d/m.gguf: byte 40: duplicate key");
+        assert_eq!(inner.argument(), Some(Path::new("d")));
+        let same = e().in_file(Path::new("m.gguf")).for_argument(Path::new("m.gguf"));
+        assert_eq!(same.to_string(), "m.gguf: byte 40: duplicate key");
+        assert_eq!(same.argument_beside_path(), None);
+        let no_file = e().for_argument(Path::new("ollama:m"));
+        assert_eq!(no_file.to_string(), "ollama:m: byte 40: duplicate key");
+        // The innermost argument stays.
+        assert_eq!(no_file.for_argument(Path::new("x")).argument(), Some(Path::new("ollama:m")));
     }
 
     #[test]

@@ -140,13 +140,17 @@ pub fn quote_name(name: &[u8]) -> String {
     out
 }
 
-/// An error as the command line prints it after `gguf-digest: `: the
-/// quoted file name, then where and what.
+/// An error as the command line prints it after `gguf-digest: `:
+/// `ARG: FILE: byte N, SUBJECT: what`, the argument and the file quoted
+/// (the argument only when it is not the file itself), then where and what.
 pub fn error_line(e: &Error) -> String {
-    match e.path() {
-        Some(p) => format!("{}: {}", quote_name(p.as_os_str().as_bytes()), e.detail()),
-        None => e.detail(),
+    let mut line = String::new();
+    for p in [e.argument_beside_path(), e.path()].into_iter().flatten() {
+        line.push_str(&quote_name(p.as_os_str().as_bytes()));
+        line.push_str(": ");
     }
+    line.push_str(&e.detail());
+    line
 }
 
 fn text(bytes: &[u8]) -> String {

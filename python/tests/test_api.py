@@ -301,6 +301,20 @@ def test_corrupt_files_name_offset_and_subject(corpus: Corpus, tmp_path: Path, c
     assert "empty" in str(raises(junk))
 
 
+def test_errors_name_the_argument_beside_the_file(tmp_path: Path, cargo_cli: Cli) -> None:
+    # A directory's model is broken: the error names both, as the command does.
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "m.gguf").write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 40)
+    e = raises(folder)
+    assert e.argument == str(folder) and e.path == str(folder / "m.gguf")
+    assert str(e).startswith(f"{folder}: {folder / 'm.gguf'}: byte ")
+    assert cargo_cli.run(str(folder)).stderr.decode().strip() == f"gguf-digest: {e}"
+    # A file given itself is its own argument, named once.
+    e = raises(tmp_path / "missing.gguf")
+    assert e.argument == e.path == str(tmp_path / "missing.gguf")
+
+
 def test_every_refusal_is_an_error(corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     second = sorted((corpus.root / "split").glob("*-00002-of-*.gguf"))[0]
     assert "shard 2" in str(raises(second))

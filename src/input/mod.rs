@@ -129,7 +129,8 @@ pub fn expand_arguments(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::with_capacity(args.len());
     for a in args {
         if a.as_os_str() == ollama::SCHEME {
-            out.extend(ollama::every_model(&ollama::store_root()?)?.into_iter().map(PathBuf::from));
+            let every = ollama::store_root().and_then(|root| ollama::every_model(&root));
+            out.extend(every.map_err(|e| e.for_argument(a))?.into_iter().map(PathBuf::from));
         } else {
             out.push(a.clone());
         }
