@@ -123,6 +123,12 @@ impl fmt::Display for Shown {
     }
 }
 
+/// A count and its noun in the form that agrees with it: `1 tensor`,
+/// `2 tensors`, `0 tensors`.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Dims as `[a, b, c]`.
 pub fn dims_text(dims: &[u64]) -> String {
     let parts: Vec<String> = dims.iter().map(u64::to_string).collect();

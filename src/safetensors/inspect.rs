@@ -189,7 +189,7 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Inspect
 }
 
 /// A metadata value cut to the inspection's width.
-fn shown(v: &str, width: usize) -> Shown {
+pub(crate) fn shown(v: &str, width: usize) -> Shown {
     let bytes = v.as_bytes();
     let mut cut = width.min(bytes.len());
     while !v.is_char_boundary(cut) {
