@@ -362,10 +362,22 @@ fn unlabelled_files_in_a_row_do_not_hang() {
     assert_eq!(gd(d.dir.path(), &["-j", "2", "-c", "list"]), out(0, "e.gguf: OK\n".repeat(5), ""));
 }
 
+/// No FILE reads standard input, as `sha256sum` does (and as `-c` with
+/// no FILE always did).
 #[test]
-fn no_file_is_a_usage_error() {
+fn no_file_reads_standard_input_like_sha256sum() {
     let d = Dir::new();
-    assert_eq!(gd::<&str>(d.dir.path(), &[]), out(2, "", "gguf-digest: no FILE given (see --help)\n"));
+    let g = small(1);
+    let piped = |args: &[&str]| exec(gd_cmd(d.dir.path(), args), Some(g.build()));
+    assert_eq!(piped(&[]), out(0, format!("{}  -\n", g.expected_label()), ""));
+    assert_eq!(piped(&["--skeleton"]), out(0, g.expected_skeleton(), ""));
+    let doc: serde_json::Value = serde_json::from_slice(&piped(&["--json"]).stdout).unwrap();
+    assert_eq!(
+        (doc["files"][0]["path"].as_str(), doc["files"][0]["label"].as_str()),
+        (Some("-"), Some(&*g.expected_label()))
+    );
+    // Nothing on standard input: an empty file, as `-` says it.
+    assert_eq!(gd::<&str>(d.dir.path(), &[]), out(2, "", "gguf-digest: -: byte 0: file is empty (0 bytes)\n"));
 }
 
 /// Names holding a newline, a backslash or a carriage return are written
@@ -681,7 +693,6 @@ fn skeleton_takes_exactly_one_good_file() {
     d.write("a.gguf", &small(1).build());
     d.write("b.gguf", &small(2).build());
     let msg = corrupt(&d, "bad.gguf");
-    assert_eq!(gd(d.dir.path(), &["--skeleton"]), out(2, "", "gguf-digest: no FILE given (see --help)\n"));
     let two = out(2, "", "gguf-digest: --skeleton takes exactly one FILE\n");
     assert_eq!(gd(d.dir.path(), &["--skeleton", "a.gguf", "b.gguf"]), two);
     assert_eq!(gd(d.dir.path(), &["--skeleton", "bad.gguf"]), out(2, "", format!("gguf-digest: {msg}\n")));
@@ -1384,8 +1395,8 @@ fn thread_counts_give_the_same_output() {
 #[test]
 fn zero_threads_is_a_usage_error() {
     let d = Dir::new();
-    let want = "error: invalid value '0' for '--threads <N>': number would be zero for non-zero type\n\n\
-                For more information, try '--help'.\n";
+    let want = "error: invalid value '0' for '--threads <N>': at least 1 hashing thread (leave -j out to use one \
+                per core)\n\nFor more information, try '--help'.\n";
     assert_eq!(gd(d.dir.path(), &["-j", "0", "m.gguf"]), out(2, "", want));
     assert_eq!(gd(d.dir.path(), &["--threads", "0", "m.gguf"]), out(2, "", want));
 }
@@ -1438,6 +1449,11 @@ fn help_and_version() {
     assert_eq!((help.code, help.stderr.as_slice()), (0, &b""[..]));
     let text = String::from_utf8(help.stdout).unwrap();
     for needle in ["Examples:", "gguf-digest -c models.sums", "Exit status:", "--check", "--skeleton", "--no-join"] {
+        assert!(text.contains(needle), "--help lacks {needle:?}:\n{text}");
+    }
+    // Standard input, the Ollama store's variable, and that verify checks
+    // a signature before it opens a subject.
+    for needle in ["'-' for standard input", "(none: standard input", "OLLAMA_MODELS", "signature of a DSSE envelope"] {
         assert!(text.contains(needle), "--help lacks {needle:?}:\n{text}");
     }
     assert_eq!(gd(d.dir.path(), &["-h"]).code, 0);
