@@ -179,8 +179,8 @@ fn gnu_as_ours(o: Out) -> Out {
     let mut err = o.stderr;
     for (from, to) in [
         ("sha256sum: ", "gguf-digest: "),
-        ("improperly formatted SHA256 checksum line", "improperly formatted GGUF label line"),
-        ("no properly formatted checksum lines found", "no properly formatted GGUF label lines found"),
+        ("improperly formatted SHA256 checksum line", "improperly formatted label line"),
+        ("no properly formatted checksum lines found", "no properly formatted label lines found"),
         // Also turns "computed checksums" into "computed labels".
         ("computed checksum", "computed label"),
     ] {
@@ -907,7 +907,7 @@ fn check_warn_names_every_misformatted_line() {
     assert_eq!(o.code, 0);
     assert_eq!(o.stdout, b"a.gguf: OK\nb.gguf: OK\n");
     let o = t.check(&["-c", "--warn", "list"], &[("list", &list)], None);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("list: 3: improperly formatted GGUF label line"), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("list: 3: improperly formatted label line"), "{o:?}");
     // Without -w: the count only.
     let o = t.check(&["-c", "list"], &[("list", &list)], None);
     assert_eq!(o.stderr, b"gguf-digest: WARNING: 7 lines are improperly formatted\n");
@@ -1019,7 +1019,7 @@ fn check_names_with_leading_blanks() {
 #[test]
 fn check_list_without_a_proper_line() {
     let t = Twin::abc();
-    let want_err = "gguf-digest: list: no properly formatted GGUF label lines found\n";
+    let want_err = "gguf-digest: list: no properly formatted label lines found\n";
     for list in ["", "# only a comment\n\n", "junk\n"] {
         assert_eq!(t.check(&["-c", "list"], &[("list", list)], None), out(1, "", want_err), "{list:?}");
     }
@@ -1089,10 +1089,7 @@ fn check_several_lists() {
     assert_eq!(o, out(0, "a.gguf: OK\nc.gguf: OK\na.gguf: OK\n", ""));
     // Standard input twice: the second time it is empty.
     let o = t.check(&["-c", "-", "-"], &[], Some("{2}  c.gguf\n"));
-    assert_eq!(
-        o,
-        out(1, "c.gguf: OK\n", "gguf-digest: 'standard input': no properly formatted GGUF label lines found\n")
-    );
+    assert_eq!(o, out(1, "c.gguf: OK\n", "gguf-digest: 'standard input': no properly formatted label lines found\n"));
 }
 
 /// coreutils reads a name as a C string: an unescaped name ends at a NUL;
@@ -1181,7 +1178,7 @@ fn check_tagged_lines_are_misformatted_on_purpose() {
     d.write("a.gguf", &bytes);
     d.write("ours", format!("SHA256 (a.gguf) = {}\n", a.expected_label()).as_bytes());
     d.write("theirs", format!("SHA256 (a.gguf) = {}\n", hex(&sha(&bytes))).as_bytes());
-    let none = "gguf-digest: ours: no properly formatted GGUF label lines found\n";
+    let none = "gguf-digest: ours: no properly formatted label lines found\n";
     assert_eq!(gd(d.dir.path(), &["-c", "ours"]), out(1, "", none));
     assert_eq!(gnu(d.dir.path(), &["-c", "theirs"], None), out(0, "a.gguf: OK\n", ""));
 }

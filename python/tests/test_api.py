@@ -375,7 +375,7 @@ def test_check_agrees_with_the_command(corpus: Corpus, cargo_cli: Cli, tmp_path:
         assert [r.line for r in gguf_digest.check("mixed.sums", ignore_missing=True)] == [1, 2]
     with pytest.raises(gguf_digest.Error) as info:
         gguf_digest.check("mixed.sums", strict=True)
-    assert str(info.value) == "mixed.sums: 3: improperly formatted GGUF label line"
+    assert str(info.value) == "mixed.sums: 3: improperly formatted label line"
     assert info.value.path == "mixed.sums"
     # A list with no well-formed line, and a list that is not there.
     (work / "empty.sums").write_text("# nothing\n")
@@ -672,7 +672,7 @@ def test_check_words_its_errors_and_warnings_as_the_command(tmp_path: Path, corp
         assert [r.ok for r in gguf_digest.check("bad.sums")] == [True]
     with pytest.raises(gguf_digest.Error) as info:
         gguf_digest.check("bad.sums", strict=True)
-    assert str(info.value) == "bad.sums: 2: improperly formatted GGUF label line"
+    assert str(info.value) == "bad.sums: 2: improperly formatted label line"
     cli = cargo_cli.run("-c", "--strict", "--warn", "bad.sums", cwd=tmp_path).stderr.decode()
     assert f"gguf-digest: {info.value}" in cli
     (tmp_path / "none.sums").write_text("nothing here\n")
