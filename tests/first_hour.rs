@@ -9,6 +9,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use common::st::{St, StTensor};
 use common::*;
 
 fn run(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
@@ -18,6 +19,12 @@ fn run(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
         cmd.env(k, v);
     }
     cmd.output().expect("runs gguf-digest")
+}
+
+fn stdout_of(dir: &Path, args: &[&str]) -> String {
+    let o = run(dir, args, &[]);
+    assert!(o.status.code().is_some_and(|c| c < 2), "{args:?}: {}", text(&o.stderr));
+    text(&o.stdout)
 }
 
 #[test]
@@ -38,4 +45,73 @@ fn ollama_without_a_store_says_no_store_was_found_and_where() {
         "{}",
         text(&o.stderr)
     );
+}
+
+#[test]
+fn inspect_says_warnings_none_for_every_format() {
+    let d = Dir::new();
+    d.write("m.safetensors", &St::new().tensor(StTensor::filled("a", "F32", &[2], 1)).build());
+    d.write(
+        "m.gguf",
+        &Gguf::new().kv("general.architecture", Val::str("llama")).tensor(Tensor::filled("w", &[8], 0, 1)).build(),
+    );
+    for file in ["m.safetensors", "m.gguf"] {
+        let out = stdout_of(&d.path(""), &["inspect", file]);
+        assert!(out.ends_with("\nWarnings: none\n"), "{file}: {out}");
+    }
+}
+
+#[test]
+fn counts_agree_with_their_nouns() {
+    let d = Dir::new();
+    // One metadata group of one key, one file behind an index.
+    // (a shard's header holds `format: pt`, as the writer of a sharded
+    // checkpoint writes it)
+    let st = St::new().tensor(StTensor::filled("a", "F32", &[2], 1));
+    let (files, index) = st.sharded("model", &[1]);
+    d.write(&files[0].0, &files[0].1);
+    d.write("model.safetensors.index.json", index.as_bytes());
+    let out = stdout_of(&d.path(""), &["inspect", "model.safetensors.index.json"]);
+    assert!(out.contains("model.safetensors.index.json (1 file)\n"), "{out}");
+    assert!(out.contains("\nmetadata    1 group\n"), "{out}");
+    assert!(out.contains("\nMetadata group 1 (1 key):\n"), "{out}");
+    // One byte: a string, a tensor's data.
+    d.write(
+        "one.gguf",
+        &Gguf::new().kv("general.name", Val::str("x")).tensor(Tensor::filled("a", &[1], 24, 1)).build(),
+    );
+    let out = stdout_of(&d.path(""), &["inspect", "one.gguf"]);
+    assert!(out.contains("\ntensors     1 (1 byte of data)\n"), "{out}");
+    d.write(
+        "two.gguf",
+        &Gguf::new().kv("general.name", Val::str("y")).tensor(Tensor::filled("a", &[1], 24, 1)).build(),
+    );
+    let out = stdout_of(&d.path(""), &["diff", "one.gguf", "two.gguf"]);
+    assert!(out.contains("STRING 'x' (1 byte, sha256 "), "{out}");
+    // One metadata key differs.
+    d.write("a.safetensors", &St::new().meta("k", "v").tensor(StTensor::filled("a", "F32", &[2], 1)).build());
+    d.write("b.safetensors", &St::new().meta("k", "w").tensor(StTensor::filled("a", "F32", &[2], 1)).build());
+    let out = stdout_of(&d.path(""), &["diff", "a.safetensors", "b.safetensors"]);
+    assert!(out.contains("metadata keys: 1 differs;"), "{out}");
+}
+
+#[test]
+fn a_long_name_keeps_the_columns_of_a_table() {
+    let d = Dir::new();
+    let long = format!("blk.0.{}.weight", "a_long_part".repeat(6));
+    let g = Gguf::new()
+        .kv("general.architecture", Val::str("llama"))
+        .tensor(Tensor::filled(&long, &[8], 0, 1))
+        .tensor(Tensor::filled("t", &[8, 2], 0, 2));
+    d.write("m.gguf", &g.build());
+    let out = stdout_of(&d.path(""), &["inspect", "m.gguf"]);
+    let lines: Vec<&str> =
+        out.lines().skip_while(|l| !l.starts_with("Tensors (")).skip(1).take_while(|l| !l.is_empty()).collect();
+    let heading = lines[0];
+    // The long name on a line of its own; every row's later columns under their headings.
+    assert_eq!(lines[1], format!("  {long}"));
+    for row in &lines[2..] {
+        assert_eq!(row.find("F32").map(|i| i + 3), heading.find("type").map(|i| i + 3), "{out}");
+        assert_eq!(row.find(" [").map(|i| i + 1), heading.find("dims"), "{out}");
+    }
 }

@@ -295,7 +295,9 @@ impl Diff {
         } else {
             let only_text = self.weights.iter().all(|(_, w)| w.labels_equal()) && self.tensors.is_none();
             let note = if only_text && !self.components.is_empty() { " (weights identical)" } else { "" };
-            writeln!(out, "labels differ; components: {} differ{note}", self.components.len())
+            let n = self.components.len();
+            let differ = if n == 1 { "differs" } else { "differ" };
+            writeln!(out, "labels differ; components: {n} {differ}{note}")
         }
     }
 

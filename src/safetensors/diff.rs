@@ -167,9 +167,10 @@ impl Diff {
                 _ => removed = removed.saturating_add(1),
             }
         }
+        let keys = self.metadata.len();
+        let differ = if keys == 1 { "differs" } else { "differ" };
         format!(
-            "labels differ; metadata keys: {} differ; tensors: {changed} changed, {added} added, {removed} removed",
-            self.metadata.len()
+            "labels differ; metadata keys: {keys} {differ}; tensors: {changed} changed, {added} added, {removed} removed"
         )
     }
 
