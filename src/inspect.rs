@@ -124,8 +124,10 @@ pub fn what_could_be_read(path: &Path, error: &Error, opts: &InspectOptions) -> 
     let source = Source::open(path, ReadMode::Pread).ok()?;
     let head = source.head(SNIFF_BYTES).ok()?;
     match sniff(&head) {
-        Some(Format::Gguf) => gguf::partial::partial(source, opts).map(Partial::Gguf),
-        Some(Format::Safetensors) => safetensors::partial::partial(&source, opts).map(Partial::Safetensors),
+        Some(Format::Gguf) => gguf::partial::partial(source, opts.width, opts.items, opts.limit).map(Partial::Gguf),
+        Some(Format::Safetensors) => {
+            safetensors::partial::partial(&source, opts.width, opts.limit).map(Partial::Safetensors)
+        }
         None => None,
     }
 }

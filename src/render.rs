@@ -47,6 +47,16 @@ pub enum Shown {
 }
 
 impl Shown {
+    /// A string cut to `width` bytes (never inside a UTF-8 character).
+    pub fn text(v: &str, width: usize) -> Shown {
+        let bytes = v.as_bytes();
+        let mut cut = width.min(bytes.len());
+        while !v.is_char_boundary(cut) {
+            cut = cut.saturating_sub(1);
+        }
+        Shown::Str { prefix: bytes.get(..cut).unwrap_or_default().to_vec(), len: bytes.len() as u64 }
+    }
+
     /// The JSON form: numbers and bools as JSON values (non-finite floats as
     /// the strings `NaN`, `inf`, `-inf`); a string as a JSON string when it is
     /// whole and valid UTF-8, else as `{text, len, hex?}`; an array as

@@ -11,7 +11,6 @@ use crate::gguf::arrays::show_value;
 use crate::gguf::cursor::ByteOrder;
 use crate::gguf::model::Shard;
 use crate::gguf::parse::{DEFAULT_ALIGNMENT, GgufFile, parse_partial};
-use crate::inspect::InspectOptions;
 use crate::render::{Shown, count, dims_text, path_text, table};
 use crate::source::{MAX_READ_METADATA, Source};
 use crate::text::escape_bytes;
@@ -68,9 +67,10 @@ pub struct Partial {
 
 /// Reads what it can of the GGUF file `source`: its metadata only, read
 /// into memory a megabyte first and more while more is needed, up to
-/// [`MAX_READ_METADATA`]. `None` when not even its magic and version can
-/// be read.
-pub fn partial(source: Source, opts: &InspectOptions) -> Option<Partial> {
+/// [`MAX_READ_METADATA`]. Values are shown as `inspect` shows them
+/// (strings up to `width` bytes, `items` array elements), at most `limit`
+/// tensors listed. `None` when not even its magic and version can be read.
+pub fn partial(source: Source, width: usize, items: usize, limit: Option<usize>) -> Option<Partial> {
     let len = source.len();
     let cap = len.min(MAX_READ_METADATA);
     let mut want = cap.min(FIRST_READ);
@@ -88,7 +88,7 @@ pub fn partial(source: Source, opts: &InspectOptions) -> Option<Partial> {
     let tensors = read
         .tensors
         .iter()
-        .take(opts.limit.unwrap_or(usize::MAX))
+        .take(limit.unwrap_or(usize::MAX))
         .map(|t| PartialTensor {
             name: t.name.clone(),
             dims: t.shape().dims().to_vec(),
@@ -117,7 +117,7 @@ pub fn partial(source: Source, opts: &InspectOptions) -> Option<Partial> {
         .map(|kv| PartialKv {
             key: kv.key.clone(),
             value_type: kv.value.value_type().name(),
-            shown: show_value(&shard, &kv.value, opts.width, opts.items).ok(),
+            shown: show_value(&shard, &kv.value, width, items).ok(),
         })
         .collect();
     Some(Partial {

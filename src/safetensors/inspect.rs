@@ -188,16 +188,6 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Inspect
     }
 }
 
-/// A metadata value cut to the inspection's width.
-pub(crate) fn shown(v: &str, width: usize) -> Shown {
-    let bytes = v.as_bytes();
-    let mut cut = width.min(bytes.len());
-    while !v.is_char_boundary(cut) {
-        cut = cut.saturating_sub(1);
-    }
-    Shown::Str { prefix: bytes.get(..cut).unwrap_or_default().to_vec(), len: bytes.len() as u64 }
-}
-
 impl Inspection {
     /// The text report.
     pub fn text(&self) -> String {
@@ -244,8 +234,10 @@ impl Inspection {
         table(out, &header, &[true, false, true, true, true, true], &rows)?;
         for (i, g) in self.groups.iter().enumerate() {
             writeln!(out, "\nMetadata group {} ({}):", i.saturating_add(1), count(g.len() as u64, "key", "keys"))?;
-            let rows: Vec<Vec<String>> =
-                g.iter().map(|(k, v)| vec![escape_bytes(k.as_bytes()), shown(v, self.width).to_string()]).collect();
+            let rows: Vec<Vec<String>> = g
+                .iter()
+                .map(|(k, v)| vec![escape_bytes(k.as_bytes()), Shown::text(v, self.width).to_string()])
+                .collect();
             table(out, &["key", "value"], &[false, false], &rows)?;
         }
         writeln!(out, "\nDtypes:")?;

@@ -9,10 +9,8 @@ use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 
 use crate::error::Step;
-use crate::inspect::InspectOptions;
-use crate::render::{count, dims_text, path_text, table};
+use crate::render::{Shown, count, dims_text, path_text, table};
 use crate::safetensors::header::{MAX_HEADER, SafetensorsFile, parse_prefix};
-use crate::safetensors::inspect::shown;
 use crate::source::{Source, UNKNOWN_LEN};
 use crate::text::escape_bytes;
 
@@ -33,11 +31,12 @@ pub struct Partial {
     limit: Option<usize>,
 }
 
-/// Reads what it can of the safetensors file `source`. The header is read
+/// Reads what it can of the safetensors file `source` (strings shown up to
+/// `width` bytes, at most `limit` tensors listed). The header is read
 /// as a stream's is, its length not yet known, so that tensors reaching
 /// past the file's end do not stop it. `None` when not even the header's
 /// length can be read, or it is past the limit.
-pub fn partial(source: &Source, opts: &InspectOptions) -> Option<Partial> {
+pub fn partial(source: &Source, width: usize, limit: Option<usize>) -> Option<Partial> {
     let first = source.head(8).ok()?;
     let header_len = u64::from_le_bytes(first.get(..8)?.try_into().ok()?);
     if header_len > MAX_HEADER {
@@ -48,14 +47,7 @@ pub fn partial(source: &Source, opts: &InspectOptions) -> Option<Partial> {
         Ok((file, _)) => Some(file),
         Err(Step::Fail(_) | Step::NeedMore(_)) => None,
     };
-    Some(Partial {
-        path: source.path().to_path_buf(),
-        size: source.len(),
-        header_len,
-        header,
-        width: opts.width,
-        limit: opts.limit,
-    })
+    Some(Partial { path: source.path().to_path_buf(), size: source.len(), header_len, header, width, limit })
 }
 
 impl Partial {
@@ -93,7 +85,7 @@ impl Partial {
             let rows: Vec<Vec<String>> = h
                 .metadata
                 .iter()
-                .map(|(k, v)| vec![escape_bytes(k.as_bytes()), shown(v, self.width).to_string()])
+                .map(|(k, v)| vec![escape_bytes(k.as_bytes()), Shown::text(v, self.width).to_string()])
                 .collect();
             table(out, &["key", "value"], &[false, false], &rows)?;
         }
