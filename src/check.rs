@@ -24,10 +24,10 @@ pub const LABEL_HEX_LEN: usize = 64;
 
 /// What a misformatted line is called after `LIST: LINE: ` (the command
 /// and the Python API word it alike).
-pub const MISFORMATTED_LINE: &str = "improperly formatted GGUF label line";
+pub const MISFORMATTED_LINE: &str = "improperly formatted label line";
 
 /// What a list without one well-formed line is called after `LIST: `.
-pub const NO_ENTRIES: &str = "no properly formatted GGUF label lines found";
+pub const NO_ENTRIES: &str = "no properly formatted label lines found";
 
 /// The label `hex` spells, lowercased, if it is exactly [`LABEL_HEX_LEN`]
 /// hex digits (either case).

@@ -1,13 +1,15 @@
 //! The one error type of the crate.
 //!
 //! Every rejection carries what was wrong ([`ErrorKind`]) and, where known,
-//! the file, the byte offset and the key or tensor it concerns, so that the
-//! message printed by the binary points at the exact place in the file.
+//! the argument the user gave, the file, the byte offset and the key or
+//! tensor it concerns, so that the message printed by the binary points at
+//! the exact place in the file, and says which argument led there
+//! (docs/adr/0008-errors.md).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::text::escape_bytes;
+use crate::text::{defang, escape_bytes, escape_name};
 
 /// Shorthand used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -191,7 +193,7 @@ pub enum ErrorKind {
         count: u64,
     },
     /// A later shard was given instead of the first.
-    #[error("this is shard {no} of {count}; pass the first shard instead: {}", .first.display())]
+    #[error("this is shard {no} of {count}; pass the first shard instead: {}", name(.first))]
     NotFirstShard {
         /// 1-based shard number.
         no: u64,
@@ -201,7 +203,7 @@ pub enum ErrorKind {
         first: PathBuf,
     },
     /// A shard of the set could not be found.
-    #[error("shard {no} of {count} is missing: {}", .path.display())]
+    #[error("shard {no} of {count} is missing: {}", name(.path))]
     MissingShard {
         /// 1-based shard number.
         no: u64,
@@ -224,13 +226,13 @@ pub enum ErrorKind {
         expected: i128,
     },
     /// The same key with different values in two shards.
-    #[error("key has a different type or value in {}", .other.display())]
+    #[error("key has a different type or value in {}", name(.other))]
     ConflictingKey {
         /// The other shard that holds the key.
         other: PathBuf,
     },
     /// The same tensor name in two shards.
-    #[error("tensor is also in {}", .other.display())]
+    #[error("tensor is also in {}", name(.other))]
     TensorInTwoShards {
         /// The other shard that holds the tensor.
         other: PathBuf,
@@ -301,7 +303,7 @@ pub enum ErrorKind {
     #[error("holds no model: no *.safetensors.index.json, *.safetensors or *.gguf file")]
     NoModelInDirectory,
     /// A directory that holds several models.
-    #[error("holds several models; name one of them: {}", .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    #[error("holds several models; name one of them: {}", .0.iter().map(|p| name(p)).collect::<Vec<_>>().join(", "))]
     SeveralModels(Vec<PathBuf>),
     /// An Ollama model name that is malformed or could leave the store.
     #[error("Ollama model name '{}' is not valid: {why}", escape_bytes(.name.as_bytes()))]
@@ -343,6 +345,7 @@ pub struct Error(Box<Inner>);
 
 #[derive(Debug)]
 struct Inner {
+    argument: Option<PathBuf>,
     path: Option<PathBuf>,
     offset: Option<u64>,
     subject: Option<Subject>,
@@ -352,7 +355,7 @@ struct Inner {
 impl Error {
     /// An error of this kind with no location yet.
     pub fn new(kind: ErrorKind) -> Self {
-        Error(Box::new(Inner { path: None, offset: None, subject: None, kind }))
+        Error(Box::new(Inner { argument: None, path: None, offset: None, subject: None, kind }))
     }
 
     /// Sets the byte offset in the file, unless one is already set.
@@ -377,6 +380,16 @@ impl Error {
         self
     }
 
+    /// Sets the argument the user gave that led to this error (a
+    /// directory, an index, a first shard, an `ollama:` reference), unless
+    /// one is already set.
+    pub(crate) fn for_argument(mut self, argument: &Path) -> Self {
+        if self.0.argument.is_none() {
+            self.0.argument = Some(argument.to_path_buf());
+        }
+        self
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
         &self.0.kind
@@ -385,6 +398,19 @@ impl Error {
     /// The file, when the error concerns one.
     pub fn path(&self) -> Option<&Path> {
         self.0.path.as_deref()
+    }
+
+    /// The argument the user gave that led to this error, when known: the
+    /// directory, index, first shard or `ollama:` reference whose model
+    /// holds [`Error::path`], or the very file.
+    pub fn argument(&self) -> Option<&Path> {
+        self.0.argument.as_deref()
+    }
+
+    /// The argument, when a message names it beside the file: unless it is
+    /// the file itself (a file is named once).
+    pub fn argument_beside_path(&self) -> Option<&Path> {
+        self.argument().filter(|a| self.path() != Some(*a))
     }
 
     /// The byte offset in the file, when known.
@@ -414,6 +440,7 @@ impl Error {
         };
         let kind = ErrorKind::Io(std::io::Error::new(io_kind, self.0.kind.to_string()));
         Error(Box::new(Inner {
+            argument: self.0.argument.clone(),
             path: self.0.path.clone(),
             offset: self.0.offset,
             subject: self.0.subject.clone(),
@@ -433,6 +460,12 @@ impl Error {
 /// What [`ErrorKind::NotRegularFile`] says of a symbolic link that was not
 /// followed.
 pub const SYMBOLIC_LINK: &str = "a symbolic link";
+
+/// A path shown inside a message: escaped, so a hostile file name cannot
+/// forge terminal output.
+fn name(p: &Path) -> String {
+    escape_name(p.as_os_str().as_encoded_bytes())
+}
 
 /// An I/O error worded as coreutils words it: without Rust's ` (os error N)`.
 fn io_text(e: &std::io::Error) -> String {
@@ -480,7 +513,9 @@ impl From<std::io::Error> for Error {
 }
 
 impl Error {
-    /// The message without the file's name: where in the file, and what.
+    /// The message without the argument's and the file's names: where in
+    /// the file, and what. Safe to print: no control character or
+    /// bidirectional override of a name it quotes is left raw.
     pub fn detail(&self) -> String {
         struct Detail<'a>(&'a Inner);
         impl fmt::Display for Detail<'_> {
@@ -488,7 +523,7 @@ impl Error {
                 write_detail(self.0, f)
             }
         }
-        Detail(&self.0).to_string()
+        defang(&Detail(&self.0).to_string()).into_owned()
     }
 }
 
@@ -502,12 +537,17 @@ fn write_detail(inner: &Inner, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     write!(f, "{}", inner.kind)
 }
 
+/// `ARG: FILE: byte N, SUBJECT: what`: the argument when it is not the
+/// file itself, the file, where, what; every name made safe to print.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(path) = &self.0.path {
-            write!(f, "{}: ", path.display())?;
+        let mut text = String::new();
+        for p in [self.argument_beside_path(), self.path()].into_iter().flatten() {
+            text.push_str(&p.display().to_string());
+            text.push_str(": ");
         }
-        write_detail(&self.0, f)
+        text.push_str(&self.detail());
+        f.write_str(&defang(&text))
     }
 }
 
@@ -565,6 +605,31 @@ mod tests {
             .about(Subject::Key(b"general.name".to_vec()))
             .in_file(Path::new("m.gguf"));
         assert_eq!(e.to_string(), "m.gguf: byte 40, key 'general.name': duplicate key");
+    }
+
+    #[test]
+    fn message_names_the_argument_unless_it_is_the_file() {
+        let e = || Error::new(ErrorKind::DuplicateKey).at(40);
+        let inner = e().in_file(Path::new("d/m.gguf")).for_argument(Path::new("d"));
+        assert_eq!(inner.to_string(), "d: d/m.gguf: byte 40: duplicate key");
+        assert_eq!(inner.argument(), Some(Path::new("d")));
+        let same = e().in_file(Path::new("m.gguf")).for_argument(Path::new("m.gguf"));
+        assert_eq!(same.to_string(), "m.gguf: byte 40: duplicate key");
+        assert_eq!(same.argument_beside_path(), None);
+        let no_file = e().for_argument(Path::new("ollama:m"));
+        assert_eq!(no_file.to_string(), "ollama:m: byte 40: duplicate key");
+        // The innermost argument stays.
+        assert_eq!(no_file.for_argument(Path::new("x")).argument(), Some(Path::new("ollama:m")));
+    }
+
+    #[test]
+    fn messages_never_hold_a_raw_control_character() {
+        let names = vec![PathBuf::from("d/a\r\x1b[2Kx.gguf"), PathBuf::from("d/b\u{202e}.gguf")];
+        let e = Error::new(ErrorKind::SeveralModels(names)).in_file(Path::new("d\n"));
+        assert_eq!(e.detail(), "holds several models; name one of them: d/a\\r\\u{1b}[2Kx.gguf, d/b\\u{202e}.gguf");
+        assert_eq!(e.to_string(), format!("d\\n: {}", e.detail()));
+        let raw = Error::new(ErrorKind::DamagedStore("the blob /s/\x1b]0;x\x07 is bad".into()));
+        assert_eq!(raw.to_string(), "the blob /s/\\u{1b}]0;x\\u{7} is bad");
     }
 
     #[test]

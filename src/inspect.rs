@@ -8,12 +8,13 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gguf;
-use crate::input::label_paths;
+use crate::input::{Format, Input, label_paths, sniff};
 use crate::ollama;
 use crate::safetensors;
 use crate::schedule::BatchOptions;
+use crate::source::{ReadMode, Source};
 
 /// How much of a model `inspect` shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,3 +86,51 @@ pub fn inspect_path(
     }
     Err(std::io::Error::other("inspect knows no section for this model's format").into())
 }
+
+/// What `inspect` could read of a file it could not label, shown before
+/// the error: the header, and the metadata and tensors read before the
+/// first that could not be, with no label.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Partial {
+    /// A GGUF file.
+    Gguf(gguf::partial::Partial),
+    /// A safetensors file.
+    Safetensors(safetensors::partial::Partial),
+}
+
+impl Partial {
+    /// The text report.
+    pub fn text(&self) -> String {
+        match self {
+            Partial::Gguf(p) => p.text(),
+            Partial::Safetensors(p) => p.text(),
+        }
+    }
+}
+
+/// What could be read of `path` when [`inspect_path`] failed on it with
+/// `error`. Only of the very file the user named (not a directory, an
+/// index, an `ollama:` reference or standard input, whose files the
+/// labelling chose and opened under its own rules), and only when the error
+/// is about a place in it (a byte offset): a missing shard or a file that
+/// cannot be opened shows nothing. `None` too when nothing could be read.
+pub fn what_could_be_read(path: &Path, error: &Error, opts: &InspectOptions) -> Option<Partial> {
+    let named_file = matches!(Input::from_arg(path), Input::File(_)) && !safetensors::is_index_name(path);
+    let about_it = error.offset().is_some() && error.path().is_none_or(|p| p == path);
+    if !named_file || !about_it || error.argument_beside_path().is_some() {
+        return None;
+    }
+    let source = Source::open(path, ReadMode::Pread).ok()?;
+    let head = source.head(SNIFF_BYTES).ok()?;
+    match sniff(&head) {
+        Some(Format::Gguf) => gguf::partial::partial(source, opts.width, opts.items, opts.limit).map(Partial::Gguf),
+        Some(Format::Safetensors) => {
+            safetensors::partial::partial(&source, opts.width, opts.limit).map(Partial::Safetensors)
+        }
+        None => None,
+    }
+}
+
+/// Bytes enough to tell the formats apart.
+const SNIFF_BYTES: u64 = 9;

@@ -13,6 +13,7 @@ use std::path::Path;
 use serde_json::{Map, Value as Json, json};
 
 use crate::error::Error;
+use crate::text::{escape_name, is_unsafe, name_needs_escape};
 
 /// The JSON document's format version; bumped on any incompatible change.
 pub const JSON_FORMAT: u32 = 1;
@@ -22,7 +23,7 @@ fn needs_escape(name: &[u8]) -> bool {
 }
 
 /// Escapes `\`, newline and carriage return as GNU coreutils does.
-fn escape_name(name: &[u8], out: &mut Vec<u8>) {
+fn escape_sums_name(name: &[u8], out: &mut Vec<u8>) {
     for &b in name {
         match b {
             b'\\' => out.extend_from_slice(b"\\\\"),
@@ -43,7 +44,7 @@ pub fn sums_line(label: &str, path: &Path) -> Vec<u8> {
         out.push(b'\\');
         out.extend_from_slice(label.as_bytes());
         out.extend_from_slice(b"  ");
-        escape_name(name, &mut out);
+        escape_sums_name(name, &mut out);
     } else {
         out.extend_from_slice(label.as_bytes());
         out.extend_from_slice(b"  ");
@@ -53,23 +54,30 @@ pub fn sums_line(label: &str, path: &Path) -> Vec<u8> {
     out
 }
 
-/// A file name as `--check` prints it before `: OK`: escaped (with a leading
-/// `\`) only when it holds a newline, as GNU sha256sum 9 does.
+/// A file name as `--check` and `verify` print it before `: OK`: as it is,
+/// unless it holds a newline, another character that could rewrite what a
+/// terminal shows (a control, a bidirectional override: [`is_unsafe`]) or
+/// bytes that are not UTF-8; then escaped ([`escape_name`]: `\\`, `\n`,
+/// `\r`, `\t`, `\u{1b}`, `\xff`) after a leading `\`, as sums lines are.
+/// GNU sha256sum 9 escapes only for a newline, so a name holding a
+/// carriage return could make a FAILED line read OK (README, "Names in
+/// output").
 pub fn check_name(name: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(name.len().saturating_add(1));
-    if name.contains(&b'\n') {
-        out.push(b'\\');
-        escape_name(name, &mut out);
-    } else {
-        out.extend_from_slice(name);
+    if !name_needs_escape(name) {
+        return name.to_vec();
     }
+    let mut out = Vec::with_capacity(name.len().saturating_add(1));
+    out.push(b'\\');
+    out.extend_from_slice(escape_name(name).as_bytes());
     out
 }
 
 /// A file name as coreutils quotes it in messages (its `quotef`): as it is
 /// when it is plain, else in shell quotes, with control characters and bytes
 /// that are not UTF-8 as `$'\t'` / `$'\377'`, so a hostile name cannot forge
-/// a message.
+/// a message. C1 controls and bidirectional overrides ([`is_unsafe`]) are
+/// escaped too, a byte at a time (`$'\342\200\256'`), as coreutils writes
+/// a character its locale cannot print.
 pub fn quote_name(name: &[u8]) -> String {
     let unprintable = |b: u8| b < 0x20 || b == 0x7f;
     let special = |i: usize, b: u8| {
@@ -78,11 +86,11 @@ pub fn quote_name(name: &[u8]) -> String {
             || (i == 0 && matches!(b, b'#' | b'~'))
             || unprintable(b)
     };
-    let valid = std::str::from_utf8(name).is_ok();
-    if valid && !name.is_empty() && !name.iter().enumerate().any(|(i, &b)| special(i, b)) {
+    // Unsafe characters and bytes that are not UTF-8 are escaped.
+    let escaped = name_needs_escape(name);
+    if !escaped && !name.is_empty() && !name.iter().enumerate().any(|(i, &b)| special(i, b)) {
         return String::from_utf8_lossy(name).into_owned();
     }
-    let escaped = !valid || name.iter().any(|&b| unprintable(b));
     if !escaped && name.contains(&b'\'') && !name.iter().any(|b| b"\"$`\\!".contains(b)) {
         return format!("\"{}\"", String::from_utf8_lossy(name));
     }
@@ -109,6 +117,12 @@ pub fn quote_name(name: &[u8]) -> String {
                 escape(&mut out, &mut in_dollar, code);
                 continue;
             }
+            if is_unsafe(c) {
+                let mut utf8 = [0u8; 4];
+                let code: String = c.encode_utf8(&mut utf8).bytes().map(|b| format!("\\{b:03o}")).collect();
+                escape(&mut out, &mut in_dollar, code);
+                continue;
+            }
             if in_dollar {
                 out.push_str("''");
                 in_dollar = false;
@@ -126,13 +140,17 @@ pub fn quote_name(name: &[u8]) -> String {
     out
 }
 
-/// An error as the command line prints it after `gguf-digest: `: the
-/// quoted file name, then where and what.
+/// An error as the command line prints it after `gguf-digest: `:
+/// `ARG: FILE: byte N, SUBJECT: what`, the argument and the file quoted
+/// (the argument only when it is not the file itself), then where and what.
 pub fn error_line(e: &Error) -> String {
-    match e.path() {
-        Some(p) => format!("{}: {}", quote_name(p.as_os_str().as_bytes()), e.detail()),
-        None => e.detail(),
+    let mut line = String::new();
+    for p in [e.argument_beside_path(), e.path()].into_iter().flatten() {
+        line.push_str(&quote_name(p.as_os_str().as_bytes()));
+        line.push_str(": ");
     }
+    line.push_str(&e.detail());
+    line
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -212,8 +230,22 @@ mod tests {
     }
 
     #[test]
-    fn check_names_escape_only_with_newline() {
+    fn check_names_escape_every_character_that_could_forge_a_line() {
+        // As GNU: plain names (a backslash alone included) as they are, a
+        // newline escaped with a leading backslash.
         assert_eq!(check_name(b"a\\b"), b"a\\b");
         assert_eq!(check_name(b"a\\\nb"), b"\\a\\\\\\nb");
+        // Beyond GNU: a carriage return, an escape sequence, a bidi
+        // override, bytes that are not UTF-8.
+        assert_eq!(check_name(b"x\r\x1b[2Ky"), b"\\x\\r\\u{1b}[2Ky");
+        assert_eq!(check_name("a\u{202e}b".as_bytes()), b"\\a\\u{202e}b");
+        assert_eq!(check_name(b"a\tb\xff"), b"\\a\\tb\\xff");
+    }
+
+    #[test]
+    fn quoted_names_escape_c1_controls_and_bidi_overrides() {
+        assert_eq!(quote_name("a\u{202e}b".as_bytes()), "'a'$'\\342\\200\\256''b'");
+        assert_eq!(quote_name("\u{9b}2K".as_bytes()), "''$'\\302\\233''2K'");
+        assert_eq!(quote_name("\u{2069}".as_bytes()), "''$'\\342\\201\\251'");
     }
 }

@@ -47,6 +47,16 @@ pub enum Shown {
 }
 
 impl Shown {
+    /// A string cut to `width` bytes (never inside a UTF-8 character).
+    pub fn text(v: &str, width: usize) -> Shown {
+        let bytes = v.as_bytes();
+        let mut cut = width.min(bytes.len());
+        while !v.is_char_boundary(cut) {
+            cut = cut.saturating_sub(1);
+        }
+        Shown::Str { prefix: bytes.get(..cut).unwrap_or_default().to_vec(), len: bytes.len() as u64 }
+    }
+
     /// The JSON form: numbers and bools as JSON values (non-finite floats as
     /// the strings `NaN`, `inf`, `-inf`); a string as a JSON string when it is
     /// whole and valid UTF-8, else as `{text, len, hex?}`; an array as
@@ -123,6 +133,12 @@ impl fmt::Display for Shown {
     }
 }
 
+/// A count and its noun in the form that agrees with it: `1 tensor`,
+/// `2 tensors`, `0 tensors`.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Dims as `[a, b, c]`.
 pub fn dims_text(dims: &[u64]) -> String {
     let parts: Vec<String> = dims.iter().map(u64::to_string).collect();
@@ -141,11 +157,14 @@ pub fn short_digest(sha: &[u8; 32]) -> String {
 }
 
 /// Padding for columns is capped so that one very long name does not push
-/// every other row off the screen; longer cells just run over.
+/// every other row off the screen.
 const MAX_COLUMN: usize = 48;
 
 /// Writes rows as column-aligned text, two spaces between columns, numbers
-/// right-aligned where `right` says so; the last column is not padded.
+/// right-aligned where `right` says so; the last column is not padded. A
+/// cell longer than its column (capped at [`MAX_COLUMN`]) is shown whole,
+/// and the rest of its row goes on the next line, in its columns, so that
+/// every column stays aligned.
 pub fn table(out: &mut String, header: &[&str], right: &[bool], rows: &[Vec<String>]) -> fmt::Result {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
@@ -153,26 +172,33 @@ pub fn table(out: &mut String, header: &[&str], right: &[bool], rows: &[Vec<Stri
             *w = (*w).max(cell.chars().count().min(MAX_COLUMN));
         }
     }
+    // Where each column starts: two spaces of indent, two between columns.
+    let starts: Vec<usize> = widths
+        .iter()
+        .scan(2usize, |at, w| {
+            let start = *at;
+            *at = at.saturating_add(*w).saturating_add(2);
+            Some(start)
+        })
+        .collect();
     let head: Vec<String> = header.iter().map(|h| h.to_string()).collect();
     for row in std::iter::once(&head).chain(rows) {
-        let mut line = String::from("  ");
-        let last = row.len().saturating_sub(1);
+        let mut line = String::new();
+        let mut len = 0usize;
         for (i, cell) in row.iter().enumerate() {
+            let n = cell.chars().count();
             let w = widths.get(i).copied().unwrap_or(0);
-            let pad = w.saturating_sub(cell.chars().count());
-            let is_right = right.get(i).copied().unwrap_or(false);
-            if i > 0 {
-                line.push_str("  ");
+            let lead = if right.get(i).copied().unwrap_or(false) { w.saturating_sub(n) } else { 0 };
+            let at = starts.get(i).copied().unwrap_or(len).saturating_add(lead);
+            // The cell before ran into this one's place: go on below it.
+            if i > 0 && len.saturating_add(2) > at {
+                writeln!(out, "{}", line.trim_end())?;
+                line.clear();
+                len = 0;
             }
-            if is_right {
-                line.extend(std::iter::repeat_n(' ', pad));
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                if i < last {
-                    line.extend(std::iter::repeat_n(' ', pad));
-                }
-            }
+            line.extend(std::iter::repeat_n(' ', at.saturating_sub(len)));
+            line.push_str(cell);
+            len = at.max(len).saturating_add(n);
         }
         writeln!(out, "{}", line.trim_end())?;
     }
@@ -207,5 +233,28 @@ mod tests {
         let rows = vec![vec!["a".to_string(), "1".to_string()], vec!["long name".to_string(), "100".to_string()]];
         table(&mut out, &["name", "n"], &[false, true], &rows).unwrap();
         assert_eq!(out, "  name         n\n  a            1\n  long name  100\n");
+    }
+
+    #[test]
+    fn a_cell_longer_than_its_column_puts_the_rest_of_its_row_below() {
+        let long = "x".repeat(MAX_COLUMN + 2);
+        let rows = vec![
+            vec![long.clone(), "[4]".into(), "7".into(), "end".into()],
+            vec!["a".into(), "[4, 4]".into(), "100".into(), "end".into()],
+        ];
+        let mut out = String::new();
+        table(&mut out, &["name", "dims", "n", "last"], &[false, false, true, false], &rows).unwrap();
+        let pad = " ".repeat(MAX_COLUMN);
+        let want = format!(
+            "  name{}  dims      n  last\n  {long}\n  {pad}  [4]       7  end\n  a{}  [4, 4]  100  end\n",
+            &pad[4..],
+            &pad[1..]
+        );
+        assert_eq!(out, want);
+        // Every column starts where its heading does.
+        let heading = out.lines().next().unwrap();
+        for line in out.lines().filter(|l| l.contains("end")) {
+            assert_eq!(line.find("end"), heading.find("last"), "{out}");
+        }
     }
 }

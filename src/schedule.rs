@@ -236,7 +236,10 @@ pub fn schedule(
             }
         }
         while let Some(r) = ready.remove(&next_emit) {
-            emit(next_emit, r);
+            // Every error names the argument it came from (a directory, an
+            // index, a first shard, an `ollama:` reference), beside the file.
+            let argument = paths.get(next_emit).map_or(Path::new(""), PathBuf::as_path);
+            emit(next_emit, r.map_err(|e| e.for_argument(argument)));
             next_emit = next_emit.saturating_add(1);
         }
         if next_emit >= paths.len() {

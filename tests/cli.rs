@@ -141,21 +141,64 @@ fn replace(hay: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     res
 }
 
-/// GNU's stderr in gguf-digest's words: the program name, and what is
-/// checked is a label, not a checksum (the wordings of src/check.rs).
+/// A name as gguf-digest shows it in a result line where GNU 9.1 shows it
+/// raw (README, "Names in output"): escaped, after a `\`, when it holds a
+/// control character, a bidirectional override or bytes that are not
+/// UTF-8. Written apart from the crate's escaping, as an oracle.
+fn result_name_as_ours(name: &[u8]) -> Vec<u8> {
+    let unsafe_char =
+        |c: char| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c) || ('\u{2066}'..='\u{2069}').contains(&c);
+    let plain = std::str::from_utf8(name).is_ok_and(|s| !s.chars().any(unsafe_char));
+    if plain || name.first() == Some(&b'\\') {
+        return name.to_vec();
+    }
+    let mut out = String::from("\\");
+    for chunk in name.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out.into_bytes()
+}
+
+/// GNU's output in gguf-digest's words: the program name, and what is
+/// checked is a label, not a checksum (the wordings of src/check.rs); a
+/// result line's name escaped where GNU leaves a control character raw.
 /// Nothing else is rewritten; quoting in particular must agree as is.
 fn gnu_as_ours(o: Out) -> Out {
     let mut err = o.stderr;
     for (from, to) in [
         ("sha256sum: ", "gguf-digest: "),
-        ("improperly formatted SHA256 checksum line", "improperly formatted GGUF label line"),
-        ("no properly formatted checksum lines found", "no properly formatted GGUF label lines found"),
+        ("improperly formatted SHA256 checksum line", "improperly formatted label line"),
+        ("no properly formatted checksum lines found", "no properly formatted label lines found"),
         // Also turns "computed checksums" into "computed labels".
         ("computed checksum", "computed label"),
     ] {
         err = replace(&err, from.as_bytes(), to.as_bytes());
     }
-    Out { stderr: err, ..o }
+    let mut stdout = Vec::with_capacity(o.stdout.len());
+    for line in o.stdout.split_inclusive(|&b| b == b'\n') {
+        let verdict =
+            [&b": OK\n"[..], b": FAILED\n", b": FAILED open or read\n"].into_iter().find(|v| line.ends_with(v));
+        match verdict {
+            Some(v) => {
+                stdout.extend_from_slice(&result_name_as_ours(&line[..line.len() - v.len()]));
+                stdout.extend_from_slice(v);
+            }
+            None => stdout.extend_from_slice(line),
+        }
+    }
+    Out { stderr: err, stdout, ..o }
 }
 
 fn lines(ls: &[&str]) -> String {
@@ -319,10 +362,22 @@ fn unlabelled_files_in_a_row_do_not_hang() {
     assert_eq!(gd(d.dir.path(), &["-j", "2", "-c", "list"]), out(0, "e.gguf: OK\n".repeat(5), ""));
 }
 
+/// No FILE reads standard input, as `sha256sum` does (and as `-c` with
+/// no FILE always did).
 #[test]
-fn no_file_is_a_usage_error() {
+fn no_file_reads_standard_input_like_sha256sum() {
     let d = Dir::new();
-    assert_eq!(gd::<&str>(d.dir.path(), &[]), out(2, "", "gguf-digest: no FILE given (see --help)\n"));
+    let g = small(1);
+    let piped = |args: &[&str]| exec(gd_cmd(d.dir.path(), args), Some(g.build()));
+    assert_eq!(piped(&[]), out(0, format!("{}  -\n", g.expected_label()), ""));
+    assert_eq!(piped(&["--skeleton"]), out(0, g.expected_skeleton(), ""));
+    let doc: serde_json::Value = serde_json::from_slice(&piped(&["--json"]).stdout).unwrap();
+    assert_eq!(
+        (doc["files"][0]["path"].as_str(), doc["files"][0]["label"].as_str()),
+        (Some("-"), Some(&*g.expected_label()))
+    );
+    // Nothing on standard input: an empty file, as `-` says it.
+    assert_eq!(gd::<&str>(d.dir.path(), &[]), out(2, "", "gguf-digest: -: byte 0: file is empty (0 bytes)\n"));
 }
 
 /// Names holding a newline, a backslash or a carriage return are written
@@ -638,7 +693,6 @@ fn skeleton_takes_exactly_one_good_file() {
     d.write("a.gguf", &small(1).build());
     d.write("b.gguf", &small(2).build());
     let msg = corrupt(&d, "bad.gguf");
-    assert_eq!(gd(d.dir.path(), &["--skeleton"]), out(2, "", "gguf-digest: no FILE given (see --help)\n"));
     let two = out(2, "", "gguf-digest: --skeleton takes exactly one FILE\n");
     assert_eq!(gd(d.dir.path(), &["--skeleton", "a.gguf", "b.gguf"]), two);
     assert_eq!(gd(d.dir.path(), &["--skeleton", "bad.gguf"]), out(2, "", format!("gguf-digest: {msg}\n")));
@@ -853,7 +907,7 @@ fn check_warn_names_every_misformatted_line() {
     assert_eq!(o.code, 0);
     assert_eq!(o.stdout, b"a.gguf: OK\nb.gguf: OK\n");
     let o = t.check(&["-c", "--warn", "list"], &[("list", &list)], None);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("list: 3: improperly formatted GGUF label line"), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("list: 3: improperly formatted label line"), "{o:?}");
     // Without -w: the count only.
     let o = t.check(&["-c", "list"], &[("list", &list)], None);
     assert_eq!(o.stderr, b"gguf-digest: WARNING: 7 lines are improperly formatted\n");
@@ -905,8 +959,9 @@ fn check_bsd_reversed_lines_and_no_mixing() {
 }
 
 /// Escaped names (`\` before the digest): `\\`, `\n` and `\r`; any other
-/// escape is misformatted. Names are printed back escaped only when they
-/// hold a newline, as sha256sum 9.1 does.
+/// escape is misformatted. Names are printed back escaped when they hold a
+/// newline, as sha256sum 9.1 does, and also when they hold a carriage
+/// return (or any control character), which sha256sum prints raw.
 #[test]
 fn check_escaped_names() {
     let mut t = Twin::new();
@@ -925,7 +980,7 @@ fn check_escaped_names() {
 \\{0}  bad\\x
 ";
     let o = t.check(&["-c", "-w", "list"], &[("list", list)], None);
-    let want = "\\new\\nline.gguf: OK\nback\\slash.gguf: OK\ncr\rhere.gguf: OK\n\\all\\\\\\n\\r.gguf: OK\nback\\slash.gguf: OK\nback\\slash.gguf: FAILED\n\\new\\nline.gguf: FAILED\n";
+    let want = "\\new\\nline.gguf: OK\nback\\slash.gguf: OK\n\\cr\\rhere.gguf: OK\n\\all\\\\\\n\\r.gguf: OK\nback\\slash.gguf: OK\nback\\slash.gguf: FAILED\n\\new\\nline.gguf: FAILED\n";
     assert_eq!(String::from_utf8_lossy(&o.stdout), want);
     assert_eq!(o.code, 1);
 }
@@ -964,7 +1019,7 @@ fn check_names_with_leading_blanks() {
 #[test]
 fn check_list_without_a_proper_line() {
     let t = Twin::abc();
-    let want_err = "gguf-digest: list: no properly formatted GGUF label lines found\n";
+    let want_err = "gguf-digest: list: no properly formatted label lines found\n";
     for list in ["", "# only a comment\n\n", "junk\n"] {
         assert_eq!(t.check(&["-c", "list"], &[("list", list)], None), out(1, "", want_err), "{list:?}");
     }
@@ -1034,10 +1089,7 @@ fn check_several_lists() {
     assert_eq!(o, out(0, "a.gguf: OK\nc.gguf: OK\na.gguf: OK\n", ""));
     // Standard input twice: the second time it is empty.
     let o = t.check(&["-c", "-", "-"], &[], Some("{2}  c.gguf\n"));
-    assert_eq!(
-        o,
-        out(1, "c.gguf: OK\n", "gguf-digest: 'standard input': no properly formatted GGUF label lines found\n")
-    );
+    assert_eq!(o, out(1, "c.gguf: OK\n", "gguf-digest: 'standard input': no properly formatted label lines found\n"));
 }
 
 /// coreutils reads a name as a C string: an unescaped name ends at a NUL;
@@ -1126,7 +1178,7 @@ fn check_tagged_lines_are_misformatted_on_purpose() {
     d.write("a.gguf", &bytes);
     d.write("ours", format!("SHA256 (a.gguf) = {}\n", a.expected_label()).as_bytes());
     d.write("theirs", format!("SHA256 (a.gguf) = {}\n", hex(&sha(&bytes))).as_bytes());
-    let none = "gguf-digest: ours: no properly formatted GGUF label lines found\n";
+    let none = "gguf-digest: ours: no properly formatted label lines found\n";
     assert_eq!(gd(d.dir.path(), &["-c", "ours"]), out(1, "", none));
     assert_eq!(gnu(d.dir.path(), &["-c", "theirs"], None), out(0, "a.gguf: OK\n", ""));
 }
@@ -1340,8 +1392,8 @@ fn thread_counts_give_the_same_output() {
 #[test]
 fn zero_threads_is_a_usage_error() {
     let d = Dir::new();
-    let want = "error: invalid value '0' for '--threads <N>': number would be zero for non-zero type\n\n\
-                For more information, try '--help'.\n";
+    let want = "error: invalid value '0' for '--threads <N>': at least 1 hashing thread (leave -j out to use one \
+                per core)\n\nFor more information, try '--help'.\n";
     assert_eq!(gd(d.dir.path(), &["-j", "0", "m.gguf"]), out(2, "", want));
     assert_eq!(gd(d.dir.path(), &["--threads", "0", "m.gguf"]), out(2, "", want));
 }
@@ -1394,6 +1446,11 @@ fn help_and_version() {
     assert_eq!((help.code, help.stderr.as_slice()), (0, &b""[..]));
     let text = String::from_utf8(help.stdout).unwrap();
     for needle in ["Examples:", "gguf-digest -c models.sums", "Exit status:", "--check", "--skeleton", "--no-join"] {
+        assert!(text.contains(needle), "--help lacks {needle:?}:\n{text}");
+    }
+    // Standard input, the Ollama store's variable, and that verify checks
+    // a signature before it opens a subject.
+    for needle in ["'-' for standard input", "(none: standard input", "OLLAMA_MODELS", "signature of a DSSE envelope"] {
         assert!(text.contains(needle), "--help lacks {needle:?}:\n{text}");
     }
     assert_eq!(gd(d.dir.path(), &["-h"]).code, 0);

@@ -346,7 +346,7 @@ fn warning_invalid_utf8() {
         "invalid_utf8_key: key 'x.bad\\xffkey' is not valid UTF-8",
         "key_convention: key 'x.bad\\xffkey' is not namespace.property in lower_snake_case segments",
         "invalid_utf8_value: the string value of 'x.value' is not valid UTF-8",
-        "invalid_utf8_value: 2 element(s) of 'x.tokens' hold strings that are not valid UTF-8 (the first is element 3)",
+        "invalid_utf8_value: 2 elements of 'x.tokens' hold strings that are not valid UTF-8 (the first is element 3)",
         "invalid_utf8_tensor_name: tensor name 'bad\\xfe' is not valid UTF-8",
     ];
     expect_warnings(&g, &want.map(String::from), false);

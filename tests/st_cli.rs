@@ -283,7 +283,7 @@ fn diff_of_metadata_alone_names_the_group_not_every_tensor() {
     assert!(!t.contains("~ tensor"), "no tensor is listed: {t}");
     assert!(t.contains(": carried by all 4 tensors (in a.safetensors and b.safetensors), whose data, dtypes and shapes are unchanged\n"), "{t}");
     assert!(t.contains("~ metadata group "), "{t}");
-    assert!(t.ends_with("labels differ; metadata keys: 1 differ; metadata groups: 1 changed (4 tensors); tensors: 0 changed, 0 added, 0 removed\n"), "{t}");
+    assert!(t.ends_with("labels differ; metadata keys: 1 differs; metadata groups: 1 changed (4 tensors); tensors: 0 changed, 0 added, 0 removed\n"), "{t}");
     let out = gd_in(d.dir.path(), &["diff", "--json", "a.safetensors", "b.safetensors"]);
     let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(doc["tensors"], Json::Array(vec![]), "{doc}");

@@ -14,8 +14,8 @@ safetensors file (for a split model, its first shard), a
 ``*.safetensors.index.json``, a directory holding one model (a Hugging Face
 snapshot), or an ``ollama:NAME`` reference to a model in the Ollama store.
 
-Every failure to label raises :class:`Error` (with ``path``, ``offset`` and
-``subject``); a wrong argument type raises ``TypeError`` or ``ValueError``.
+Every failure to label raises :class:`Error` (with ``argument``, ``path``,
+``offset`` and ``subject``); a wrong argument type raises ``TypeError`` or ``ValueError``.
 Hashing runs on all cores with the GIL released; Ctrl-C
 (``KeyboardInterrupt``) stops it. Standard input (``"-"``) is not read
 here (the ``gguf-digest`` command reads it).

@@ -8,6 +8,9 @@ MAX_THREADS: int
 class Error(Exception):
     """A model could not be labelled, a list or statement could not be read, or a run was refused."""
 
+    argument: Optional[str]
+    """The path or reference given that led to the error (a directory, an index, a first
+    shard, an ``ollama:`` reference, or the file itself), or None."""
     path: Optional[str]
     """The file concerned, or None."""
     offset: Optional[int]

@@ -10,7 +10,7 @@
 //! - the GIL is released while models are read and hashed, and a pending
 //!   `KeyboardInterrupt` cancels the run ([`run`]);
 //! - nothing panics into Python: a library error becomes `gguf_digest.Error`
-//!   with `path`, `offset` and `subject`, and a panic (a bug) is caught and
+//!   with `argument`, `path`, `offset` and `subject`, and a panic (a bug) is caught and
 //!   raised as one too.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
@@ -47,8 +47,10 @@ create_exception!(
     Error,
     PyException,
     "A model could not be labelled, a list or statement could not be read, or a run was refused.\n\n\
-     Attributes: path (the file, or None), offset (the byte offset in it, or None), subject (the key \
-     or tensor concerned, as 'key 'general.name'' or 'tensor 'blk.0.attn_q.weight'', or None)."
+     Attributes: argument (the path or reference given that led to the error: a directory, an index, \
+     a first shard, an 'ollama:' reference, or the file itself; or None), path (the file, or None), \
+     offset (the byte offset in it, or None), subject (the key or tensor concerned, as 'key \
+     'general.name'' or 'tensor 'blk.0.attn_q.weight'', or None)."
 );
 
 create_exception!(
@@ -82,15 +84,18 @@ impl Read {
 }
 
 /// `gguf_digest.Error` for a library error, its place filled from the
-/// argument (`path`) when the error names no file.
+/// argument (`path`) when the error names no file or argument.
 fn error(py: Python<'_>, e: &gguf_digest::Error, path: Option<&Path>) -> PyErr {
     let err = match e.kind() {
         gguf_digest::ErrorKind::SignatureFailed(_) => SignatureError::new_err(e.to_string()),
         _ => Error::new_err(e.to_string()),
     };
     let value = err.value(py);
-    let file = e.path().map(|p| p.as_os_str().to_owned()).or_else(|| path.map(|p| p.as_os_str().to_owned()));
+    let given = || path.map(|p| p.as_os_str().to_owned());
+    let file = e.path().map(|p| p.as_os_str().to_owned()).or_else(given);
+    let argument = e.argument().map(|p| p.as_os_str().to_owned()).or_else(given);
     // Setting an attribute on a fresh exception object cannot fail.
+    let _ = value.setattr("argument", argument);
     let _ = value.setattr("path", file);
     let _ = value.setattr("offset", e.offset());
     let _ = value.setattr("subject", e.subject().map(ToString::to_string));
@@ -100,6 +105,7 @@ fn error(py: Python<'_>, e: &gguf_digest::Error, path: Option<&Path>) -> PyErr {
 /// `gguf_digest.Error` with a message and a file only.
 fn plain_error(py: Python<'_>, message: String, path: Option<&Path>) -> PyErr {
     let err = Error::new_err(message);
+    let _ = err.value(py).setattr("argument", path.map(|p| p.as_os_str().to_owned()));
     let _ = err.value(py).setattr("path", path.map(|p| p.as_os_str().to_owned()));
     err
 }
@@ -469,7 +475,7 @@ fn main(py: Python<'_>, argv: Vec<Vec<u8>>) -> u8 {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     let error_type = py.get_type::<Error>();
-    for attribute in ["path", "offset", "subject"] {
+    for attribute in ["argument", "path", "offset", "subject"] {
         error_type.setattr(attribute, py.None())?;
     }
     m.add("Error", error_type)?;

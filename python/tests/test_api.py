@@ -323,6 +323,20 @@ def test_corrupt_files_name_offset_and_subject(corpus: Corpus, tmp_path: Path, c
     assert "empty" in str(raises(junk))
 
 
+def test_errors_name_the_argument_beside_the_file(tmp_path: Path, cargo_cli: Cli) -> None:
+    # A directory's model is broken: the error names both, as the command does.
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "m.gguf").write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 40)
+    e = raises(folder)
+    assert e.argument == str(folder) and e.path == str(folder / "m.gguf")
+    assert str(e).startswith(f"{folder}: {folder / 'm.gguf'}: byte ")
+    assert cargo_cli.run(str(folder)).stderr.decode().strip() == f"gguf-digest: {e}"
+    # A file given itself is its own argument, named once.
+    e = raises(tmp_path / "missing.gguf")
+    assert e.argument == e.path == str(tmp_path / "missing.gguf")
+
+
 def test_every_refusal_is_an_error(corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     second = sorted((corpus.root / "split").glob("*-00002-of-*.gguf"))[0]
     assert "shard 2" in str(raises(second))
@@ -383,7 +397,7 @@ def test_check_agrees_with_the_command(corpus: Corpus, cargo_cli: Cli, tmp_path:
         assert [r.line for r in gguf_digest.check("mixed.sums", ignore_missing=True)] == [1, 2]
     with pytest.raises(gguf_digest.Error) as info:
         gguf_digest.check("mixed.sums", strict=True)
-    assert str(info.value) == "mixed.sums: 3: improperly formatted GGUF label line"
+    assert str(info.value) == "mixed.sums: 3: improperly formatted label line"
     assert info.value.path == "mixed.sums"
     # A list with no well-formed line, and a list that is not there.
     (work / "empty.sums").write_text("# nothing\n")
@@ -682,7 +696,7 @@ def test_check_words_its_errors_and_warnings_as_the_command(tmp_path: Path, corp
         assert [r.ok for r in gguf_digest.check("bad.sums")] == [True]
     with pytest.raises(gguf_digest.Error) as info:
         gguf_digest.check("bad.sums", strict=True)
-    assert str(info.value) == "bad.sums: 2: improperly formatted GGUF label line"
+    assert str(info.value) == "bad.sums: 2: improperly formatted label line"
     cli = cargo_cli.run("-c", "--strict", "--warn", "bad.sums", cwd=tmp_path).stderr.decode()
     assert f"gguf-digest: {info.value}" in cli
     (tmp_path / "none.sums").write_text("nothing here\n")

@@ -24,7 +24,7 @@ use crate::gguf::model::{Model, ModelKv, ModelTensor, shard_of};
 use crate::gguf::value::Value;
 use crate::hash::{Digest, Sha256Digest};
 use crate::output::JSON_FORMAT;
-use crate::render::{Shown, dims_text, path_text, short_digest};
+use crate::render::{Shown, count, dims_text, path_text, short_digest};
 use crate::text::escape_bytes;
 
 /// One of the two models compared.
@@ -310,9 +310,9 @@ fn kv_text(s: &KvSide, elements: bool) -> String {
         (Value::String(v), Shown::Str { prefix, len }) => {
             let sha = short_digest(&v.sha256);
             if (prefix.len() as u64) == *len {
-                format!("{ty} '{}' ({len} bytes, sha256 {sha})", escape_bytes(prefix))
+                format!("{ty} '{}' ({}, sha256 {sha})", escape_bytes(prefix), count(*len, "byte", "bytes"))
             } else {
-                format!("{ty} of {len} bytes, sha256 {sha}")
+                format!("{ty} of {}, sha256 {sha}", count(*len, "byte", "bytes"))
             }
         }
         (Value::Array(v), shown) if elements => format!("{ty} {shown}, sha256 {}", short_digest(&v.sha256)),

@@ -25,7 +25,7 @@ use crate::gguf::warnings::{Warning, WarningKind, kv_warnings, tensor_warnings};
 use crate::hash::{Digest, Sha256Digest};
 use crate::inspect::InspectOptions;
 use crate::output::JSON_FORMAT;
-use crate::render::{Shown, dims_text, path_text, table};
+use crate::render::{Shown, count, dims_text, path_text, table};
 use crate::text::escape_bytes;
 
 /// The header of one file of a model.
@@ -245,14 +245,19 @@ impl Inspection {
 
     fn write_text(&self, out: &mut String) -> fmt::Result {
         let sharded = self.files.len() > 1;
-        let split_note =
-            |n: usize| if n > 0 { format!(" (and {n} split.* keys, not in the label)") } else { String::new() };
-        let tensors_line = format!("{} ({} bytes of data)", self.tensor_count, self.tensor_bytes);
+        let split_note = |n: usize| {
+            if n > 0 {
+                format!(" (and {}, not in the label)", count(n as u64, "split.* key", "split.* keys"))
+            } else {
+                String::new()
+            }
+        };
+        let tensors_line = format!("{} ({} of data)", self.tensor_count, count(self.tensor_bytes, "byte", "bytes"));
         match self.files.as_slice() {
             [f] => {
                 let rows = [
                     ("file", path_text(&f.path)),
-                    ("size", format!("{} bytes", f.size)),
+                    ("size", count(f.size, "byte", "bytes")),
                     ("version", f.version.to_string()),
                     ("byte order", f.byte_order.name().to_string()),
                     ("alignment", self.alignment.to_string()),

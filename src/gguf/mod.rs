@@ -12,6 +12,7 @@ pub mod inspect;
 mod json;
 mod model;
 mod parse;
+pub mod partial;
 mod shards;
 mod skeleton;
 mod value;

@@ -225,6 +225,73 @@ pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<GgufFile, Step
     Ok(file)
 }
 
+/// What could be read of a file that does not parse: its header, then its
+/// KVs and tensor infos in file order up to the first that could not be
+/// read (cut off, or malformed). `inspect` shows it before the error.
+#[derive(Debug, Clone)]
+pub struct PartialFile {
+    /// 2 or 3, when the magic and version could be read.
+    pub version: Option<u32>,
+    /// The byte order of its numbers.
+    pub byte_order: ByteOrder,
+    /// The declared KV and tensor counts, when they could be read.
+    pub counts: Option<(u64, u64)>,
+    /// The KVs read, in file order.
+    pub kvs: Vec<Kv>,
+    /// The tensor infos read, in file order.
+    pub tensors: Vec<TensorInfo>,
+    /// True when the read stopped only because `bytes` (a prefix of the
+    /// file) ran out: a longer prefix may read further.
+    pub wants_more: bool,
+}
+
+/// Reads what it can of a file of `file_len` bytes whose first bytes are
+/// `bytes`, with the same rules as [`parse_prefix`] entry by entry, but
+/// keeping every entry read before the first failure. Nothing is allocated
+/// in proportion to a declared count: lists grow an entry at a time.
+pub(crate) fn parse_partial(bytes: &[u8], file_len: u64) -> PartialFile {
+    let mut out = PartialFile {
+        version: None,
+        byte_order: ByteOrder::Little,
+        counts: None,
+        kvs: Vec::new(),
+        tensors: Vec::new(),
+        wants_more: false,
+    };
+    let mut c = Cursor::new(bytes, file_len, ByteOrder::Little);
+    let stopped = read_partial(&mut c, &mut out);
+    out.wants_more = matches!(stopped, Err(Step::NeedMore(_)));
+    out
+}
+
+fn read_partial<'a>(c: &mut Cursor<'a>, out: &mut PartialFile) -> Result<(), Step> {
+    if c.take(4, "magic")? != b"GGUF" {
+        return Ok(());
+    }
+    let mut v = [0u8; 4];
+    v.copy_from_slice(c.take(4, "version")?);
+    let (le, be) = (u32::from_le_bytes(v), u32::from_be_bytes(v));
+    out.byte_order = match (le, be) {
+        (2 | 3, _) => ByteOrder::Little,
+        (_, 2 | 3) => ByteOrder::Big,
+        _ => return Ok(()),
+    };
+    out.version = Some(if out.byte_order == ByteOrder::Little { le } else { be });
+    c.set_order(out.byte_order);
+    let tensor_count = c.u64("tensor count")?;
+    let kv_count = c.u64("KV count")?;
+    out.counts = Some((kv_count, tensor_count));
+    let mut seen = HashSet::new();
+    for i in 0..kv_count {
+        out.kvs.push(read_kv(c, i, &mut seen)?);
+    }
+    let mut seen = HashSet::new();
+    for i in 0..tensor_count {
+        out.tensors.push(read_tensor_info(c, i, &mut seen)?);
+    }
+    Ok(())
+}
+
 /// Reads one KV; `seen` holds the keys read so far (borrowed from the file).
 fn read_kv<'a>(c: &mut Cursor<'a>, index: u64, seen: &mut HashSet<&'a [u8]>) -> Result<Kv, Step> {
     let file_offset = c.pos();
@@ -382,6 +449,27 @@ mod tests {
         let f32t = GgmlType::from_id(0).unwrap();
         assert!(tensor_nbytes(&[big / 2], f32t).is_err());
         assert_eq!(tensor_nbytes(&[], f32t).ok(), Some(4));
+    }
+
+    #[test]
+    fn a_partial_read_keeps_every_entry_before_the_cut() {
+        // GGUF v3, 1 tensor, 2 KVs: the first KV whole, the second cut.
+        let mut f = b"GGUF".to_vec();
+        f.extend_from_slice(&3u32.to_le_bytes());
+        f.extend_from_slice(&1u64.to_le_bytes());
+        f.extend_from_slice(&2u64.to_le_bytes());
+        f.extend_from_slice(&1u64.to_le_bytes());
+        f.extend_from_slice(b"a");
+        f.extend_from_slice(&4u32.to_le_bytes());
+        f.extend_from_slice(&7u32.to_le_bytes());
+        f.extend_from_slice(&1u64.to_le_bytes());
+        let p = parse_partial(&f, f.len() as u64);
+        assert_eq!((p.version, p.counts, p.kvs.len(), p.tensors.len()), (Some(3), Some((2, 1)), 1, 0));
+        assert_eq!(p.kvs.first().map(|kv| &kv.value), Some(&Value::Uint32(7)));
+        assert!(!p.wants_more);
+        // The same bytes as a prefix of a longer file: more may be read.
+        assert!(parse_partial(&f, 1000).wants_more);
+        assert_eq!(parse_partial(b"GGUX", 4).version, None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::gguf::arrays::{elements_not_utf8, string_is_utf8};
 use crate::gguf::model::Shard;
 use crate::gguf::parse::{GgufFile, Kv, align_up};
 use crate::gguf::value::{Value, ValueType};
-use crate::render::dims_text;
+use crate::render::{count, dims_text};
 use crate::text::escape_bytes;
 
 /// llama.cpp's default `GGML_MAX_NAME`: a tensor name must be shorter, as
@@ -158,23 +158,31 @@ impl WarningKind {
                 )
             }
             WarningKind::Gap { after: Some(after), before, start, len } => format!(
-                "{len} unused bytes at file position {start}, between tensor '{}' and tensor '{}'",
+                "{} at file position {start}, between tensor '{}' and tensor '{}'",
+                count(*len, "unused byte", "unused bytes"),
                 e(after),
                 e(before)
             ),
             WarningKind::Gap { after: None, before, start, len } => format!(
-                "{len} unused bytes at file position {start}, at the start of the data section before tensor '{}'",
+                "{} at file position {start}, at the start of the data section before tensor '{}'",
+                count(*len, "unused byte", "unused bytes"),
                 e(before)
             ),
             WarningKind::TrailingBytes { start, len } => {
-                format!("{len} bytes after the tensor data and its padding, from file position {start}")
+                format!(
+                    "{} after the tensor data and its padding, from file position {start}",
+                    count(*len, "byte", "bytes")
+                )
             }
             WarningKind::InvalidUtf8Key { key } => format!("key '{}' is not valid UTF-8", e(key)),
             WarningKind::InvalidUtf8Value { key, elements: None } => {
                 format!("the string value of '{}' is not valid UTF-8", e(key))
             }
+            WarningKind::InvalidUtf8Value { key, elements: Some((1, first)) } => {
+                format!("element {first} of '{}' holds a string that is not valid UTF-8", e(key))
+            }
             WarningKind::InvalidUtf8Value { key, elements: Some((n, first)) } => format!(
-                "{n} element(s) of '{}' hold strings that are not valid UTF-8 (the first is element {first})",
+                "{n} elements of '{}' hold strings that are not valid UTF-8 (the first is element {first})",
                 e(key)
             ),
             WarningKind::InvalidUtf8TensorName { tensor } => format!("tensor name '{}' is not valid UTF-8", e(tensor)),

@@ -133,7 +133,8 @@ pub fn expand_arguments(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Error>)> 
     let mut strays = Vec::new();
     for a in args {
         if a.as_os_str() == ollama::SCHEME {
-            let listing = ollama::every_model(&ollama::store_root()?)?;
+            let listing =
+                store_with_manifests().and_then(|root| ollama::every_model(&root)).map_err(|e| e.for_argument(a))?;
             out.extend(listing.models.into_iter().map(PathBuf::from));
             strays.extend(listing.strays);
         } else {
@@ -141,6 +142,22 @@ pub fn expand_arguments(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Error>)> 
         }
     }
     Ok((out, strays))
+}
+
+/// The Ollama store's root, if it holds a `manifests` directory; else an
+/// error that says no store was found, and where it was looked for.
+fn store_with_manifests() -> Result<PathBuf> {
+    let root = ollama::store_root()?;
+    if root.join("manifests").is_dir() {
+        return Ok(root);
+    }
+    let which = match std::env::var_os("OLLAMA_MODELS").filter(|r| !r.is_empty()) {
+        Some(_) => "the store OLLAMA_MODELS names",
+        None => "the default store, ~/.ollama/models; OLLAMA_MODELS names another",
+    };
+    let root = crate::text::escape_name(root.as_os_str().as_encoded_bytes());
+    let what = format!("no Ollama store found: {root} has no manifests directory ({which})");
+    Err(Error::from(std::io::Error::other(what)))
 }
 
 /// About how many bytes labelling `path` reads: the sizes of every file of

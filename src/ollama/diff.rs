@@ -22,7 +22,7 @@ use crate::ollama::served;
 use crate::output::JSON_FORMAT;
 use crate::render::short_digest;
 use crate::safetensors;
-use crate::text::escape_bytes;
+use crate::text::{escape_bytes, escape_name};
 
 /// A component present on one side or both whose digest differs.
 #[derive(Debug, Clone, PartialEq)]
@@ -332,10 +332,11 @@ impl Diff {
             return self.write_against_file(out, against);
         }
         for c in &self.components {
+            let media_type = escape_name(c.media_type.as_bytes());
             let what = if c.name.is_empty() {
-                c.media_type.clone()
+                media_type
             } else {
-                format!("{} '{}'", c.media_type, escape_bytes(c.name.as_bytes()))
+                format!("{media_type} '{}'", escape_bytes(c.name.as_bytes()))
             };
             let sign = match (c.a, c.b) {
                 (Some(_), Some(_)) => '~',
@@ -365,7 +366,9 @@ impl Diff {
         } else {
             let only_text = self.weights.iter().all(|(_, w)| w.labels_equal()) && self.tensors.is_none();
             let note = if only_text && !self.components.is_empty() { " (weights identical)" } else { "" };
-            writeln!(out, "labels differ; components: {} differ{note}", self.components.len())
+            let n = self.components.len();
+            let differ = if n == 1 { "differs" } else { "differ" };
+            writeln!(out, "labels differ; components: {n} {differ}{note}")
         }
     }
 
@@ -395,7 +398,7 @@ impl Diff {
             let name =
                 if u.name.is_empty() { String::new() } else { format!(" '{}'", escape_bytes(u.name.as_bytes())) };
             let digest = short_digest(&u.digest);
-            let word = served::kind_word(&u.media_type);
+            let word = escape_name(served::kind_word(&u.media_type).as_bytes());
             writeln!(out, "+ weights not in the file: {word}{name} (layer #{}) {digest}: {}", u.layer, u.why)?;
         }
         if !self.components.is_empty() {
@@ -403,12 +406,8 @@ impl Diff {
                 .components
                 .iter()
                 .map(|c| {
-                    let kind = served::kind_word(&c.media_type);
-                    if c.name.is_empty() {
-                        kind.to_string()
-                    } else {
-                        format!("{kind} '{}'", escape_bytes(c.name.as_bytes()))
-                    }
+                    let kind = escape_name(served::kind_word(&c.media_type).as_bytes());
+                    if c.name.is_empty() { kind } else { format!("{kind} '{}'", escape_bytes(c.name.as_bytes())) }
                 })
                 .collect();
             writeln!(out, "  not compared (the file has none): {}", names.join(", "))?;

@@ -15,9 +15,9 @@ use crate::inspect::InspectOptions;
 use crate::json::Json as Config;
 use crate::ollama::model::{ComponentKind, Model};
 use crate::output::JSON_FORMAT;
-use crate::render::{path_text, short_digest, table};
+use crate::render::{count, path_text, short_digest, table};
 use crate::safetensors;
-use crate::text::escape_bytes;
+use crate::text::{escape_bytes, escape_name};
 
 /// A component as shown.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,11 +164,11 @@ impl Inspection {
             .iter()
             .map(|c| {
                 let layers = match c.layers.as_slice() {
-                    [(d, size)] => format!("{d} ({size} bytes)"),
+                    [(d, size)] => format!("{d} ({})", count(*size, "byte", "bytes")),
                     many => format!("{} layers", many.len()),
                 };
                 vec![
-                    c.media_type.clone(),
+                    escape_name(c.media_type.as_bytes()),
                     escape_bytes(c.name.as_bytes()),
                     c.kind.to_string(),
                     short_digest(&c.digest),
@@ -178,7 +178,8 @@ impl Inspection {
             .collect();
         table(out, &["media type", "name", "kind", "digest", "from"], &[false; 5], &rows)?;
         let members = self.config.as_object().unwrap_or(&[]);
-        writeln!(out, "\nConfig content ({} members; derived and zero-valued ones are not content):", members.len())?;
+        let n = count(members.len() as u64, "member", "members");
+        writeln!(out, "\nConfig content ({n}; derived and zero-valued ones are not content):")?;
         let rows: Vec<Vec<String>> =
             members.iter().map(|(k, v)| vec![escape_bytes(k.as_bytes()), config_text(v)]).collect();
         table(out, &["member", "value"], &[false, false], &rows)?;

@@ -240,10 +240,11 @@ impl Diff {
         }
         let carried = self.groups.iter().fold(0usize, |n, g| n.saturating_add(g.tensors));
         let carried = if carried > 0 { format!(" ({carried} tensors)") } else { String::new() };
+        let keys = self.metadata.len();
+        let differ = if keys == 1 { "differs" } else { "differ" };
         format!(
-            "labels differ; metadata keys: {} differ; metadata groups: {} changed{carried}; tensors: {changed} \
+            "labels differ; metadata keys: {keys} {differ}; metadata groups: {} changed{carried}; tensors: {changed} \
              changed, {added} added, {removed} removed",
-            self.metadata.len(),
             self.groups.len()
         )
     }

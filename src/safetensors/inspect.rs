@@ -13,7 +13,7 @@ use serde_json::{Value as Json, json};
 use crate::hash::{Digest, Sha256Digest};
 use crate::inspect::InspectOptions;
 use crate::output::JSON_FORMAT;
-use crate::render::{Shown, dims_text, path_text, short_digest, table};
+use crate::render::{Shown, count, dims_text, path_text, short_digest, table};
 use crate::safetensors::model::Model;
 use crate::text::escape_bytes;
 
@@ -188,16 +188,6 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Inspect
     }
 }
 
-/// A metadata value cut to the inspection's width.
-fn shown(v: &str, width: usize) -> Shown {
-    let bytes = v.as_bytes();
-    let mut cut = width.min(bytes.len());
-    while !v.is_char_boundary(cut) {
-        cut = cut.saturating_sub(1);
-    }
-    Shown::Str { prefix: bytes.get(..cut).unwrap_or_default().to_vec(), len: bytes.len() as u64 }
-}
-
 impl Inspection {
     /// The text report.
     pub fn text(&self) -> String {
@@ -210,15 +200,15 @@ impl Inspection {
     fn write_text(&self, out: &mut String) -> fmt::Result {
         let first = self.files.first().map(|f| path_text(&f.path)).unwrap_or_default();
         let model = match (&self.index, self.files.len()) {
-            (Some(i), n) => format!("{} ({n} files)", path_text(i)),
+            (Some(i), n) => format!("{} ({})", path_text(i), count(n as u64, "file", "files")),
             (None, 1) => first,
             (None, n) => format!("{first} ({n} shards)"),
         };
         let rows = [
             ("model", model),
             ("format", "safetensors".to_string()),
-            ("tensors", format!("{} ({} bytes of data)", self.tensor_count, self.tensor_bytes)),
-            ("metadata", format!("{} group(s)", self.groups.len())),
+            ("tensors", format!("{} ({} of data)", self.tensor_count, count(self.tensor_bytes, "byte", "bytes"))),
+            ("metadata", count(self.groups.len() as u64, "group", "groups")),
             ("label", self.label.clone()),
         ];
         for (k, v) in rows {
@@ -243,9 +233,11 @@ impl Inspection {
         let header = ["file", "path", "size", "header", "tensors", "metadata group"];
         table(out, &header, &[true, false, true, true, true, true], &rows)?;
         for (i, g) in self.groups.iter().enumerate() {
-            writeln!(out, "\nMetadata group {} ({} keys):", i.saturating_add(1), g.len())?;
-            let rows: Vec<Vec<String>> =
-                g.iter().map(|(k, v)| vec![escape_bytes(k.as_bytes()), shown(v, self.width).to_string()]).collect();
+            writeln!(out, "\nMetadata group {} ({}):", i.saturating_add(1), count(g.len() as u64, "key", "keys"))?;
+            let rows: Vec<Vec<String>> = g
+                .iter()
+                .map(|(k, v)| vec![escape_bytes(k.as_bytes()), Shown::text(v, self.width).to_string()])
+                .collect();
             table(out, &["key", "value"], &[false, false], &rows)?;
         }
         writeln!(out, "\nDtypes:")?;
@@ -279,7 +271,12 @@ impl Inspection {
             &[false, false, false, true, true, false],
             &rows,
         )?;
-        writeln!(out, "\nWarnings ({}):", self.warnings.len())?;
+        // As GGUF's section says it.
+        if self.warnings.is_empty() {
+            writeln!(out, "\nWarnings: none")?;
+        } else {
+            writeln!(out, "\nWarnings ({}):", self.warnings.len())?;
+        }
         for w in &self.warnings {
             writeln!(out, "  {}: {w}", w.code())?;
         }

@@ -13,6 +13,7 @@ pub mod inspect;
 mod json;
 mod model;
 mod names;
+pub mod partial;
 mod skeleton;
 
 use std::any::Any;

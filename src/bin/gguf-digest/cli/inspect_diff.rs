@@ -6,7 +6,7 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use gguf_digest::diff::{DiffOptions, diff_paths};
-use gguf_digest::inspect::{InspectOptions, inspect_path};
+use gguf_digest::inspect::{InspectOptions, inspect_path, what_could_be_read};
 use gguf_digest::output::error_line;
 use gguf_digest::{BatchOptions, ReadMode};
 
@@ -116,6 +116,14 @@ pub fn run_inspect(args: &InspectArgs, opts: &BatchOptions, pool: &rayon::Thread
         Ok(i) if args.json => print_json(&i.to_json()).map(|()| EXIT_OK),
         Ok(i) => print_text(&i.text()).map(|()| EXIT_OK),
         Err(e) => {
+            // What could be read of a cut or malformed file, then why it
+            // stopped. Not with --json: a partial document could be taken
+            // for a whole one.
+            if !args.json {
+                if let Some(partial) = what_could_be_read(&args.file, &e, &options) {
+                    print_text(&partial.text())?;
+                }
+            }
             eprintln!("gguf-digest: {}", error_line(&e));
             Ok(EXIT_ERROR)
         }

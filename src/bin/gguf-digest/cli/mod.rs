@@ -31,9 +31,15 @@ Examples:
   gguf-digest model-00001-of-00003.gguf      one label for a whole split model
   gguf-digest *.gguf > models.sums           labels of many models, sha256sum style
   gguf-digest -c models.sums                 verify them later (OK / FAILED per file)
+  curl -L URL | gguf-digest                  standard input ('-', or no FILE), read once
+  gguf-digest ollama:smollm2                 a model in the Ollama store
   gguf-digest --json model.gguf              every KV and tensor leaf, as JSON
   gguf-digest --skeleton model.gguf | sha256sum
                                              the label is the SHA-256 of the skeleton
+
+Environment:
+  OLLAMA_MODELS      the Ollama store for ollama:NAME (default: ~/.ollama/models)
+  RAYON_NUM_THREADS  hashing threads when -j is not given (default: one per core)
 
 Exit status:
   0  every file labelled (with --check: every label matched)
@@ -64,8 +70,10 @@ struct Args {
     /// Models: GGUF or safetensors files (for a split model, its first shard;
     /// later shards named with it are covered by its line),
     /// *.safetensors.index.json files, directories, ollama:NAME references
-    /// ('ollama:' alone: every model in the store); with --check, label lists
-    /// to verify ('-' or none: standard input).
+    /// to the store at $OLLAMA_MODELS, else ~/.ollama/models ('ollama:'
+    /// alone: every model in it), '-' for standard input (none: standard
+    /// input, as sha256sum reads it); with --check, label lists to verify
+    /// ('-' or none: standard input).
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
 
@@ -127,7 +135,8 @@ enum Command {
     Diff(inspect_diff::DiffArgs),
     /// Print an in-toto statement whose subjects are the models and their labels.
     Statement(provenance::StatementArgs),
-    /// Relabel every subject of a statement, DSSE envelope or Sigstore bundle.
+    /// Check the signature of a DSSE envelope or Sigstore bundle first (before
+    /// any subject is opened), then relabel every subject it claims.
     Verify(provenance::VerifyArgs),
 }
 
@@ -180,7 +189,8 @@ pub(crate) const MAX_THREADS: usize = 1024;
 
 /// `-j N`: a thread count from 1 to [`MAX_THREADS`].
 pub(crate) fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
-    let n: NonZeroUsize = arg.parse().map_err(|e: std::num::ParseIntError| e.to_string())?;
+    let n: usize = arg.parse().map_err(|e: std::num::ParseIntError| e.to_string())?;
+    let n = NonZeroUsize::new(n).ok_or("at least 1 hashing thread (leave -j out to use one per core)")?;
     if n.get() > MAX_THREADS {
         return Err(format!("at most {MAX_THREADS} hashing threads"));
     }
@@ -236,14 +246,12 @@ fn run(args: &Args) -> io::Result<u8> {
     if args.check {
         return run_check(args, &opts, &pool);
     }
-    if args.files.is_empty() {
-        eprintln!("gguf-digest: no FILE given (see --help)");
-        return Ok(EXIT_ERROR);
-    }
+    // No FILE: standard input, as sha256sum reads it.
+    let given = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
     if args.skeleton {
-        return run_skeleton(args, &opts, &pool);
+        return run_skeleton(&given, &opts, &pool);
     }
-    let (named, strays) = match expand_arguments(&args.files) {
+    let (named, strays) = match expand_arguments(&given) {
         // `*.gguf` names every shard of a set: one line for the set.
         Ok((f, strays)) => (NamedModels::new(&f, &opts.open), strays),
         Err(e) => {
@@ -293,8 +301,8 @@ fn run(args: &Args) -> io::Result<u8> {
     Ok(if failed { EXIT_ERROR } else { EXIT_OK })
 }
 
-fn run_skeleton(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
-    if args.files.len() != 1 {
+fn run_skeleton(files: &[PathBuf], opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
+    if files.len() != 1 {
         eprintln!("gguf-digest: --skeleton takes exactly one FILE");
         return Ok(EXIT_ERROR);
     }
@@ -304,7 +312,7 @@ fn run_skeleton(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> i
         return Ok(EXIT_ERROR);
     }
     let mut result = None;
-    digest_paths(&args.files, opts, pool, |_, r| result = Some(r));
+    digest_paths(files, opts, pool, |_, r| result = Some(r));
     match result {
         Some(Ok((_, digest))) => {
             let mut out = stdout.lock();
