@@ -27,8 +27,12 @@ pub fn open_reference(reference: &str, opts: OpenOptions) -> Result<Model> {
     let name = reference.strip_prefix(SCHEME).unwrap_or(reference);
     let parsed = ModelName::parse(name).map_err(|e| e.in_file(Path::new(reference)))?;
     let root = store_root()?;
-    let manifest = parsed.resolve(&root).map_err(|e| e.in_file(Path::new(reference)))?;
-    Model::open(reference, &root, &manifest, opts)
+    let Ok(store) = crate::source::Root::open(&root) else {
+        // No store there: the model's own open says what is missing.
+        return Model::open(reference, &root, &parsed.manifest_path(&root), opts);
+    };
+    let manifest = parsed.resolve(&store).map_err(|e| e.in_file(Path::new(reference)))?;
+    Model::open_in(reference, &store, &manifest, opts)
 }
 
 /// The bytes of every layer a reference's manifest names, read from the
@@ -40,9 +44,13 @@ pub fn manifest_bytes(reference: &str) -> Result<u64> {
 /// [`manifest_bytes`] in the store at `root`.
 pub fn manifest_bytes_in(root: &Path, reference: &str) -> Result<u64> {
     let name = reference.strip_prefix(SCHEME).unwrap_or(reference);
-    let path = ModelName::parse(name)?.resolve(root)?;
-    // Not through a link, as the model's own open (model.rs) refuses one.
-    let source = crate::source::Source::open_no_follow(&path, crate::source::ReadMode::Pread)?;
+    let store = crate::source::Root::open(root)?;
+    let path = ModelName::parse(name)?.resolve(&store)?;
+    let rel = path.strip_prefix(root).map_err(|_| crate::Error::internal("a manifest outside its store"))?;
+    // Beneath the store and not through a link, as the model's own open
+    // (model.rs) opens it.
+    let (mode, last) = (crate::source::ReadMode::Pread, crate::source::Last::NoFollow);
+    let source = crate::source::Source::open_beneath(&store, rel, &path, mode, last)?;
     if source.len() > manifest::MAX_MANIFEST {
         return Ok(0);
     }
@@ -61,13 +69,18 @@ pub fn root_of_manifest(path: &Path) -> Option<PathBuf> {
 /// references, sorted.
 pub fn every_model(root: &Path) -> Result<Vec<String>> {
     let mut out = Vec::new();
-    let dir = root.join("manifests");
+    let dir = PathBuf::from("manifests");
+    // Listed through descriptors opened beneath the store: a directory
+    // linked out of it is refused, never listed.
+    let store = crate::source::Root::open(root).map_err(|e| match e.raw_os_error() {
+        Some(n) => crate::Error::from(std::io::Error::from_raw_os_error(n)).in_file(&root.join(&dir)),
+        None => e,
+    })?;
     let list = |p: &Path| -> Result<Vec<(String, PathBuf)>> {
         let mut v = Vec::new();
-        for e in std::fs::read_dir(p).map_err(|e| crate::Error::from(e).in_file(p))? {
-            let e = e.map_err(|e| crate::Error::from(e).in_file(p))?;
-            if let Some(n) = e.file_name().to_str().filter(|n| !n.starts_with('.')) {
-                v.push((n.to_string(), e.path()));
+        for n in store.entries(p).map_err(|e| e.in_file(&root.join(p)))? {
+            if let Some(n) = n.to_str().filter(|n| !n.starts_with('.')) {
+                v.push((n.to_string(), p.join(n)));
             }
         }
         Ok(v)
@@ -76,7 +89,7 @@ pub fn every_model(root: &Path) -> Result<Vec<String>> {
         for (ns, np) in list(&hp)? {
             for (model, mp) in list(&np)? {
                 for (tag, tp) in list(&mp)? {
-                    if tp.is_file() {
+                    if store.file_type(&tp).is_ok_and(|t| t == rustix::fs::FileType::RegularFile) {
                         out.push(format!("{SCHEME}{host}/{ns}/{model}:{tag}"));
                     }
                 }

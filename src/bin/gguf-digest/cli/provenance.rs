@@ -9,7 +9,7 @@ use gguf_digest::output::{error_line, quote_name};
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement;
 use gguf_digest::provenance::verify;
-use gguf_digest::{BatchOptions, ErrorKind, NamedModels, digest_paths, schedule_all};
+use gguf_digest::{BatchOptions, ErrorKind, NamedModels, schedule, schedule_all};
 
 use super::inspect_diff::{ReadArgs, print_json};
 use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
@@ -131,7 +131,8 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
     let check_opts = CheckOptions { quiet: args.quiet, status: args.status, ..CheckOptions::default() };
     let batch = args.read.options(opts);
     let label = |_: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
-        digest_paths(located, &batch, pool, |i, r| emit(i, r.map(|(_, d)| d.label())));
+        // Each subject opened beneath the root (Claims::open), never by its path alone.
+        schedule(located, &batch, pool, &|p, o| claims.open(p, o), |i, r| emit(i, r.map(|(_, d)| d.label())));
     };
     let stdout = io::stdout();
     let summary = check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut io::stderr().lock())?;
