@@ -343,3 +343,25 @@ fn the_rename_race_never_labels_the_file_outside() {
         "{runs} runs: {saw_inside} saw the file, {saw_link} the link"
     );
 }
+
+#[test]
+fn verify_opens_a_manifest_subject_beneath_its_root_and_needs_the_root_to_open() {
+    let d = Dir::new();
+    let (store, want) = ollama_store(d.path("").as_path());
+    let manifest = "models/manifests/registry.ollama.ai/ns/m/latest";
+    // The store lies inside the root: its blobs are opened beneath it.
+    let o = verify_one(&d.path(""), manifest, &want);
+    assert_ok(&o, "a manifest subject inside the root");
+    // The root inside the store: the store (and its blobs) lie above it.
+    let o = verify_one(&store.root.join("manifests"), "registry.ollama.ai/ns/m/latest", &want);
+    assert_refused(&o, "a manifest subject whose store lies above the root");
+    // A root that cannot be opened: the statement is refused (exit 2), naming it.
+    let s = d.path("s.json");
+    std::fs::write(&s, statement(&[("m.gguf", &want)])).unwrap();
+    let missing = d.path("no-such-root");
+    let o = gd_in(Path::new("/"), &["verify", "--root", missing.to_str().unwrap(), s.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(o.stdout.is_empty());
+    let err = text(&o.stderr);
+    assert!(err.contains(&format!("the root {}: No such file or directory", missing.display())), "{err}");
+}
