@@ -335,6 +335,19 @@ pub enum ErrorKind {
     /// was finished.
     #[error("cancelled before the label was finished")]
     Cancelled,
+    /// A path opened beneath a root (the directory the tool was pointed
+    /// at) that resolves outside it, through a symbolic link: refused by
+    /// the open itself (docs/adr/0020).
+    #[error("it leads outside {} through a symbolic link; nothing outside it is opened", root_text(.root))]
+    OutsideRoot {
+        /// The root, as it was named.
+        root: PathBuf,
+    },
+}
+
+/// A root as messages name it: `.` for the working directory.
+fn root_text(root: &Path) -> String {
+    if root.as_os_str().is_empty() { ".".to_string() } else { root.display().to_string() }
 }
 
 /// A rejection: what went wrong, and where.

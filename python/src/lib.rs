@@ -158,12 +158,12 @@ fn detached<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> PyResul
 
 /// Labels every path together (one pool, all tensors of all files
 /// scheduled at once, as the command does); one result per path, in order.
-/// `named`: the statement's models, whose first shards come opened.
+/// `via`: how each path is opened.
 fn label_all<T: Send>(
     py: Python<'_>,
     paths: &[PathBuf],
     read: Read,
-    named: Option<&NamedModels>,
+    via: Via<'_>,
     keep: impl Fn(AnyModel, Digest) -> T + Send + Sync,
 ) -> PyResult<Vec<gguf_digest::Result<T>>> {
     let cancel = Arc::new(AtomicBool::new(false));
@@ -172,7 +172,7 @@ fn label_all<T: Send>(
     let pool = cli::hashing_pool(read.threads.unwrap_or(0))
         .map_err(|e| plain_error(py, format!("cannot start hashing threads: {e}"), None))?;
     run(py, &cancel, || {
-        let all = schedule_all(paths, &opts, &pool, &|p, o| open_in_python(p, o, named));
+        let all = schedule_all(paths, &opts, &pool, &|p, o| open_in_python(p, o, via));
         all.into_iter().map(|r| r.map(|(m, d)| keep(m, d))).collect()
     })
 }
@@ -182,14 +182,31 @@ fn label_all<T: Send>(
 /// input, where a blocked read could not be interrupted; the wheel's
 /// `gguf-digest` command reads `-` as the binary does), and `ollama:`
 /// alone (every model of the store, which `ollama_models()` lists).
-/// Through `named` when given.
-fn open_in_python(path: &Path, opts: &OpenOptions, named: Option<&NamedModels>) -> gguf_digest::Result<AnyModel> {
+/// Through `via`.
+fn open_in_python(path: &Path, opts: &OpenOptions, via: Via<'_>) -> gguf_digest::Result<AnyModel> {
     let why = match path.as_os_str().as_encoded_bytes() {
         b"-" => "standard input is not read by the Python API; pass a file (the gguf-digest command reads '-')",
         b"ollama:" => "ollama: alone names every model of the store; pass one ollama:NAME (ollama_models() lists them)",
-        _ => return named.map_or_else(|| gguf_digest::open_model(path, opts), |n| n.open(path, opts)),
+        _ => {
+            return match via {
+                Via::Arguments => gguf_digest::open_model(path, opts),
+                Via::Named(n) => n.open(path, opts),
+                Via::Subjects(c) => c.open(path, opts),
+            };
+        }
     };
     Err(gguf_digest::Error::new(gguf_digest::ErrorKind::Io(std::io::Error::other(why))))
+}
+
+/// How [`label_all`] opens its paths.
+#[derive(Clone, Copy)]
+enum Via<'a> {
+    /// As the command opens its arguments.
+    Arguments,
+    /// The statement's models, whose first shards come opened.
+    Named(&'a NamedModels),
+    /// A statement's subjects, beneath its root (`verify`).
+    Subjects(&'a verify::Claims),
 }
 
 /// Every result, or the first error (in argument order) raised.
@@ -225,7 +242,7 @@ fn labels(
             }
         });
     }
-    let results = label_all(py, &todo, read, Some(&named), |_, d| d.label())?;
+    let results = label_all(py, &todo, read, Via::Named(&named), |_, d| d.label())?;
     // The first error in argument order, named by the path that was read.
     from.into_iter()
         .map(|n| match results.get(n) {
@@ -266,7 +283,7 @@ fn open_model(
     let read = Read { threads, join_shards, mmap, verify_blobs };
     let paths = [path];
     // The JSON entry is built on the worker, without the GIL.
-    let results = label_all(py, &paths, read, None, |m, d| {
+    let results = label_all(py, &paths, read, Via::Arguments, |m, d| {
         let (format, contract) = m.contract();
         let json = m.json(&paths[0], &d).to_string();
         let files: Vec<OsString> = m.sources().iter().map(|s| s.path().as_os_str().to_owned()).collect();
@@ -295,11 +312,12 @@ fn relabel(
     entries: Vec<(usize, String, OsString, PathBuf)>,
     read: Read,
     ignore_missing: bool,
+    via: Via<'_>,
 ) -> PyResult<Vec<Checked>> {
     let paths: Vec<PathBuf> = entries.iter().map(|e| e.3.clone()).collect();
     // A file listed several times is labelled once, as `verify` does.
     let (unique, of) = verify::distinct(&paths);
-    let labelled = label_all(py, &unique, read, None, |_, d| d.label())?;
+    let labelled = label_all(py, &unique, read, via, |_, d| d.label())?;
     let results = of.iter().map(|&u| match labelled.get(u) {
         Some(Ok(label)) => Ok(label.clone()),
         Some(Err(e)) => Err(e.repeat()),
@@ -376,7 +394,7 @@ fn check(
         return Err(list_error(py, &sums, NO_ENTRIES));
     }
     let read = Read { threads, join_shards, mmap, verify_blobs };
-    Ok((misformatted, relabel(py, entries, read, ignore_missing)?))
+    Ok((misformatted, relabel(py, entries, read, ignore_missing, Via::Arguments)?))
 }
 
 /// The in-toto statement of `paths`, as `gguf-digest statement` prints it
@@ -401,7 +419,7 @@ fn statement(
             subjects::name_for(p, root.as_deref()).map(PathBuf::from).map_err(|e| error(py, &e, Some(p.as_path())))
         })
         .collect::<PyResult<Vec<_>>>()?;
-    let results = label_all(py, paths, read, Some(&named), |m, d| (m, d))?;
+    let results = label_all(py, paths, read, Via::Named(&named), |m, d| (m, d))?;
     let done = all_or_first_error(py, paths, results)?;
     // Every leaf of every model with --leaves: built without the GIL.
     let text = detached(py, || {
@@ -435,13 +453,13 @@ fn verify_statement(
         .map_err(|e| error(py, &e, Some(path.as_path())))?;
     let entries = claims
         .subjects
-        .into_iter()
-        .zip(claims.paths)
+        .iter()
+        .zip(&claims.paths)
         .enumerate()
-        .map(|(i, (s, p))| (i.saturating_add(1), s.label, OsString::from(s.name), p))
+        .map(|(i, (s, p))| (i.saturating_add(1), s.label.clone(), OsString::from(&s.name), p.clone()))
         .collect();
     let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false };
-    Ok((claims.signature_checked, relabel(py, entries, read, false)?))
+    Ok((claims.signature_checked, relabel(py, entries, read, false, Via::Subjects(&claims))?))
 }
 
 /// Every model in the Ollama store (`$OLLAMA_MODELS` or `~/.ollama/models`),

@@ -28,10 +28,6 @@ pub struct Shard {
 }
 
 impl Shard {
-    fn open(path: &Path, mode: ReadMode) -> Result<Shard> {
-        Shard::from_source(Source::open(path, mode)?)
-    }
-
     fn from_source(source: Source) -> Result<Shard> {
         // The metadata ends where the data starts.
         let file = source.parse(|bytes, len| {
@@ -309,10 +305,14 @@ fn open_shard_set(first: Shard, mode: ReadMode) -> Result<Vec<Shard>> {
         ));
     }
     check_split_no(&first, &path, name.no)?;
+    // Siblings are opened beside the first shard, beneath its root: one
+    // that links out of it is refused (docs/adr/0020).
+    let beside = first.source.beside().map_err(located)?;
     let mut shards = vec![first];
     for no in 2..=name.count {
         let sibling = name.sibling(no);
-        let shard = match Shard::open(&sibling, mode) {
+        let file_name = sibling.file_name().unwrap_or_default();
+        let shard = match beside.open(file_name, mode).and_then(Shard::from_source) {
             Ok(s) => s,
             Err(e) if e.is_not_found() => {
                 let kind = ErrorKind::MissingShard { no, count: name.count, path: sibling };

@@ -5,29 +5,33 @@
 //! safetensors file or shard set; else its one GGUF file or shard set.
 //! Several candidates at the first level that has any is an error listing
 //! them, so the user can name one. Only the directory's own entries count
-//! (no recursion); hidden entries are skipped; symlinks are followed, as
-//! the snapshot layout needs.
+//! (no recursion); hidden entries are skipped. The directory is listed, and
+//! its model opened, beneath its root (docs/adr/0020): symlinks are
+//! followed as long as they stay inside it, as the snapshot layout needs
+//! (a snapshot's root is its repository folder, which holds `blobs/`); an
+//! entry that links out of it is refused when the model is opened.
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
 use std::collections::BTreeSet;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::gguf;
 use crate::safetensors;
+use crate::source::Beside;
 
-/// The path of the one model in `dir`, to be opened like a file argument.
-pub fn model_in(dir: &Path) -> Result<PathBuf> {
-    let located = |e: Error| e.in_file(dir);
+/// The file name of the one model in the directory `dir`, to be opened in
+/// it ([`Beside::open`]) like a file argument.
+pub fn model_in(dir: &Beside) -> Result<OsString> {
+    let located = |e: Error| e.in_file(dir.shown());
     let mut names: Vec<PathBuf> = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| located(e.into()))? {
-        let entry = entry.map_err(|e| located(e.into()))?;
-        let path = entry.path();
-        let hidden = entry.file_name().to_str().is_none_or(|n| n.starts_with('.'));
-        // is_file follows symlinks: a snapshot's entries point into blobs/.
-        if !hidden && path.is_file() {
-            names.push(path);
+    for name in dir.names()? {
+        let hidden = name.to_str().is_none_or(|n| n.starts_with('.'));
+        // A snapshot's entries are links into blobs/: files, inside the root.
+        if !hidden && dir.holds_file(&name) {
+            names.push(dir.path_of(&name));
         }
     }
     names.sort();
@@ -42,7 +46,7 @@ pub fn model_in(dir: &Path) -> Result<PathBuf> {
     for level in levels {
         match level.as_slice() {
             [] => continue,
-            [one] => return Ok(one.clone()),
+            [one] => return Ok(one.file_name().unwrap_or_default().to_os_string()),
             _ => return Err(located(ErrorKind::SeveralModels(level).into())),
         }
     }

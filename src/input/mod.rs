@@ -8,6 +8,12 @@
 //! the format that claims it parses the same open file. A directory names
 //! the one model in it (`directory`). Adding a format adds one arm to
 //! [`sniff`] and one to [`open_model`].
+//!
+//! What an argument leads to is opened beneath a root (docs/adr/0020): a
+//! directory's entries beneath the directory (a Hugging Face snapshot's
+//! beneath its repository folder), a file's shards and index files beneath
+//! its directory ([`Source::beside`]), a statement's subjects beneath
+//! `verify`'s root ([`open_model_beneath`]).
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
@@ -15,6 +21,7 @@ mod directory;
 mod shard_sets;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::OpenOptions;
@@ -23,7 +30,7 @@ use crate::hash::Digest;
 use crate::ollama;
 use crate::safetensors;
 use crate::schedule::{AnyModel, BatchOptions, schedule, schedule_all};
-use crate::source::Source;
+use crate::source::{Beside, Last, Root, Source};
 
 pub use shard_sets::{Named, NamedModels};
 
@@ -92,26 +99,50 @@ fn by_extension(path: &Path) -> Option<Format> {
 pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
     match Input::from_arg(path) {
         Input::Ollama(reference) => Ok(Box::new(ollama::open_reference(&reference, *opts)?)),
-        Input::Directory(dir) => open_model(&directory::model_in(&dir)?, opts),
+        Input::Directory(dir) => open_in_directory(&Beside::around(&dir)?, opts),
         Input::Stdin => {
             let source = Source::stdin()?;
             let format = sniff(&source.head(SNIFF_BYTES)?);
             model_from(source, format, opts)
         }
-        Input::File(path) if safetensors::is_index_name(&path) => {
-            Ok(Box::new(safetensors::Model::open_with(&path, *opts)?))
-        }
-        Input::File(path) => {
-            // A manifest given by path: known by where it lies in a store,
-            // not by its bytes (ollama::root_of_manifest).
-            if let Some(root) = ollama::root_of_manifest(&path) {
-                return Ok(Box::new(ollama::Model::open(&path.to_string_lossy(), &root, &path, *opts)?));
-            }
-            let source = Source::open(&path, opts.read_mode)?;
-            let head = source.head(SNIFF_BYTES)?;
-            model_from(source, sniff(&head).or_else(|| by_extension(&path)), opts)
-        }
+        Input::File(path) => open_source(Source::open(&path, opts.read_mode)?, opts),
     }
+}
+
+/// Opens the model at `rel` beneath `root`, named `shown` (a statement's
+/// subject under `verify`'s root): a file, or a directory's one model.
+/// Everything it leads to (its shards, an index's files, the directory's
+/// entries, a store's blobs) is opened beneath the same root.
+pub(crate) fn open_model_beneath(root: &Arc<Root>, rel: &Path, shown: &Path, opts: &OpenOptions) -> Result<AnyModel> {
+    if root.file_type(rel).is_ok_and(|t| t == rustix::fs::FileType::Directory) {
+        return open_in_directory(&Beside::new(Arc::clone(root), rel.to_path_buf(), shown.to_path_buf()), opts);
+    }
+    open_source(Source::open_beneath(root, rel, shown, opts.read_mode, Last::Follow)?, opts)
+}
+
+/// The one model in a directory, opened beneath the directory's root.
+fn open_in_directory(dir: &Beside, opts: &OpenOptions) -> Result<AnyModel> {
+    let name = directory::model_in(dir)?;
+    open_source(dir.open(&name, opts.read_mode)?, opts)
+}
+
+/// The model an open file holds: an index (by its name), a manifest in a
+/// store, or a file sniffed by its first bytes.
+fn open_source(source: Source, opts: &OpenOptions) -> Result<AnyModel> {
+    let path = source.path().to_path_buf();
+    if safetensors::is_index_name(&path) {
+        return Ok(Box::new(safetensors::Model::from_source(source, *opts)?));
+    }
+    // A manifest given by path: known by where it lies in a store, not by
+    // its bytes (ollama::root_of_manifest); its blobs are opened beneath
+    // the store, four levels above its own directory.
+    if let Some(root) = ollama::root_of_manifest(&path) {
+        let store = source.root_above(4, &root)?;
+        drop(source);
+        return Ok(Box::new(ollama::Model::open_in(&path.to_string_lossy(), &store, &path, *opts)?));
+    }
+    let head = source.head(SNIFF_BYTES)?;
+    model_from(source, sniff(&head).or_else(|| by_extension(&path)), opts)
 }
 
 /// The model an opened source holds, read as `format`. A source no format
@@ -167,7 +198,8 @@ pub fn approximate_bytes(path: &Path) -> u64 {
     let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
     let sum = |paths: &mut dyn Iterator<Item = PathBuf>| paths.fold(0u64, |t, p| t.saturating_add(size(&p)));
     if path.is_dir() {
-        return directory::model_in(path).map_or(0, |m| approximate_bytes(&m));
+        let dir = Beside::around(path);
+        return dir.and_then(|d| directory::model_in(&d).map(|m| d.path_of(&m))).map_or(0, |m| approximate_bytes(&m));
     }
     if let Input::Ollama(r) = Input::from_arg(path) {
         return ollama::manifest_bytes(&r).unwrap_or(0);

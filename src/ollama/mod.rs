@@ -28,8 +28,12 @@ pub fn open_reference(reference: &str, opts: OpenOptions) -> Result<Model> {
     let name = reference.strip_prefix(SCHEME).unwrap_or(reference);
     let parsed = ModelName::parse(name).map_err(|e| e.in_file(Path::new(reference)))?;
     let root = store_root()?;
-    let manifest = parsed.resolve(&root).map_err(|e| e.in_file(Path::new(reference)))?;
-    Model::open(reference, &root, &manifest, opts)
+    let Ok(store) = crate::source::Root::open(&root) else {
+        // No store there: the model's own open says what is missing.
+        return Model::open(reference, &root, &parsed.manifest_path(&root), opts);
+    };
+    let manifest = parsed.resolve(&store).map_err(|e| e.in_file(Path::new(reference)))?;
+    Model::open_in(reference, &store, &manifest, opts)
 }
 
 /// The bytes of every layer a reference's manifest names, read from the
@@ -41,9 +45,13 @@ pub fn manifest_bytes(reference: &str) -> Result<u64> {
 /// [`manifest_bytes`] in the store at `root`.
 pub fn manifest_bytes_in(root: &Path, reference: &str) -> Result<u64> {
     let name = reference.strip_prefix(SCHEME).unwrap_or(reference);
-    let path = ModelName::parse(name)?.resolve(root)?;
-    // Not through a link, as the model's own open (model.rs) refuses one.
-    let source = crate::source::Source::open_no_follow(&path, crate::source::ReadMode::Pread)?;
+    let store = crate::source::Root::open(root)?;
+    let path = ModelName::parse(name)?.resolve(&store)?;
+    let rel = path.strip_prefix(root).map_err(|_| crate::Error::internal("a manifest outside its store"))?;
+    // Beneath the store and not through a link, as the model's own open
+    // (model.rs) opens it.
+    let (mode, last) = (crate::source::ReadMode::Pread, crate::source::Last::NoFollow);
+    let source = crate::source::Source::open_beneath(&store, rel, &path, mode, last)?;
     if source.len() > manifest::MAX_MANIFEST {
         return Ok(0);
     }
@@ -110,59 +118,59 @@ fn valid_part(kind: &str, part: &str) -> bool {
 /// directory above the tag level, a directory or other non-file at it, a
 /// name Ollama would not list. Hidden entries (`.`-prefixed: editors' and
 /// tools' files) are passed over in silence. Links are followed, as the
-/// listing always did. Only `manifests/` itself unreadable is an error.
+/// listing always did, inside the store only (a link out of it is a
+/// stray). Only `manifests/` itself unreadable is an error.
 pub fn every_model(root: &Path) -> Result<Listing> {
-    let manifests = root.join("manifests");
+    let manifests = PathBuf::from("manifests");
     let mut listing = Listing::default();
-    let mut dirs: Vec<(PathBuf, Vec<String>)> = vec![(manifests.clone(), Vec::new())];
+    // Listed through descriptors opened beneath the store: a directory
+    // linked out of it is refused (a stray), never listed.
+    let store = crate::source::Root::open(root).map_err(|e| match e.raw_os_error() {
+        Some(n) => crate::Error::from(std::io::Error::from_raw_os_error(n)).in_file(&root.join(&manifests)),
+        None => e,
+    })?;
+    let mut dirs: Vec<(PathBuf, Vec<String>)> = vec![(manifests, Vec::new())];
     while let Some((dir, parts)) = dirs.pop() {
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if parts.is_empty() => return Err(crate::Error::from(e).in_file(&dir)),
+        let names = match store.entries(&dir) {
+            Ok(names) => names,
+            Err(e) if parts.is_empty() => return Err(e.in_file(&root.join(&dir))),
             Err(e) => {
-                listing.strays.push(stray(&dir, unreadable(e)));
+                listing.strays.push(stray(&root.join(&dir), format!("cannot be read ({})", e.detail())));
                 continue;
             }
         };
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    listing.strays.push(stray(&dir, unreadable(e)));
-                    break;
-                }
-            };
-            let path = entry.path();
-            let name = entry.file_name();
+        for name in names {
             if name.as_encoded_bytes().starts_with(b".") {
                 continue;
             }
+            let rel = dir.join(&name);
+            let path = root.join(&rel);
             let level = LEVELS.get(parts.len()).copied().unwrap_or("tag");
             let strayed = |why: String| stray(&path, why);
             let Some(part) = name.to_str().filter(|n| valid_part(level, n)) else {
                 listing.strays.push(strayed(format!("'{}' is no valid {level} of an Ollama name", escape(&name))));
                 continue;
             };
-            // Followed, as Ollama's os.Stat follows it.
-            let is_dir = match std::fs::metadata(&path) {
-                Ok(m) if level == "tag" && m.is_file() => {
-                    let [host, namespace, model] = parts.as_slice() else { continue };
-                    listing.models.push(format!("{SCHEME}{host}/{namespace}/{model}:{part}"));
-                    continue;
-                }
-                Ok(m) => m.is_dir(),
+            // Links inside the store followed, as Ollama's os.Stat follows them.
+            let kind = match store.file_type(&rel) {
+                Ok(kind) => kind,
                 Err(e) => {
-                    listing.strays.push(strayed(unreadable(e)));
+                    listing.strays.push(strayed(format!("cannot be read ({})", e.detail())));
                     continue;
                 }
             };
+            let is_dir = kind == rustix::fs::FileType::Directory;
             match (level, is_dir) {
+                ("tag", false) if kind == rustix::fs::FileType::RegularFile => {
+                    let [host, namespace, model] = parts.as_slice() else { continue };
+                    listing.models.push(format!("{SCHEME}{host}/{namespace}/{model}:{part}"));
+                }
                 ("tag", true) => listing.strays.push(strayed("a directory where a manifest (a tag) belongs".into())),
                 ("tag", false) => listing.strays.push(strayed("not a regular file".into())),
                 (_, true) => {
                     let mut deeper = parts.clone();
                     deeper.push(part.to_string());
-                    dirs.push((path, deeper));
+                    dirs.push((rel, deeper));
                 }
                 (_, false) => listing.strays.push(strayed(format!(
                     "a file where a {level} directory belongs (manifests/<host>/<namespace>/<model>/<tag>)"
@@ -179,11 +187,6 @@ pub fn every_model(root: &Path) -> Result<Listing> {
 fn stray(path: &Path, why: String) -> crate::Error {
     let what = format!("not a manifest: {why}");
     crate::Error::new(crate::ErrorKind::DamagedStore(what)).in_file(path)
-}
-
-/// Why a directory or entry could not be read, as the system says it.
-fn unreadable(e: std::io::Error) -> String {
-    format!("cannot be read ({})", crate::Error::from(e).detail())
 }
 
 fn escape(name: &std::ffi::OsStr) -> String {

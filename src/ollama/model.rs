@@ -6,6 +6,7 @@
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sha2::{Digest as _, Sha256};
 
@@ -18,9 +19,9 @@ use crate::ollama::config::{content, content_digest};
 use crate::ollama::manifest::{
     GGUF_MEDIA_TYPES, Layer, MAX_DEPTH, MAX_MANIFEST, Manifest, TENSOR_MEDIA_TYPE, parse_manifest,
 };
-use crate::ollama::name::blob_path;
+use crate::ollama::name::blob_rel;
 use crate::safetensors;
-use crate::source::{ReadMode, Source};
+use crate::source::{Last, ReadMode, Root, Source};
 
 /// How a component's content digest is computed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,13 +117,15 @@ fn damaged(what: String) -> Error {
     Error::new(ErrorKind::DamagedStore(what))
 }
 
-/// Opens the blob of `layer`: a regular file of exactly the layer's size,
-/// never reached through a symbolic link, which could lead out of the store
-/// (`O_NOFOLLOW`: no link can be put in its place between a check and the
-/// open).
-fn open_blob(root: &Path, layer: &Layer, mode: ReadMode) -> Result<Source> {
-    let path = blob_path(root, &layer.digest)?;
-    let source = Source::open_no_follow(&path, mode).map_err(|e| {
+/// Opens the blob of `layer` beneath the store: a regular file of exactly
+/// the layer's size, never itself a symbolic link (`O_NOFOLLOW`), and never
+/// reached through one that leads out of the store (`blobs` linked
+/// elsewhere): the open refuses both, so nothing put in place between a
+/// check and the open can lead out.
+fn open_blob(store: &Arc<Root>, layer: &Layer, mode: ReadMode) -> Result<Source> {
+    let rel = blob_rel(&layer.digest)?;
+    let path = store.path().join(&rel);
+    let source = Source::open_beneath(store, &rel, &path, mode, Last::NoFollow).map_err(|e| {
         let refused = match e.kind() {
             _ if e.is_not_found() => format!("the blob of layer {} is missing: {}", layer.digest, path.display()),
             ErrorKind::NotRegularFile(SYMBOLIC_LINK) => {
@@ -145,6 +148,12 @@ fn open_blob(root: &Path, layer: &Layer, mode: ReadMode) -> Result<Source> {
     Ok(source)
 }
 
+/// The error for a manifest that is not in the store.
+fn no_such_model(manifest_path: &Path) -> Error {
+    let what = format!("no such model in the store (no manifest {})", manifest_path.display());
+    Error::new(ErrorKind::Io(std::io::Error::other(what)))
+}
+
 /// Reads a small open file whole, refusing more than `limit` bytes before
 /// reading.
 fn read_small(source: &Source, limit: u64) -> Result<Vec<u8>> {
@@ -156,17 +165,34 @@ fn read_small(source: &Source, limit: u64) -> Result<Vec<u8>> {
 
 impl Model {
     /// Opens the model whose manifest is at `manifest_path` in the store at
-    /// `root`; `reference` names it in messages.
+    /// `root`; `reference` names it in messages. The manifest and every blob
+    /// are opened beneath the store (docs/adr/0020).
     pub fn open(reference: &str, root: &Path, manifest_path: &Path, opts: OpenOptions) -> Result<Model> {
-        let located = |e: Error| if e.path().is_some() { e } else { e.in_file(Path::new(reference)) };
-        Model::open_inner(reference, root, manifest_path, opts).map_err(located)
+        let store = Root::open(root).map_err(|e| {
+            let e = if e.is_not_found() { no_such_model(manifest_path) } else { e };
+            e.in_file(Path::new(reference))
+        })?;
+        Model::open_in(reference, &store, manifest_path, opts)
     }
 
-    fn open_inner(reference: &str, root: &Path, manifest_path: &Path, opts: OpenOptions) -> Result<Model> {
-        let manifest_file = Source::open_no_follow(manifest_path, opts.read_mode).map_err(|e| {
+    /// [`Model::open`] in a store already open (`manifest_path` lies in it).
+    pub(crate) fn open_in(
+        reference: &str,
+        store: &Arc<Root>,
+        manifest_path: &Path,
+        opts: OpenOptions,
+    ) -> Result<Model> {
+        let located = |e: Error| if e.path().is_some() { e } else { e.in_file(Path::new(reference)) };
+        Model::open_inner(reference, store, manifest_path, opts).map_err(located)
+    }
+
+    fn open_inner(reference: &str, store: &Arc<Root>, manifest_path: &Path, opts: OpenOptions) -> Result<Model> {
+        let rel =
+            manifest_path.strip_prefix(store.path()).map_err(|_| Error::internal("a manifest outside its store"))?;
+        let manifest_file = Source::open_beneath(store, rel, manifest_path, opts.read_mode, Last::NoFollow);
+        let manifest_file = manifest_file.map_err(|e| {
             if e.is_not_found() {
-                let what = format!("no such model in the store (no manifest {})", manifest_path.display());
-                Error::new(ErrorKind::Io(std::io::Error::other(what)))
+                no_such_model(manifest_path)
             } else if matches!(e.kind(), ErrorKind::NotRegularFile(SYMBOLIC_LINK)) {
                 damaged(format!("the manifest {} is a symbolic link", manifest_path.display()))
             } else {
@@ -177,7 +203,7 @@ impl Model {
         let manifest = parse_manifest(&text).map_err(|e| e.in_file(manifest_path))?;
 
         // The config: read whole, checked against its digest, pruned.
-        let config_file = open_blob(root, &manifest.config, opts.read_mode)?;
+        let config_file = open_blob(store, &manifest.config, opts.read_mode)?;
         let config_path = config_file.path().to_path_buf();
         let config_bytes = read_small(&config_file, MAX_MANIFEST)?;
         let sha: Sha256Digest = Sha256::digest(&config_bytes).into();
@@ -200,7 +226,7 @@ impl Model {
         let mut blobs = Vec::new();
         let single = OpenOptions { join_shards: false, ..opts };
         for (i, layer) in manifest.layers.iter().enumerate() {
-            let source = open_blob(root, layer, opts.read_mode)?;
+            let source = open_blob(store, layer, opts.read_mode)?;
             let about = |e: Error| e.about(Subject::Key(format!("layer #{i} ({})", layer.media_type).into_bytes()));
             if layer.media_type == TENSOR_MEDIA_TYPE {
                 if opts.verify_blobs {
@@ -258,7 +284,7 @@ impl Model {
         jobs.extend((0..blobs.len()).map(JobRef::Blob));
         Ok(Model {
             reference: reference.to_string(),
-            root: root.to_path_buf(),
+            root: store.path().to_path_buf(),
             manifest_path: manifest_path.to_path_buf(),
             manifest,
             components,

@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::source::Root;
 
 /// The prefix of an argument that names an Ollama model.
 pub const SCHEME: &str = "ollama:";
@@ -84,40 +85,47 @@ impl ModelName {
 
     /// The manifest's path in the store at `root`, as written.
     pub fn manifest_path(&self, root: &Path) -> PathBuf {
-        root.join("manifests").join(&self.host).join(&self.namespace).join(&self.model).join(&self.tag)
+        root.join(self.manifest_rel())
     }
 
-    /// The manifest this name means in the store at `root`, as Ollama finds
+    /// The manifest's path inside the store, as written.
+    fn manifest_rel(&self) -> PathBuf {
+        Path::new("manifests").join(&self.host).join(&self.namespace).join(&self.model).join(&self.tag)
+    }
+
+    /// The manifest this name means in the store `store`, as Ollama finds
     /// it: the path as written if it exists, else the one path whose parts
     /// match the name's ignoring ASCII case (Ollama's server looks names up
     /// that way: `SmolLM2` finds `smollm2`). Two entries that differ only in
     /// case are an error naming both; none is the path as written (whose
-    /// opening then says it is missing).
-    pub fn resolve(&self, root: &Path) -> Result<PathBuf> {
+    /// opening then says it is missing). Looked at and listed beneath the
+    /// store: a directory linked out of it is never read.
+    pub fn resolve(&self, store: &Root) -> Result<PathBuf> {
+        let root = store.path();
         let exact = self.manifest_path(root);
-        if exact.is_file() {
+        if store.file_type(&self.manifest_rel()).is_ok_and(|t| t == rustix::fs::FileType::RegularFile) {
             return Ok(exact);
         }
-        let mut dir = root.join("manifests");
+        let mut dir = PathBuf::from("manifests");
         for part in [&self.host, &self.namespace, &self.model, &self.tag] {
-            let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(exact) };
+            let Ok(entries) = store.entries(&dir) else { return Ok(exact) };
             let matches: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok())
-                .filter(|e| e.file_name().to_str().is_some_and(|n| n.eq_ignore_ascii_case(part)))
-                .map(|e| e.path())
+                .into_iter()
+                .filter(|n| n.to_str().is_some_and(|n| n.eq_ignore_ascii_case(part)))
+                .map(|n| dir.join(n))
                 .collect();
             match matches.as_slice() {
                 [] => return Ok(exact),
                 [one] => dir = one.clone(),
                 many => {
-                    let list: Vec<String> = many.iter().map(|p| p.display().to_string()).collect();
+                    let list: Vec<String> = many.iter().map(|p| root.join(p).display().to_string()).collect();
                     let why =
                         format!("it matches {} entries that differ only in case: {}", many.len(), list.join(", "));
                     return Err(bad_name(&self.display(), why));
                 }
             }
         }
-        Ok(dir)
+        Ok(root.join(dir))
     }
 
     /// `host/namespace/model:tag`.
@@ -153,7 +161,12 @@ pub fn digest_hex(digest: &str) -> Result<String> {
 
 /// The blob of a layer digest in the store at `root`.
 pub fn blob_path(root: &Path, digest: &str) -> Result<PathBuf> {
-    Ok(root.join("blobs").join(format!("sha256-{}", digest_hex(digest)?)))
+    Ok(root.join(blob_rel(digest)?))
+}
+
+/// The blob of a layer digest, inside its store.
+pub(crate) fn blob_rel(digest: &str) -> Result<PathBuf> {
+    Ok(Path::new("blobs").join(format!("sha256-{}", digest_hex(digest)?)))
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! A statement's subjects, and where each may be looked for: a subject
 //! names a path under the root (the statement's directory, or `--root`) or
 //! an `ollama:` reference; a name that would leave the root is refused
-//! before anything is opened.
+//! before anything is opened. What keeps a subject inside the root is how
+//! it is opened (beneath a descriptor of the root: `verify::Claims::open`,
+//! docs/adr/0020); the refusals here say why early, by name.
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
@@ -70,7 +72,9 @@ pub fn of_statement(json: &Json) -> Result<Vec<Subject>> {
 /// Where subject `name` is looked for under `root`: the path, or the
 /// `ollama:` reference as it is. Refused: an empty name, `-`, an absolute
 /// path, a `..` component, a NUL, and any path that (through symbolic
-/// links) resolves outside the root.
+/// links) resolves outside the root now. That last check is only an early,
+/// clear refusal: a link put in place after it is refused by the open
+/// itself, which resolves the path beneath the root.
 pub fn locate(root: &Path, name: &str) -> Result<PathBuf> {
     let refuse = |why: &str| Err(Error::schema(format!("subject {name:?} is refused: {why}; nothing was opened")));
     if name.starts_with(crate::ollama::SCHEME) {
@@ -85,8 +89,9 @@ pub fn locate(root: &Path, name: &str) -> Result<PathBuf> {
     let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
     let path = root.join(rel);
     // A symbolic link inside the root may point out of it: resolve both and
-    // compare before the path is ever opened. A path that does not exist is
-    // left to the labelling, which reports it (it cannot lead anywhere).
+    // compare, to refuse it before anything is opened. A path that does not
+    // exist is left to the labelling, which reports it. (The open beneath
+    // the root is what holds when the links change in between.)
     if let (Ok(real_root), Ok(real)) = (root.canonicalize(), path.canonicalize()) {
         if !real.starts_with(&real_root) {
             return refuse("it leads outside the root through a symbolic link");

@@ -2,30 +2,55 @@
 //! Sigstore bundle, check its signature before a single subject is read,
 //! then read every subject and locate it under the root before any is
 //! opened. The command line and the Python API both relabel what this
-//! returns, through `--check`'s rules.
+//! returns, through `--check`'s rules, opening each subject with
+//! [`Claims::open`]: beneath the root (docs/adr/0020).
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::OpenOptions;
 use crate::provenance::envelope::{self, Signed};
 use crate::provenance::keys::PublicKey;
 use crate::provenance::{MAX_STATEMENT, PAYLOAD_TYPE, subjects};
+use crate::schedule::AnyModel;
+use crate::source::Root;
 
 /// What a statement claims, ready to be relabelled.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Claims {
     /// Every subject: its name as the statement gives it, and its label.
     pub subjects: Vec<subjects::Subject>,
-    /// Where each subject is read from, in the same order (never outside the root).
+    /// Where each subject is read from, in the same order: opened with
+    /// [`Claims::open`], never outside the root.
     pub paths: Vec<PathBuf>,
     /// True when a signature verified with one of the keys; false when the
     /// caller chose [`Signature::Unchecked`] (nothing about the signer is
     /// then known).
     pub signature_checked: bool,
+    /// The root, held open: every subject, and every file a subject leads
+    /// to, is opened beneath it.
+    root: Arc<Root>,
+}
+
+impl Claims {
+    /// Opens the model at `path`, one of [`Claims::paths`]: beneath the
+    /// root, so that no link (however it changes meanwhile) leads a
+    /// subject, its shards, an index's files or a directory's entries out
+    /// of it; an `ollama:` reference in its store.
+    pub fn open(&self, path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
+        if path.to_str().is_some_and(|p| p.starts_with(crate::ollama::SCHEME)) {
+            return crate::input::open_model(path, opts);
+        }
+        match path.strip_prefix(self.root.path()) {
+            Ok(rel) => crate::input::open_model_beneath(&self.root, rel, path, opts),
+            Err(_) => Err(Error::internal("a subject's path is not under the root").in_file(path)),
+        }
+    }
 }
 
 /// What `verify` requires of the statement's signature.
@@ -64,8 +89,14 @@ fn claims_of(file: &Path, root: Option<&Path>, signature: Signature<'_>) -> Resu
         Signed::Dsse { payload, .. } => subjects::read_payload(payload)?,
     };
     let root = root.or_else(|| file.parent()).unwrap_or(Path::new(""));
+    // As `locate` joins names to it: the working directory as `.`.
+    let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
     let paths = subjects.iter().map(|s| subjects::locate(root, &s.name)).collect::<Result<Vec<_>>>()?;
-    Ok(Claims { subjects, paths, signature_checked: matches!(signature, Signature::Keys(_)) })
+    let root = Root::open(root).map_err(|e| {
+        let what = format!("the root {}: {}", root.display(), e.detail());
+        Error::new(ErrorKind::Io(std::io::Error::other(what)))
+    })?;
+    Ok(Claims { subjects, paths, signature_checked: matches!(signature, Signature::Keys(_)), root })
 }
 
 fn check_signature(signed: &Signed, keys: &[PublicKey]) -> Result<()> {

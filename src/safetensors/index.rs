@@ -30,7 +30,13 @@ pub struct Index {
 /// Reads and checks an index file. Nothing else is opened: every file name
 /// is checked to be plain before the caller opens anything.
 pub fn read_index(path: &Path, mode: ReadMode) -> Result<Index> {
-    let source = Source::open(path, mode)?;
+    read_index_from(&Source::open(path, mode)?)
+}
+
+/// Reads and checks an index file already open (its files are then opened
+/// beside it: [`Source::beside`]).
+pub(crate) fn read_index_from(source: &Source) -> Result<Index> {
+    let path = source.path();
     let located = |e: Error| e.in_file(path);
     if source.len() > MAX_HEADER {
         let kind = ErrorKind::HeaderTooLarge { declared: source.len(), limit: MAX_HEADER };

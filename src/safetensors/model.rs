@@ -13,9 +13,9 @@ use crate::error::{Error, ErrorKind, Result, Subject};
 use crate::format::OpenOptions;
 use crate::hash::{Conversion, Digest, Job, PieceSizes, Sha256Digest};
 use crate::safetensors::header::{SafetensorsFile, TensorEntry, parse_prefix};
-use crate::safetensors::index::{Index, read_index};
+use crate::safetensors::index::{Index, read_index_from};
 use crate::safetensors::names::{INDEX_SUFFIX, ShardName, plain_name_in};
-use crate::source::{ReadMode, Source};
+use crate::source::{Beside, ReadMode, Source};
 
 /// One file of a model, opened and parsed.
 #[derive(Debug)]
@@ -29,8 +29,9 @@ pub struct StFile {
 }
 
 impl StFile {
-    fn open(path: &Path, mode: ReadMode) -> Result<(Source, SafetensorsFile)> {
-        let source = Source::open(path, mode)?;
+    /// Opens the file `name` beside another, beneath its root.
+    fn open_beside(beside: &Beside, name: &std::ffi::OsStr, mode: ReadMode) -> Result<(Source, SafetensorsFile)> {
+        let source = beside.open(name, mode)?;
         let file = Self::parse(&source)?;
         Ok((source, file))
     }
@@ -110,26 +111,28 @@ impl Model {
     /// Opens the model a path names: an index file, a shard (with or
     /// without an index beside it), or one file.
     pub fn open_with(path: &Path, opts: OpenOptions) -> Result<Model> {
-        if is_index_name(path) {
-            return Model::open_index(path, None, opts);
-        }
-        if let (true, Some(name)) = (opts.join_shards, ShardName::parse(path)) {
-            let index = name.index_path();
-            if index.is_file() {
-                return Model::open_index(&index, Some(path), opts);
-            }
-            return Model::open_shard_set(path, &name, opts);
-        }
-        let (source, file) = StFile::open(path, opts.read_mode)?;
-        Model::join(vec![(source, file, BTreeMap::new())], None, opts)
+        Model::from_source(Source::open(path, opts.read_mode)?, opts)
     }
 
-    /// Opens a model of one file that is already open.
+    /// Opens the model whose file is already open: an index file, a shard
+    /// (with or without an index beside it), or one file. The files an
+    /// index or a shard's name points to are opened beside it, beneath its
+    /// root ([`Source::beside`]): one that links out is refused.
     pub fn from_source(source: Source, opts: OpenOptions) -> Result<Model> {
         let path = source.path().to_path_buf();
-        if is_index_name(&path) || (opts.join_shards && ShardName::parse(&path).is_some()) {
-            drop(source);
-            return Model::open_with(&path, opts);
+        if is_index_name(&path) {
+            return Model::open_index(source, None, opts);
+        }
+        if let (true, Some(name)) = (opts.join_shards, ShardName::parse(&path)) {
+            let beside = source.beside()?;
+            let index = name.index_path();
+            let index_name = index.file_name().unwrap_or_default();
+            if beside.holds_file(index_name) {
+                drop(source);
+                let index = beside.open(index_name, opts.read_mode)?;
+                return Model::open_index(index, Some(&path), opts);
+            }
+            return Model::open_shard_set(source, &beside, &name, opts);
         }
         let file = StFile::parse(&source)?;
         Model::join(vec![(source, file, BTreeMap::new())], None, opts)
@@ -147,8 +150,11 @@ impl Model {
         Model::join(opened, None, opts)
     }
 
-    fn open_index(index_path: &Path, given: Option<&Path>, opts: OpenOptions) -> Result<Model> {
-        let index = read_index(index_path, opts.read_mode)?;
+    fn open_index(index_file: Source, given: Option<&Path>, opts: OpenOptions) -> Result<Model> {
+        let index_path = &index_file.path().to_path_buf();
+        let index = read_index_from(&index_file)?;
+        let beside = index_file.beside()?;
+        drop(index_file);
         let Index { files: names, weight_map, metadata, total_size } = index;
         let dir = index_path.parent().unwrap_or(Path::new(""));
         if let Some(given) = given {
@@ -161,7 +167,9 @@ impl Model {
         let mut opened = Vec::with_capacity(names.len());
         for name in &names {
             let path = plain_name_in(dir, name).map_err(|e| e.in_file(index_path))?;
-            let (source, file) = StFile::open(&path, opts.read_mode).map_err(|e| e.in_file(index_path))?;
+            let file_name = path.file_name().unwrap_or_default();
+            let (source, file) =
+                StFile::open_beside(&beside, file_name, opts.read_mode).map_err(|e| e.in_file(index_path))?;
             // Every tensor of the file is listed with this file...
             for t in &file.tensors {
                 if weight_map.get(&t.name).map(String::as_str) != Some(name.as_str()) {
@@ -194,17 +202,21 @@ impl Model {
         Model::join(opened, Some(info), opts)
     }
 
-    fn open_shard_set(path: &Path, name: &ShardName, opts: OpenOptions) -> Result<Model> {
+    /// The set whose first shard `first` is, its siblings opened beside it.
+    fn open_shard_set(first: Source, beside: &Beside, name: &ShardName, opts: OpenOptions) -> Result<Model> {
         if name.no != 1 {
             let kind = ErrorKind::NotFirstShard { no: name.no, count: name.count, first: name.sibling(1) };
-            return Err(Error::new(kind).in_file(path));
+            return Err(Error::new(kind).in_file(first.path()));
         }
-        let mut opened = Vec::new();
-        for no in 1..=name.count {
+        let path = &first.path().to_path_buf();
+        let file = StFile::parse(&first)?;
+        let mut opened = vec![(first, file, BTreeMap::new())];
+        for no in 2..=name.count {
             let sibling = name.sibling(no);
-            let (source, file) = match StFile::open(&sibling, opts.read_mode) {
+            let file_name = sibling.file_name().unwrap_or_default();
+            let (source, file) = match StFile::open_beside(beside, file_name, opts.read_mode) {
                 Ok(f) => f,
-                Err(e) if e.is_not_found() && no > 1 => {
+                Err(e) if e.is_not_found() => {
                     let kind = ErrorKind::MissingShard { no, count: name.count, path: sibling };
                     return Err(Error::new(kind).in_file(path));
                 }

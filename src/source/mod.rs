@@ -14,11 +14,16 @@ use std::time::SystemTime;
 
 use memmap2::{Advice, Mmap, UncheckedAdvice};
 
-use crate::error::{Error, ErrorKind, Result, SYMBOLIC_LINK, Step};
+use crate::error::{Error, ErrorKind, Result, Step};
 use crate::map_guard::Guard;
 
+mod beneath;
+mod beside;
 mod residency;
 mod stream;
+
+pub use beneath::{Last, Root};
+pub use beside::Beside;
 
 use stream::{STREAM_READ, Stream, StreamInput};
 
@@ -90,6 +95,9 @@ pub struct Source {
     /// read around the page cache (see [`Source::read_direct`]); `None`
     /// inside when the file system refuses it. Unset until wanted.
     direct: OnceLock<Option<File>>,
+    /// The directory it was opened in, beneath a root, when it was: the
+    /// files it names are opened there too ([`Source::beside`]).
+    beside: Option<Beside>,
 }
 
 /// The first bytes of a cold file asked for in one read-ahead before its
@@ -156,39 +164,25 @@ impl std::fmt::Debug for FileMap {
 impl Source {
     /// Opens a regular file; anything else (a directory, FIFO, device) is an error.
     pub fn open(path: &Path, mode: ReadMode) -> Result<Source> {
-        Source::open_with(path, mode, 0)
+        Source::open_with(path, mode)
     }
 
-    /// Opens a regular file as [`Source::open`] does, but never through a
-    /// symbolic link at its last component (`O_NOFOLLOW`), which is refused
-    /// as [`ErrorKind::NotRegularFile`]`(`[`SYMBOLIC_LINK`]`)`. For paths
-    /// made from names an input gave, inside a root the tool was pointed at:
-    /// checking for a link first and opening after would leave a moment in
-    /// which one could be put there.
-    pub fn open_no_follow(path: &Path, mode: ReadMode) -> Result<Source> {
-        Source::open_with(path, mode, libc::O_NOFOLLOW).map_err(|e| {
-            // ELOOP is also a loop of links in a directory on the way; only
-            // the last component being a link is this refusal (looked at
-            // after the open failed, for the wording alone).
-            let last_is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-            if e.raw_os_error() == Some(libc::ELOOP) && last_is_link {
-                Error::new(ErrorKind::NotRegularFile(SYMBOLIC_LINK)).in_file(path)
-            } else {
-                e
-            }
-        })
-    }
-
-    fn open_with(path: &Path, mode: ReadMode, flags: libc::c_int) -> Result<Source> {
+    fn open_with(path: &Path, mode: ReadMode) -> Result<Source> {
         let located = |e: Error| e.in_file(path);
         // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before
         // we could see that it is no file. It changes nothing for reads of a
         // regular file.
         let file = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NONBLOCK | flags)
+            .custom_flags(libc::O_NONBLOCK)
             .open(path)
             .map_err(|e| located(e.into()))?;
+        Source::from_opened(path, file, mode)
+    }
+
+    /// A source of a regular file just opened by `path`.
+    fn from_opened(path: &Path, file: File, mode: ReadMode) -> Result<Source> {
+        let located = |e: Error| e.in_file(path);
         let meta = file.metadata().map_err(|e| located(e.into()))?;
         let ft = meta.file_type();
         if ft.is_dir() {
@@ -217,6 +211,7 @@ impl Source {
             map: OnceLock::new(),
             cold: OnceLock::new(),
             direct: OnceLock::new(),
+            beside: None,
         })
     }
 
@@ -270,6 +265,7 @@ impl Source {
             map: OnceLock::new(),
             cold: OnceLock::new(),
             direct: OnceLock::new(),
+            beside: None,
         }
     }
 
@@ -917,24 +913,5 @@ mod tests {
             "{e}"
         );
         assert_eq!(e.offset(), Some(10));
-    }
-
-    #[test]
-    fn open_no_follow_refuses_a_symbolic_link_that_open_follows() {
-        let dir = tempfile::tempdir().unwrap();
-        let (target, link) = (dir.path().join("f"), dir.path().join("link"));
-        std::fs::write(&target, b"bytes").unwrap();
-        std::os::unix::fs::symlink(&target, &link).unwrap();
-        assert_eq!(Source::open(&link, ReadMode::Mmap).unwrap().len(), 5);
-        assert_eq!(Source::open_no_follow(&target, ReadMode::Mmap).unwrap().len(), 5);
-        let e = Source::open_no_follow(&link, ReadMode::Mmap).unwrap_err();
-        assert!(matches!(e.kind(), ErrorKind::NotRegularFile(SYMBOLIC_LINK)), "{e}");
-        assert_eq!(e.path(), Some(link.as_path()));
-        // A loop of links on the way is the system's own error, not this one.
-        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-        std::os::unix::fs::symlink(&b, &a).unwrap();
-        std::os::unix::fs::symlink(&a, &b).unwrap();
-        let e = Source::open_no_follow(&a.join("f"), ReadMode::Mmap).unwrap_err();
-        assert_eq!(e.raw_os_error(), Some(libc::ELOOP), "{e}");
     }
 }

@@ -10,7 +10,7 @@ use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement;
 use gguf_digest::provenance::subjects;
 use gguf_digest::provenance::verify;
-use gguf_digest::{BatchOptions, ErrorKind, NamedModels, digest_paths, schedule_all};
+use gguf_digest::{BatchOptions, ErrorKind, NamedModels, schedule, schedule_all};
 
 use super::inspect_diff::{ReadArgs, print_json};
 use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
@@ -169,9 +169,14 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
     let batch = args.read.options(opts);
     // A model named by several subjects is labelled once.
     let label = |_: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
+        // Each subject opened beneath the root (Claims::open), never by its path alone.
         verify::label_once_each(
             located,
-            |unique, emit_unique| digest_paths(unique, &batch, pool, |i, r| emit_unique(i, r.map(|(_, d)| d.label()))),
+            |unique, emit_unique| {
+                schedule(unique, &batch, pool, &|p, o| claims.open(p, o), |i, r| {
+                    emit_unique(i, r.map(|(_, d)| d.label()))
+                });
+            },
             emit,
         );
     };
