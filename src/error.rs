@@ -328,6 +328,14 @@ pub enum ErrorKind {
         /// What B is.
         b: &'static str,
     },
+    /// A process holds the file open for writing (a descriptor, or a shared
+    /// writable map) as it is opened, so its bytes could change under the
+    /// hashing without its times moving: refused rather than labelled (a
+    /// read lease, `source/lease.rs`).
+    #[error(
+        "file is open for writing by a process (a descriptor or a shared writable map), so its content could change while it is hashed"
+    )]
+    OpenForWriting,
     /// The file changed (size, time or content) while it was being read.
     #[error("file changed while hashing ({0})")]
     FileChanged(String),

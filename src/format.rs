@@ -87,6 +87,33 @@ pub fn run_job(model: &dyn Labelled, i: usize, pieces: &PieceSizes, progress: &P
     }
 }
 
+/// The model's entry in the `--json` document: the format's entry
+/// ([`Labelled::json`]), and, only when some file of the model was read
+/// without a read lease (docs/adr/0021-read-lease.md), the member
+/// `read_lease_unavailable`: one `{"path", "why"}` per such file, in
+/// [`Labelled::sources`] order. A model all of whose files held a lease
+/// gets exactly the format's entry.
+pub fn json_entry(model: &dyn Labelled, path: &Path, digest: &Digest) -> Json {
+    let mut entry = model.json(path, digest);
+    let mut seen = std::collections::HashSet::new();
+    let unleased: Vec<Json> = model
+        .sources()
+        .into_iter()
+        .filter_map(|s| Some((s.path(), s.lease_unavailable()?)))
+        .filter(|(p, _)| seen.insert(*p))
+        .map(|(p, why)| {
+            let mut note = serde_json::Map::new();
+            crate::output::put_name(&mut note, "path", std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()));
+            note.insert("why".to_string(), Json::from(why));
+            Json::Object(note)
+        })
+        .collect();
+    if let (Json::Object(obj), false) = (&mut entry, unleased.is_empty()) {
+        obj.insert("read_lease_unavailable".to_string(), Json::Array(unleased));
+    }
+    entry
+}
+
 /// The digest of a model whose jobs were hashed into `data_sha256` (in job
 /// order), after checking that no file changed while it was read.
 pub fn finish(model: &dyn Labelled, data_sha256: Vec<Sha256Digest>) -> Result<Digest> {

@@ -240,6 +240,8 @@ fn hash_mapped(range: &MappedRange, job: &Job<'_>, plan: Plan, progress: &Progre
         range.release(start, done);
         // A truncated file reads as zeros from here on: stop, not hash them.
         range.check(job.source.path())?;
+        // A writer opened the file: stop here, and let it go on.
+        job.source.check_lease()?;
     }
     Ok(hasher.finalize().into())
 }

@@ -4,6 +4,10 @@
 //! files, unreadable files, names with newlines, declared counts far beyond
 //! the file, and gigabytes of metadata that cost no disk (sparse files).
 //!
+//! The races below run the tool where it holds no read lease on the file
+//! (`without_lease`), so that the change lands while the file is hashed and
+//! the readers' own checks are tested; tests/lease.rs tests the lease.
+//!
 //! The promise under test: the tool reports an error and exits 2; it is never
 //! killed by a signal (SIGBUS from a vanished mapped page, SIGABRT from a
 //! failed allocation), never hangs, never holds memory in proportion to what
@@ -50,6 +54,16 @@ impl Run {
         );
         assert!(self.stdout.is_empty(), "{what}: printed a label for a changed file: {}", self.stdout);
         assert!(self.stderr.contains("changed"), "{what}: the error does not say the file changed: {}", self.stderr);
+    }
+
+    /// As [`Run::assert_changed_error`], for a run of [`without_lease`]:
+    /// as root, the change was caught by the readers' own checks, not by a
+    /// lease.
+    fn assert_changed_without_lease(&self, what: &str) {
+        self.assert_changed_error(what);
+        if is_root() {
+            assert!(!self.stderr.contains("opened for writing"), "{what}: a lease was held: {}", self.stderr);
+        }
     }
 }
 
@@ -125,10 +139,11 @@ enum Race {
     TooLate(Run),
 }
 
-/// Starts the binary with `args`, waits until `ready(pid)` says it is in the
-/// middle of reading, runs `act`, and waits for the child.
-fn race(args: &[&std::ffi::OsStr], ready: impl Fn(u32) -> bool, act: impl FnOnce(), what: &str) -> Race {
-    let mut child = spawn(args);
+/// Starts `cmd` (the binary with its arguments), waits until `ready(pid)`
+/// says it is in the middle of reading, runs `act`, and waits for the child.
+fn race(mut cmd: Command, ready: impl Fn(u32) -> bool, act: impl FnOnce(), what: &str) -> Race {
+    let mut child =
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start gguf-digest");
     let pid = child.id();
     let start = Instant::now();
     loop {
@@ -184,26 +199,39 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
     Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
+/// The binary, run so that it gets no read lease on the files of `dir`
+/// when the tests run as root: as user `nobody`, neither their owner nor
+/// holding CAP_LEASE. Another process's writes then land while a file is
+/// hashed, as on a file system without leases or once the kernel's
+/// lease-break-time has passed, so what is tested is the readers' own
+/// checks (the guard, short reads, the final fstat). Without root the tool
+/// holds a lease: the writer's open waits for it, the tool stops with
+/// "file changed while hashing (it was opened for writing)", and the test
+/// passes through that path instead (tests/lease.rs tests it on purpose).
+fn without_lease(dir: &Dir) -> Command {
+    if is_root() { unprivileged(&runnable_binary(dir)) } else { Command::new(BIN) }
+}
+
 /// Sparse model sizes for races against tensor hashing.
 const TENSOR_RACE_SIZES: [u64; 3] = [4 << 30, 16 << 30, 64 << 30];
 
 fn truncated_while_hashing(extra: &[&str]) {
-    let dir = Dir::new();
+    let dir = open_dir();
     let path = dir.path("big.gguf");
     let what = format!("truncation while hashing {extra:?}");
     let run = until_hit(&what, &TENSOR_RACE_SIZES, |size| {
         let data_start = sparse_model(&path, size);
-        let mut args: Vec<&std::ffi::OsStr> = vec!["-j".as_ref(), "1".as_ref()];
-        args.extend(extra.iter().map(std::ffi::OsStr::new));
-        args.push(path.as_os_str());
+        let mut cmd = without_lease(&dir);
+        cmd.args(["-j", "1"]).args(extra).arg(&path);
         let cut = || OpenOptions::new().write(true).open(&path).unwrap().set_len(data_start + 4096).unwrap();
-        race(&args, hashing, cut, &what)
+        race(cmd, hashing, cut, &what)
     });
-    run.assert_changed_error(&what);
+    run.assert_changed_without_lease(&what);
 }
 
-/// (a) Another process truncates the file while its tensor data is hashed:
-/// a short read, reported as a change; no SIGBUS (data is read with pread).
+/// (a) Another process truncates the file while its tensor data is hashed,
+/// where the tool holds no read lease (`without_lease`): a short read, or
+/// a guarded map's lost page, reported as a change; no SIGBUS.
 #[test]
 fn truncated_while_hashing_is_an_error_not_a_signal() {
     truncated_while_hashing(&[]);
@@ -215,11 +243,12 @@ fn truncated_while_hashing_is_an_error_with_no_mmap() {
 }
 
 /// (b) Bytes already hashed are rewritten in place (same size) and the
-/// modification time is even put back: the change time still differs, so
-/// the file is reported as changed instead of labelled with stale content.
+/// modification time is even put back, where the tool holds no read lease
+/// (`without_lease`): the change time still differs, so the file is
+/// reported as changed instead of labelled with stale content.
 #[test]
 fn rewritten_while_hashing_is_an_error() {
-    let dir = Dir::new();
+    let dir = open_dir();
     let path = dir.path("big.gguf");
     let what = "rewrite while hashing";
     let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
@@ -232,18 +261,21 @@ fn rewritten_while_hashing_is_an_error() {
             f.write_all_at(b"rewritten", data_start + (1 << 20)).unwrap();
             f.set_modified(old).unwrap();
         };
-        race(&["-j".as_ref(), "1".as_ref(), path.as_os_str()], hashing, rewrite, what)
+        let mut cmd = without_lease(&dir);
+        cmd.args(["-j", "1"]).arg(&path);
+        race(cmd, hashing, rewrite, what)
     });
-    run.assert_changed_error(what);
+    run.assert_changed_without_lease(what);
 }
 
 /// (e) The residual window of the default read mode: the file is truncated
 /// while its metadata is parsed from the memory map (a KV string of
-/// gigabytes keeps the parser inside the map for a second or more). The map
-/// guard must turn the SIGBUS of the vanished pages into a "changed" error.
+/// gigabytes keeps the parser inside the map for a second or more), where
+/// the tool holds no read lease (`without_lease`). The map guard must turn
+/// the SIGBUS of the vanished pages into a "changed" error.
 #[test]
 fn truncated_while_metadata_is_mapped_is_an_error_not_sigbus() {
-    let dir = Dir::new();
+    let dir = open_dir();
     let path = dir.path("bigkv.gguf");
     let what = "truncation while parsing from the map";
     // The parser hashes a string in one call, so every size is read in
@@ -259,9 +291,11 @@ fn truncated_while_metadata_is_mapped_is_an_error_not_sigbus() {
             }
             mapped
         };
-        race(&[path.as_os_str()], ready, cut, what)
+        let mut cmd = without_lease(&dir);
+        cmd.arg(&path);
+        race(cmd, ready, cut, what)
     });
-    run.assert_changed_error(what);
+    run.assert_changed_without_lease(what);
 }
 
 // ---------------------------------------------------------------------------
@@ -572,6 +606,10 @@ fn a_file_truncated_before_it_is_read_front_to_back_is_an_error() {
         let path = d.write("m.gguf", &bytes);
         let model = Model::open_with(&path, ModelOptions { read_mode: ReadMode::Pread, ..ModelOptions::default() })
             .expect("opens");
+        // Labelled once first, which lets the file's read lease go
+        // (src/source/lease.rs): the cut below then lands at once, as it
+        // does where no lease is given, instead of waiting for the lease.
+        model.digest().expect("labels");
         OpenOptions::new().write(true).open(&path).unwrap().set_len(bytes.len() as u64 - 300_000).unwrap();
         let e = hash_front_to_back_with(&model, &PieceSizes::default(), 2, direct, &|_| Ok(())).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::FileChanged(_)), "{direct:?}: {e}");

@@ -285,7 +285,7 @@ fn open_model(
     // The JSON entry is built on the worker, without the GIL.
     let results = label_all(py, &paths, read, Via::Arguments, |m, d| {
         let (format, contract) = m.contract();
-        let json = m.json(&paths[0], &d).to_string();
+        let json = gguf_digest::json_entry(m.as_ref(), &paths[0], &d).to_string();
         let files: Vec<OsString> = m.sources().iter().map(|s| s.path().as_os_str().to_owned()).collect();
         string_values(&m).map(|strings| (format, contract, json, d, files, strings))
     })?;

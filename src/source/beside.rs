@@ -125,7 +125,11 @@ impl Source {
         })?;
         let parent = |p: &Path| p.parent().map(Path::to_path_buf).unwrap_or_default();
         let beside = Beside::new(Arc::clone(root), parent(rel), parent(shown));
-        Ok(Source { beside: Some(beside), ..Source::from_opened(shown, file, mode)? })
+        // `Source` releases its lease on drop, so it is changed in place
+        // rather than rebuilt from its fields.
+        let mut source = Source::from_opened(shown, file, mode)?;
+        source.beside = Some(beside);
+        Ok(source)
     }
 
     /// The directory this file was opened in, beneath its root: where the

@@ -19,6 +19,7 @@ use crate::map_guard::Guard;
 
 mod beneath;
 mod beside;
+mod lease;
 mod residency;
 mod stream;
 
@@ -80,6 +81,10 @@ pub(crate) type PrefixParser<T> = fn(&[u8], u64) -> Result<(T, u64), Step>;
 pub struct Source {
     path: PathBuf,
     backing: Backing,
+    /// The read lease taken when the file was opened (`lease.rs`): it
+    /// breaks when a process opens the file for writing, which the file's
+    /// times do not always show. Released once hashing is checked.
+    lease: lease::Lease,
     identity: Identity,
     mode: ReadMode,
     /// The guarded map of the whole file, made on first use and kept while
@@ -203,8 +208,10 @@ impl Source {
             };
             return Err(located(ErrorKind::NotRegularFile(what).into()));
         }
+        let lease = lease::Lease::take(&file).map_err(located)?;
         Ok(Source {
             path: path.to_path_buf(),
+            lease,
             backing: Backing::File(file),
             identity: Identity::of(&meta),
             mode,
@@ -260,6 +267,7 @@ impl Source {
         Source {
             path: name.to_path_buf(),
             backing: Backing::Stream(Mutex::new(stream)),
+            lease: lease::Lease::stream(),
             identity: Identity { len: UNKNOWN_LEN, modified: None, ctime: (0, 0) },
             mode: ReadMode::Pread,
             map: OnceLock::new(),
@@ -550,6 +558,7 @@ impl Source {
         let Some(file) = self.direct.get().and_then(Option::as_ref) else {
             return Err(located(Error::internal("a direct read of a buffered file")));
         };
+        self.check_lease()?;
         // BLOCK is 4096: clear the low 12 bits.
         let aligned_start = offset & !0xFFF_u64;
         let lead = usize::try_from(offset.saturating_sub(aligned_start)).unwrap_or(0);
@@ -655,6 +664,7 @@ impl Source {
             Backing::File(f) => f,
             Backing::Stream(s) => return self.read_held(&lock(s), buf, offset),
         };
+        self.check_lease()?;
         match file.read_exact_at(buf, offset) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
@@ -685,7 +695,26 @@ impl Source {
         }
     }
 
-    /// Fails if the file's size or times differ from when it was opened.
+    /// Fails once a process has opened the file for writing since it was
+    /// opened (its read lease broke): hashing stops at the next piece and
+    /// the lease is let go at once, so the writer waiting for it goes on.
+    /// Passes for a file without a lease, and once the lease was released
+    /// after a check.
+    pub(crate) fn check_lease(&self) -> Result<()> {
+        match self.file() {
+            Some(file) => self.lease.check_held(file).map_err(|e| e.in_file(&self.path)),
+            None => Ok(()),
+        }
+    }
+
+    /// Why this file is read without a read lease (see `lease.rs`), for its
+    /// model's `--json` entry; `None` when it holds one, and for a stream.
+    pub fn lease_unavailable(&self) -> Option<String> {
+        self.lease.unavailable().and_then(lease::Unavailable::why)
+    }
+
+    /// Fails if a process opened the file for writing since it was opened,
+    /// or if its size or times differ from then; releases its read lease.
     /// A stream is judged instead, once read to its end, by its format's
     /// parser at its true length: exactly the verdict on a file holding the
     /// same bytes (a tensor past the end, bytes after the last safetensors
@@ -695,6 +724,9 @@ impl Source {
             Backing::File(f) => f,
             Backing::Stream(s) => return lock(s).judge().map_err(|e| e.in_file(&self.path)),
         };
+        // No process opened it for writing since it was opened (which its
+        // times may not show); the lease is let go here.
+        self.lease.check_and_release(file).map_err(|e| e.in_file(&self.path))?;
         // fstat of the open file: the bytes we read are this inode's, whatever
         // the path names now.
         let now = file.metadata().map_err(|e| Error::from(e).in_file(&self.path))?;
@@ -710,6 +742,18 @@ impl Source {
             "its inode was changed (ctime)".to_string()
         };
         Err(changed(&what).in_file(&self.path))
+    }
+}
+
+impl Drop for Source {
+    /// A lease not yet released (a file whose hashing was never checked:
+    /// it failed, or was never asked for) is let go before the descriptor
+    /// closes: with the map still open the kernel would keep it until the
+    /// unmap.
+    fn drop(&mut self) {
+        if let Backing::File(file) = &self.backing {
+            self.lease.release(file);
+        }
     }
 }
 

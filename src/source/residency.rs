@@ -159,8 +159,9 @@ mod tests {
         let page = page_size() as usize;
         for (i, pages) in [1usize, 2, 3, 5, 64, 300, 5000].into_iter().enumerate() {
             let path = dir.path().join(format!("f{i}"));
-            let mut f = File::create(&path).unwrap();
-            f.write_all(&vec![7u8; pages * page - 1]).unwrap();
+            std::fs::write(&path, vec![7u8; pages * page - 1]).unwrap();
+            // Read-only: a file held open for writing is refused (`lease.rs`).
+            let f = File::open(&path).unwrap();
             evict(&f);
             assert!(Source::open(&path, ReadMode::Mmap).unwrap().is_cold(), "{pages} pages, evicted");
             std::fs::read(&path).unwrap();

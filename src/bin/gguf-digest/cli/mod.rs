@@ -276,7 +276,7 @@ fn run(args: &Args) -> io::Result<u8> {
     let report = |i: usize, r: gguf_digest::Result<(AnyModel, Digest)>| {
         let Some(path) = files.get(i) else { return };
         match r {
-            Ok((model, digest)) if args.json => json_files.push(model.json(path, &digest)),
+            Ok((model, digest)) if args.json => json_files.push(gguf_digest::json_entry(model.as_ref(), path, &digest)),
             Ok((_, digest)) => {
                 if io_result.is_ok() {
                     io_result = out.write_all(&sums_line(&digest.label(), path));

@@ -1,0 +1,397 @@
+//! A read lease on an open file (Linux `F_SETLEASE`, `F_RDLCK`): the one
+//! way the kernel tells a reader that the file's bytes may be changing
+//! without their times moving.
+//!
+//! A writer can change a file without touching its size, modification time
+//! or change time: pages of a `MAP_SHARED` writable map, dirtied before we
+//! opened the file, take further writes without a fault, so no time is
+//! updated (issue 23, item 3). The identity check after hashing cannot see
+//! that. A read lease can: the kernel refuses one while any process holds
+//! the file open for writing (a map keeps the file it was made from open, so
+//! a writable shared map counts even after its descriptor was closed), and
+//! breaks it when a process opens the file for writing (or truncates it by
+//! path) while it is held. So a file is refused at open when a writer is
+//! there ([`ErrorKind::OpenForWriting`]), and its label is refused when one
+//! came while it was hashed ("file changed while hashing (it was opened for
+//! writing)").
+//!
+//! A writer that opens the file while we hold the lease waits in its `open`
+//! until we release the lease (at most the kernel's `lease-break-time`, 45 s
+//! by default, after which the kernel takes it from us): we release it as
+//! soon as the file's hashing is checked, or the moment a hashing loop sees
+//! it broken ([`Lease::check_held`]).
+//!
+//! Where the kernel gives no lease (not the file's owner and no
+//! `CAP_LEASE`; a file system that refuses leases; leases turned off), the
+//! file is read as before, checked by its identity alone, and the reason is
+//! kept ([`Lease::unavailable`]) for the model's `--json` entry. See
+//! docs/adr/0021-read-lease.md.
+
+#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
+use std::fs::File;
+use std::io;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// Why no lease was taken on a file; said in its model's `--json` entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unavailable {
+    /// A stream (standard input): no file to lease, nothing to note.
+    Stream,
+    /// `EACCES`/`EPERM`: only the file's owner or a holder of `CAP_LEASE`
+    /// may take a lease.
+    NotOwner,
+    /// `EINVAL`: the file system refuses leases (network and FUSE file
+    /// systems among them), or leases are turned off (`fs.leases-enable`).
+    Refused,
+    /// Any other error of the kernel, by its number.
+    Other(i32),
+    /// Not Linux: no leases to ask for.
+    NoLeases,
+}
+
+impl Unavailable {
+    /// The reason, for a person reading the `--json` entry; `None` for a
+    /// stream, which has nothing to note.
+    pub(crate) fn why(self) -> Option<String> {
+        Some(match self {
+            Unavailable::Stream => return None,
+            Unavailable::NotOwner => "not the file's owner, and without CAP_LEASE".to_string(),
+            Unavailable::Refused => "the file system refuses leases, or leases are turned off".to_string(),
+            Unavailable::Other(errno) => format!("the kernel refused one: {}", io::Error::from_raw_os_error(errno)),
+            Unavailable::NoLeases => "this system has no file leases".to_string(),
+        })
+    }
+}
+
+/// What the kernel's refusal of a lease means: a writer is there (an
+/// error), or no lease can be had here (read without one).
+fn refusal(errno: i32) -> std::result::Result<Unavailable, Error> {
+    match errno {
+        NO_LEASES => Ok(Unavailable::NoLeases),
+        libc::EAGAIN => Err(Error::new(ErrorKind::OpenForWriting)),
+        libc::EACCES | libc::EPERM => Ok(Unavailable::NotOwner),
+        libc::EINVAL => Ok(Unavailable::Refused),
+        other => Ok(Unavailable::Other(other)),
+    }
+}
+
+/// What `sys::take` returns where the system has no leases (no kernel
+/// error number is negative).
+const NO_LEASES: i32 = -1;
+
+/// The states of a taken lease.
+const HELD: u8 = 0;
+/// Released after the file's hashing was checked and found whole.
+const RELEASED: u8 = 1;
+/// Found broken (a writer opened the file); released, and every later
+/// check of this open file fails.
+const BROKEN: u8 = 2;
+
+/// The read lease of one open file, or why it has none.
+#[derive(Debug)]
+pub(crate) struct Lease {
+    /// `Ok(state)` when one was taken (`HELD`, `RELEASED`, `BROKEN`).
+    taken: std::result::Result<AtomicU8, Unavailable>,
+}
+
+/// The error of a label whose file was opened for writing while it was hashed.
+fn broken() -> Error {
+    super::changed("it was opened for writing")
+}
+
+impl Lease {
+    /// No lease, for a stream.
+    pub(crate) fn stream() -> Lease {
+        Lease { taken: Err(Unavailable::Stream) }
+    }
+
+    /// Takes a read lease on `file` (opened read-only). An error when a
+    /// process holds the file open for writing
+    /// ([`ErrorKind::OpenForWriting`]); a lease the kernel will not give
+    /// for any other reason is [`Lease::unavailable`], not an error.
+    pub(crate) fn take(file: &File) -> Result<Lease> {
+        match sys::take(file) {
+            Ok(()) => Ok(Lease { taken: Ok(AtomicU8::new(HELD)) }),
+            Err(errno) => refusal(errno).map(|why| Lease { taken: Err(why) }),
+        }
+    }
+
+    /// Why the file has no lease, when it has none.
+    pub(crate) fn unavailable(&self) -> Option<Unavailable> {
+        self.taken.as_ref().err().copied()
+    }
+
+    /// While hashing: fails (and releases the lease at once, so that the
+    /// writer waiting in its `open` goes on) when the lease was broken.
+    /// Cheap (one `fcntl`); a file without a lease always passes.
+    pub(crate) fn check_held(&self, file: &File) -> Result<()> {
+        let Ok(state) = &self.taken else { return Ok(()) };
+        match state.load(Ordering::Acquire) {
+            HELD if sys::is_held(file) => Ok(()),
+            HELD | BROKEN => {
+                if state.swap(BROKEN, Ordering::AcqRel) == HELD {
+                    sys::release(file);
+                }
+                Err(broken())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// After hashing: fails when the lease was broken (a writer opened the
+    /// file meanwhile, or the kernel took the lease back after making one
+    /// wait), then releases it. A file checked again (a model labelled a
+    /// second time through the library) holds no lease any more; it fails
+    /// if a writer holds it open at that moment.
+    pub(crate) fn check_and_release(&self, file: &File) -> Result<()> {
+        let Ok(state) = &self.taken else { return Ok(()) };
+        match state.load(Ordering::Acquire) {
+            HELD => {
+                let whole = sys::is_held(file);
+                let was = state.swap(if whole { RELEASED } else { BROKEN }, Ordering::AcqRel);
+                if was == HELD {
+                    sys::release(file);
+                }
+                if whole && was == HELD { Ok(()) } else { Err(broken()) }
+            }
+            RELEASED => match sys::take(file) {
+                Ok(()) => {
+                    sys::release(file);
+                    Ok(())
+                }
+                Err(libc::EAGAIN) => Err(broken()),
+                Err(_) => Ok(()),
+            },
+            _ => Err(broken()),
+        }
+    }
+
+    /// Releases the lease if it is held (the file is being closed).
+    pub(crate) fn release(&self, file: &File) {
+        if let Ok(state) = &self.taken {
+            if state.swap(RELEASED, Ordering::AcqRel) == HELD {
+                sys::release(file);
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod sys {
+    //! The three `fcntl` calls, on Linux.
+
+    use std::fs::File;
+    use std::os::fd::AsRawFd;
+
+    /// `F_SETSIG` (`<linux/fcntl.h>`: 10 on every architecture), which the
+    /// libc crate does not export for glibc targets.
+    const F_SETSIG: libc::c_int = 10;
+
+    /// The error number of the last failed call.
+    fn errno() -> i32 {
+        std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+    }
+
+    /// Takes a read lease on `file`, or returns the kernel's error number.
+    ///
+    /// Taking a lease makes this process the file's owner for signals, and
+    /// the kernel signals the owner when a writer breaks the lease: by
+    /// default SIGIO, whose default action ends the process (a program
+    /// embedding the library with it). So first the signal becomes SIGURG,
+    /// which is ignored by default, and right after the lease is taken the
+    /// owner is cleared, so that no signal is sent at all: a writer racing
+    /// in between the two calls costs an ignored SIGURG, never the process.
+    pub(super) fn take(file: &File) -> Result<(), i32> {
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl with integer arguments reads and writes no memory
+        // of ours; on a descriptor we own (borrowed from `file` for the
+        // call) it changes only that open file's signal number.
+        if unsafe { libc::fcntl(fd, F_SETSIG, libc::SIGURG) } != 0 {
+            return Err(errno());
+        }
+        // SAFETY: as above; it adds a lease to this open file, released by
+        // `release` or when the file is closed. The file's bytes are not
+        // touched: if the file changes later, the lease breaks, which
+        // `is_held` reports.
+        if unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_RDLCK) } != 0 {
+            return Err(errno());
+        }
+        // SAFETY: as above; owner 0 means no process is signalled.
+        if unsafe { libc::fcntl(fd, libc::F_SETOWN, 0) } != 0 {
+            let e = errno();
+            release(file);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// True while the read lease on `file` is held and unbroken (a lease
+    /// being broken reads as `F_UNLCK`, as does one the kernel took back).
+    pub(super) fn is_held(file: &File) -> bool {
+        // SAFETY: F_GETLEASE reads no memory of ours and changes nothing.
+        unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLEASE) == libc::F_RDLCK }
+    }
+
+    /// Releases the lease on `file`; a writer waiting for it goes on.
+    pub(super) fn release(file: &File) {
+        // SAFETY: as in `take`; failing (no lease held any more: the kernel
+        // took it back) leaves nothing to undo.
+        let _ = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod sys {
+    //! No leases: every file is read as where the kernel refuses them.
+
+    use std::fs::File;
+
+    pub(super) fn take(_: &File) -> Result<(), i32> {
+        Err(super::NO_LEASES)
+    }
+
+    pub(super) fn is_held(_: &File) -> bool {
+        false
+    }
+
+    pub(super) fn release(_: &File) {}
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::path::Path;
+
+    fn file_of(dir: &Path, bytes: &[u8]) -> std::path::PathBuf {
+        let p = dir.join("f");
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    fn read_only(p: &Path) -> File {
+        File::open(p).unwrap()
+    }
+
+    /// Opens `p` for writing without waiting for a lease to be released:
+    /// with a lease held it fails (EWOULDBLOCK) and breaks the lease.
+    fn try_write_open(p: &Path) -> std::io::Result<File> {
+        std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(p)
+    }
+
+    #[test]
+    fn a_lease_is_held_until_checked_and_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = file_of(dir.path(), b"bytes");
+        let f = read_only(&p);
+        let lease = Lease::take(&f).unwrap();
+        assert_eq!(lease.unavailable(), None);
+        assert!(sys::is_held(&f));
+        lease.check_held(&f).unwrap();
+        // Held, no writer gets in (and the refusal does not signal us to death).
+        assert_eq!(try_write_open(&p).unwrap_err().raw_os_error(), Some(libc::EWOULDBLOCK));
+        // The attempt broke it: hashing stops, and the lease is let go at once.
+        let e = lease.check_held(&f).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::FileChanged(_)), "{e}");
+        assert!(e.to_string().contains("opened for writing"), "{e}");
+        assert!(!sys::is_held(&f));
+        // A broken lease stays a failure for this open file.
+        assert!(lease.check_and_release(&f).is_err());
+        assert!(lease.check_and_release(&f).is_err());
+    }
+
+    #[test]
+    fn a_whole_file_is_released_after_its_check_and_a_writer_then_gets_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = file_of(dir.path(), b"bytes");
+        let f = read_only(&p);
+        let lease = Lease::take(&f).unwrap();
+        lease.check_and_release(&f).unwrap();
+        assert!(!sys::is_held(&f));
+        let w = try_write_open(&p).expect("no lease held after the check");
+        // Checked again (a model labelled twice) while a writer holds it open: refused.
+        assert!(lease.check_and_release(&f).is_err());
+        drop(w);
+        lease.check_and_release(&f).unwrap();
+        lease.release(&f);
+    }
+
+    #[test]
+    fn a_file_open_for_writing_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = file_of(dir.path(), b"bytes");
+        let w = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+        let e = Lease::take(&read_only(&p)).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::OpenForWriting), "{e}");
+        assert!(e.to_string().contains("open for writing"), "{e}");
+        drop(w);
+        Lease::take(&read_only(&p)).unwrap();
+    }
+
+    /// The issue's writer: a shared writable map whose descriptor is
+    /// closed still holds the file open for writing.
+    #[test]
+    fn a_writable_shared_map_with_its_descriptor_closed_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = file_of(dir.path(), &[0u8; 8192]);
+        let w = std::fs::OpenOptions::new().read(true).write(true).open(&p).unwrap();
+        // SAFETY: a map of a file only this test uses, written below and
+        // unmapped at its end.
+        let mut map = unsafe { memmap2::MmapMut::map_mut(&w).unwrap() };
+        drop(w);
+        map[100] = 1;
+        let e = Lease::take(&read_only(&p)).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::OpenForWriting), "{e}");
+        drop(map);
+        Lease::take(&read_only(&p)).unwrap();
+        // A read-only map (ours) is no writer.
+        let r = read_only(&p);
+        // SAFETY: as above, read only.
+        let _ro = unsafe { memmap2::Mmap::map(&r).unwrap() };
+        Lease::take(&read_only(&p)).unwrap();
+    }
+
+    /// One run may open a file twice (the same path twice on a command
+    /// line): read leases coexist, and each is released on its own.
+    #[test]
+    fn two_opens_of_one_file_both_hold_a_lease() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = file_of(dir.path(), b"bytes");
+        let (a, b) = (read_only(&p), read_only(&p));
+        let (la, lb) = (Lease::take(&a).unwrap(), Lease::take(&b).unwrap());
+        la.check_and_release(&a).unwrap();
+        assert!(sys::is_held(&b));
+        assert!(try_write_open(&p).is_err(), "the second lease still holds writers off");
+        assert!(lb.check_and_release(&b).is_err(), "and it was broken");
+    }
+
+    #[test]
+    fn the_kernels_refusals_map_to_an_error_or_a_reason() {
+        assert!(matches!(refusal(libc::EAGAIN).unwrap_err().kind(), ErrorKind::OpenForWriting));
+        assert_eq!(refusal(libc::EACCES).unwrap(), Unavailable::NotOwner);
+        assert_eq!(refusal(libc::EPERM).unwrap(), Unavailable::NotOwner);
+        assert_eq!(refusal(libc::EINVAL).unwrap(), Unavailable::Refused);
+        assert_eq!(refusal(libc::ENOMEM).unwrap(), Unavailable::Other(libc::ENOMEM));
+        assert_eq!(refusal(NO_LEASES).unwrap(), Unavailable::NoLeases);
+        assert!(Unavailable::NotOwner.why().unwrap().contains("CAP_LEASE"));
+        assert!(Unavailable::Refused.why().unwrap().contains("refuses leases"));
+        assert!(Unavailable::Other(libc::ENOMEM).why().unwrap().contains("memory"));
+        assert_eq!(Unavailable::Stream.why(), None);
+    }
+
+    #[test]
+    fn a_file_without_a_lease_passes_every_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = file_of(dir.path(), b"bytes");
+        let f = read_only(&p);
+        let lease = Lease { taken: Err(Unavailable::Refused) };
+        let _w = try_write_open(&p).unwrap();
+        lease.check_held(&f).unwrap();
+        lease.check_and_release(&f).unwrap();
+        assert_eq!(lease.unavailable(), Some(Unavailable::Refused));
+    }
+}
