@@ -66,6 +66,9 @@ impl Unavailable {
     }
 }
 
+/// How long a writer may be seen before it is believed (see [`Lease::take`]).
+const WRITER_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// What the kernel's refusal of a lease means: a writer is there (an
 /// error), or no lease can be had here (read without one).
 fn refusal(errno: i32) -> std::result::Result<Unavailable, Error> {
@@ -113,9 +116,25 @@ impl Lease {
     /// ([`ErrorKind::OpenForWriting`]); a lease the kernel will not give
     /// for any other reason is [`Lease::unavailable`], not an error.
     pub(crate) fn take(file: &File) -> Result<Lease> {
-        match sys::take(file) {
-            Ok(()) => Ok(Lease { taken: Ok(AtomicU8::new(HELD)) }),
-            Err(errno) => refusal(errno).map(|why| Lease { taken: Err(why) }),
+        // A descriptor open for writing may be there for an instant only:
+        // a thread that forks lends the child every descriptor of its
+        // process until the child's exec closes them (O_CLOEXEC), so a
+        // program that writes a file and labels it while another thread
+        // starts a process can meet its own closed writer. A writer is
+        // believed when it is still there after about 300 ms; a real one
+        // (an open descriptor, a shared writable map) stays.
+        let mut pause = std::time::Duration::from_millis(5);
+        let mut paused = std::time::Duration::ZERO;
+        loop {
+            match sys::take(file) {
+                Ok(()) => return Ok(Lease { taken: Ok(AtomicU8::new(HELD)) }),
+                Err(libc::EAGAIN) if paused < WRITER_GRACE => {
+                    std::thread::sleep(pause);
+                    paused = paused.saturating_add(pause);
+                    pause = pause.saturating_mul(2);
+                }
+                Err(errno) => return refusal(errno).map(|why| Lease { taken: Err(why) }),
+            }
         }
     }
 
