@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates, idempotently, the Python venv that tests/interop.rs uses, outside
+# Creates, idempotently, the Python venv that tests/interop/interop.rs uses, outside
 # the repository:
 #
 #   ${GGUF_DIGEST_VENV:-$HOME/.cache/gguf-digest/venv}

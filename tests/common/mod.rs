@@ -7,11 +7,16 @@
 //! reading cannot hide behind the same bug in the writing.
 #![allow(dead_code)]
 
-/// The command the CLI tests run: the binary cargo built, or the one
-/// `GGUF_DIGEST_BIN` names (scripts/test-python.sh runs tests/cli.rs and
-/// tests/st_cli.rs again on the `gguf-digest` the Python wheel installs).
-pub fn gguf_digest_bin() -> String {
-    std::env::var("GGUF_DIGEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gguf-digest").to_string())
+/// The command every test runs: the binary cargo built, or the one
+/// `GGUF_DIGEST_BIN` names (scripts/test-python.sh runs the `cli::` and
+/// `st_cli::` modules of the cli test binary again on the `gguf-digest` the
+/// Python wheel installs). Every test names the command through this, and
+/// nowhere else.
+pub fn gguf_digest_bin() -> &'static str {
+    static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        std::env::var("GGUF_DIGEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gguf-digest").to_string())
+    });
+    BIN.as_str()
 }
 
 /// Runs the command under test (see [`gguf_digest_bin`]) in `dir`, with

@@ -1,7 +1,7 @@
 //! The real binary on safetensors models: sums lines, `--json`,
 //! `--skeleton`, `--check`, `inspect`, `diff` (within and across formats),
 //! directories and exit codes.
-mod common;
+use crate::common;
 
 use common::st::*;
 use common::*;

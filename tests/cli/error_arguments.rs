@@ -1,7 +1,7 @@
 //! Every error names the argument the user gave beside the file it is
 //! about: `gguf-digest: ARG: FILE: byte N, SUBJECT: what`, the argument
 //! left out when it is the file itself (docs/adr/0008-errors.md).
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

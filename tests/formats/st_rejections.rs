@@ -12,7 +12,7 @@
 //! Each file is opened through `Model::open_with` in both read modes and
 //! through `open_model` (what the binary does); all three must fail with the
 //! same message, and the in-memory `parse` with the same detail.
-mod common;
+use crate::common;
 
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -22,8 +22,6 @@ use common::st::*;
 use common::*;
 use gguf_digest::safetensors::{self, Model};
 use gguf_digest::{Error, ErrorKind, OpenOptions, ReadMode, Subject, open_model};
-
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
 
 // ---------------------------------------------------------------- helpers
 
@@ -1126,7 +1124,7 @@ fn directory_safetensors_wins_over_gguf() {
 // ---------------------------------------------------------------- the binary
 
 fn run(args: &[&Path]) -> (i32, String, String) {
-    let out = Command::new(BIN).args(args).output().expect("runs the binary");
+    let out = Command::new(gguf_digest_bin()).args(args).output().expect("runs the binary");
     let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8 output");
     (out.status.code().expect("an exit code"), text(out.stdout), text(out.stderr))
 }

@@ -8,7 +8,7 @@
 //!
 //! No test waits on a clock: the tool's lease is watched in /proc/locks,
 //! and every wait is bounded only to turn a hang into a failure.
-mod common;
+use crate::common;
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -19,8 +19,6 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
 
 /// How a run of the binary ended.
 struct Run {
@@ -143,7 +141,7 @@ fn mapped_writer(extra: &[&str]) {
     map[ahead] = 1;
     let mut args: Vec<&str> = vec!["-j", "1"];
     args.extend(extra);
-    let mut child = spawn(Command::new(BIN).args(&args).arg(&path).stdin(Stdio::null()));
+    let mut child = spawn(Command::new(gguf_digest_bin()).args(&args).arg(&path).stdin(Stdio::null()));
     let pid = child.id();
     // Before the lease the tool hashed for seconds, and the flips landed
     // mid-hash; now it has exited before it could hash anything.
@@ -184,7 +182,7 @@ fn a_writer_that_opens_the_file_while_it_is_hashed_gets_it_refused() {
     let model = Gguf::new().kv("general.name", Val::str("m")).tensor(Tensor::filled("t", &[4096], 0, 1));
     let path = dir.write("m.gguf", &model.build());
     let ino = std::fs::metadata(&path).unwrap().ino();
-    let mut child = spawn(Command::new(BIN).arg(&path).arg("-").stdin(Stdio::piped()));
+    let mut child = spawn(Command::new(gguf_digest_bin()).arg(&path).arg("-").stdin(Stdio::piped()));
     let pid = child.id();
     let what = "a writer after the lease";
     wait_for(Duration::from_secs(60), "the tool took no read lease on the file it opened", || {
@@ -224,7 +222,7 @@ fn writer_during_hashing(extra: &[&str]) {
     let data_start = sparse_model(&path, 16 << 30);
     let mut args: Vec<&str> = vec!["-j", "1"];
     args.extend(extra);
-    let child = spawn(Command::new(BIN).args(&args).arg(&path).stdin(Stdio::null()));
+    let child = spawn(Command::new(gguf_digest_bin()).args(&args).arg(&path).stdin(Stdio::null()));
     let pid = child.id();
     wait_for(Duration::from_secs(60), "the tool never started hashing", || hashing(pid));
     // 16 GiB takes far longer to hash than this takes to get here.
@@ -265,7 +263,7 @@ fn a_file_read_without_a_lease_is_labelled_and_its_json_says_why() {
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice(&out.stdout).expect("JSON")
     };
-    let leased = json(&mut Command::new(BIN));
+    let leased = json(&mut Command::new(gguf_digest_bin()));
     assert_eq!(leased["files"][0]["label"], model.expected_label());
     assert!(leased["files"][0].get("read_lease_unavailable").is_none(), "{leased}");
     if !is_root() {
@@ -273,7 +271,7 @@ fn a_file_read_without_a_lease_is_labelled_and_its_json_says_why() {
         return;
     }
     let bin = dir.path("gguf-digest");
-    std::fs::copy(BIN, &bin).unwrap();
+    std::fs::copy(gguf_digest_bin(), &bin).unwrap();
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
     let unleased = json(Command::new(&bin).uid(65534).gid(65534));
     let entry = &unleased["files"][0];
@@ -295,7 +293,7 @@ fn one_file_named_twice_is_labelled_twice() {
     let dir = Dir::new();
     let model = rich_model(&[0]);
     let path = dir.write("m.gguf", &model.build());
-    let out = Command::new(BIN).arg(&path).arg(&path).stdin(Stdio::null()).output().expect("runs");
+    let out = Command::new(gguf_digest_bin()).arg(&path).arg(&path).stdin(Stdio::null()).output().expect("runs");
     let line = format!("{}  {}\n", model.expected_label(), path.display());
     assert_eq!(String::from_utf8_lossy(&out.stdout), line.repeat(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(0));
@@ -309,7 +307,7 @@ fn a_file_held_open_for_writing_is_refused_and_the_rest_labelled() {
     let model = rich_model(&[0]);
     let (busy, ok) = (dir.write("busy.gguf", &model.build()), dir.write("ok.gguf", &model.build()));
     let holder = File::options().append(true).open(&busy).unwrap();
-    let out = Command::new(BIN).arg(&busy).arg(&ok).stdin(Stdio::null()).output().expect("runs");
+    let out = Command::new(gguf_digest_bin()).arg(&busy).arg(&ok).stdin(Stdio::null()).output().expect("runs");
     drop(holder);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

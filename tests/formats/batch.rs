@@ -1,7 +1,7 @@
 //! Labelling many paths at once: every path is answered exactly once, in
 //! argument order, whatever mix of good files, bad files, empty models and
 //! shard sets it holds, and whatever the thread count.
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -6,7 +6,7 @@
 //! Expected labels come from `Gguf::expected_label()` (tests/common), which
 //! derives the skeleton from the spec without the library, or from skeleton
 //! bytes written out by hand in the golden tests.
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::Path;

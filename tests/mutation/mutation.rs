@@ -32,7 +32,7 @@
 //! Set `GGUF_MUTATION_SEED` to run another seed; the default is fixed so that
 //! a failure reproduces. On a panic the offending input is written to
 //! `$CARGO_TARGET_TMPDIR/mutation-crash.gguf` and its recipe printed.
-mod common;
+use crate::common;
 
 use std::fmt;
 use std::ops::Range;
@@ -56,9 +56,6 @@ const MEMORY_CAP: usize = 64 << 20;
 /// Longest time one mutant may take (debug build, a busy shared core). A
 /// mutant that loops on a declared count would take hours, not seconds.
 const TIME_CAP: Duration = Duration::from_secs(5);
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
 
 /// Extra bytes at the high-water mark since `window_start` returned `base`.
 fn window_peak(base: usize) -> usize {

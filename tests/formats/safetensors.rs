@@ -2,7 +2,7 @@
 //! the label derived from the logical model alone (`common::st`); every
 //! change of content changes it; shard cuts, indexes and directories give
 //! the unsharded file's label; every read path matches a one-shot oracle.
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! by OpenSSL (keys it generates: Ed25519 and ECDSA P-256), bare, in an
 //! envelope and in a Sigstore bundle, accepted with the right key and
 //! refused after a byte of the payload, the signature or the model changes.
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

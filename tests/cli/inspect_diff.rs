@@ -1,7 +1,7 @@
 //! CLI tests of `gguf-digest inspect` and `gguf-digest diff`, run on files
 //! built by the test writer: every section and warning of `inspect`, and
 //! every kind of difference `diff` names, with its exit status.
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use common::*;
 use serde_json::Value as Json;
 
 fn run(args: &[&OsStr]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf-digest")).args(args).output().expect("runs")
+    Command::new(gguf_digest_bin()).args(args).output().expect("runs")
 }
 
 fn cmd(sub: &str, extra: &[&str], paths: &[&Path]) -> Output {

@@ -4,7 +4,7 @@
 //! the columns of a table aligned. (Standard input without a FILE, --help
 //! and `-j 0` are in tests/cli.rs; `--check`'s "label line" in its twin
 //! tests against GNU.)
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

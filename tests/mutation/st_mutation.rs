@@ -36,7 +36,7 @@
 //! `ST_MUTATION_SEED` picks another seed (the default is fixed so that a
 //! failure reproduces). On a panic the input is written to
 //! `$CARGO_TARGET_TMPDIR/st-mutation-crash.safetensors` and its recipe printed.
-mod common;
+use crate::common;
 
 use std::fmt;
 use std::ops::Range;
@@ -66,9 +66,6 @@ fn seed() -> u64 {
 fn bound(len: usize) -> usize {
     (1 << 20) + 16 * len
 }
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
 
 // ---------------------------------------------------------------------------
 // An independent map of a valid header's JSON: where its objects' members,

@@ -6,7 +6,7 @@
 //! GNU `sha256sum -c` (with the files' real SHA-256) and to `gguf-digest -c`
 //! (with their labels), and both must print the same bytes and exit alike,
 //! up to the few wordings that differ on purpose (see [`gnu_as_ours`]).
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};
@@ -17,9 +17,6 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{Value as Json, json};
-
-/// The command under test (see `gguf_digest_bin`).
-static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(gguf_digest_bin);
 
 // ---------------------------------------------------------------------------
 // Running processes
@@ -112,7 +109,7 @@ fn exec(mut cmd: Command, stdin: Option<Vec<u8>>) -> Out {
 }
 
 fn gd_cmd<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Command {
-    let mut cmd = Command::new(&*BIN);
+    let mut cmd = Command::new(gguf_digest_bin());
     cmd.args(args).current_dir(dir);
     cmd
 }
@@ -711,7 +708,7 @@ fn skeleton_refuses_to_write_to_a_terminal() {
     let d = Dir::new();
     let g = small(5);
     let m = d.write("m.gguf", &g.build());
-    let skel = format!("{} --skeleton {}", sh_quote(&BIN), sh_quote(m.to_str().unwrap()));
+    let skel = format!("{} --skeleton {}", sh_quote(gguf_digest_bin()), sh_quote(m.to_str().unwrap()));
     let in_script = |cmd: &str| {
         let mut c = Command::new("script");
         c.args(["-qec", cmd, "/dev/null"]);

@@ -22,7 +22,7 @@
 //! A missing venv or package prints one `SKIPPED: <why>` line and the tests
 //! pass without checking anything, except under `CI=true`, where each fails.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
@@ -31,11 +31,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
+use common::gguf_digest_bin;
 use common::py::{Py, command, describe, prerequisites};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
-
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
 
 const WHAT: &str = "the interop tests (tests/interop.rs)";
 
@@ -65,7 +64,7 @@ fn run_gguf_script(py: &'static Py, script: &str, args: &[&OsStr], stdin: &[u8])
 }
 
 fn gguf_digest(args: &[&OsStr]) -> Output {
-    Command::new(BIN).args(args).stdin(Stdio::null()).output().expect("runs gguf-digest")
+    Command::new(gguf_digest_bin()).args(args).stdin(Stdio::null()).output().expect("runs gguf-digest")
 }
 
 /// `gguf-digest FILE`: the label.

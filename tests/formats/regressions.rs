@@ -5,7 +5,7 @@
 //! Findings that need the counting allocator live in tests/mutation.rs
 //! (`hostile_zero_filled_tensor_infos`); those that need a process, a FIFO
 //! or a racing writer live in tests/faults.rs.
-mod common;
+use crate::common;
 
 use common::*;
 use gguf_digest::{ByteOrder, Value, canonical_payload, parse};

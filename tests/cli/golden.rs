@@ -21,14 +21,14 @@
 //! commits can be compared with `diff -r`.
 //!
 //! To re-record after a change that is meant to change output:
-//! `GOLDEN_RECORD=1 cargo test --test golden`, then review the manifest's diff.
+//! `GOLDEN_RECORD=1 cargo test --test cli golden::`, then review the manifest's diff.
 //!
-//! SmolLM2 is found as `tests/interop.rs` finds it (the venv of
+//! SmolLM2 is found as `tests/interop/interop.rs` finds it (the venv of
 //! `scripts/setup-python.sh`, at `$GGUF_DIGEST_VENV` or
 //! `~/.cache/gguf-digest/venv`). Without it the `smollm2/` cases print one
 //! `SKIPPED:` line and are left out of the comparison (recording keeps their
 //! old lines), except under `CI=true`, where the test fails instead.
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -41,8 +41,6 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::Value as Json;
-
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
 
 /// Generous, because one case hashes the 98 MB SmolLM2 in a debug build;
 /// only a hung process gets anywhere near it.
@@ -159,7 +157,7 @@ impl Golden {
             "bad case name {case:?}"
         );
         assert!(!self.runs.contains_key(case), "case {case} defined twice");
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(gguf_digest_bin());
         cmd.args(args).current_dir(&self.dir);
         // The same bytes whatever the host: clap's messages in the C locale,
         // no colour, help wrapped at a fixed width (clap reads COLUMNS), and
@@ -741,7 +739,7 @@ fn smollm2_cases(g: &mut Golden, model: &Path) {
 /// The model, or `None` after a `SKIPPED:` line; under CI, a panic
 /// (`common::py::prerequisites`, the interop tests' own lookup).
 fn smollm2() -> Option<PathBuf> {
-    common::py::prerequisites("the SmolLM2 golden cases (tests/golden.rs)").map(|py| py.path("model").to_path_buf())
+    common::py::prerequisites("the SmolLM2 golden cases (tests/cli/golden.rs)").map(|py| py.path("model").to_path_buf())
 }
 
 // ---------------------------------------------------------------------------
@@ -750,7 +748,7 @@ fn smollm2() -> Option<PathBuf> {
 
 const MANIFEST_HEADER: &str = "\
 # Golden outputs of gguf-digest: `<case> <sha256 of exit status, stdout and stderr>`.
-# Checked by tests/golden.rs; re-record with `GOLDEN_RECORD=1 cargo test --test golden`.
+# Checked by tests/cli/golden.rs; re-record with `GOLDEN_RECORD=1 cargo test --test cli golden::`.
 ";
 
 fn read_manifest() -> Option<BTreeMap<String, String>> {
@@ -854,7 +852,7 @@ fn cli_outputs_match_the_golden_manifest() {
 
     let Some(mut expected) = old else {
         panic!(
-            "no manifest at {}; record one with GOLDEN_RECORD=1 cargo test --test golden",
+            "no manifest at {}; record one with GOLDEN_RECORD=1 cargo test --test cli golden::",
             manifest_path().display()
         );
     };
@@ -890,7 +888,7 @@ fn cli_outputs_match_the_golden_manifest() {
         msg,
         "Every case's full output is in {} (its sha256sum is the manifest hash): run this test on the commit \
          before, copy that folder, and diff -r the two. If the change is intended: GOLDEN_RECORD=1 cargo test \
-         --test golden.",
+         --test cli golden::.",
         dumped.display()
     );
     let shown: Vec<&str> = changed.iter().chain(&new).copied().collect();

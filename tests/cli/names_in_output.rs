@@ -4,7 +4,7 @@
 //! lines, `inspect`, `diff`) escapes control characters and bidirectional
 //! overrides; sums lines keep sha256sum's own rules (README, "Names in
 //! output"). One test per message.
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::path::Path;

@@ -15,19 +15,24 @@
 //! * a safetensors tensor-blob model with int4/int8 blobs and a packed
 //!   expert blob, in two layouts: one label, the oracle's;
 //! * `--verify-blobs` and the oracle's `--audit` agree.
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use common::gguf_digest_bin;
 use common::py::{Py, describe, prerequisites};
 use serde_json::Value as Json;
 
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
 const WHAT: &str = "the Ollama interop tests (tests/interop_ollama.rs)";
 
 fn gd(root: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).args(args).env("OLLAMA_MODELS", root).stdin(Stdio::null()).output().expect("runs gguf-digest")
+    Command::new(gguf_digest_bin())
+        .args(args)
+        .env("OLLAMA_MODELS", root)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs gguf-digest")
 }
 
 fn label(root: &Path, arg: &str) -> String {

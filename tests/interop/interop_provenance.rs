@@ -14,7 +14,7 @@
 //!
 //! Without the venv (scripts/setup-python.sh) or minisign, the tests say
 //! SKIPPED; under CI=true they fail instead.
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

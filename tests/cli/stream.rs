@@ -5,7 +5,7 @@
 //! real pipe whose producer writes in pieces of 1 byte, 4095 bytes and
 //! 1 MiB + 1, and the label, sums line, JSON, skeleton, `inspect`, `diff`
 //! and every refusal of a stream are checked with their exit codes.
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -13,14 +13,12 @@ use std::process::{Command, Output};
 use common::stream::{ODD_PIECES, run_piped, run_piped_counting};
 use common::*;
 
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
-
 fn bin() -> &'static Path {
-    Path::new(BIN)
+    Path::new(gguf_digest_bin())
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("runs the binary")
+    Command::new(gguf_digest_bin()).args(args).output().expect("runs the binary")
 }
 
 fn stdout(o: &Output) -> String {
@@ -269,7 +267,7 @@ fn diff_against_a_stream_and_the_refusals() {
 
     // `./-` is a file named `-`, as for sha256sum.
     let dash = d.write("-", &bytes);
-    let o = Command::new(BIN).arg("./-").current_dir(dash.parent().unwrap()).output().unwrap();
+    let o = Command::new(gguf_digest_bin()).arg("./-").current_dir(dash.parent().unwrap()).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), format!("{}  ./-\n", g.expected_label()));
 }

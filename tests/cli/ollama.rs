@@ -3,7 +3,7 @@
 //! by their GGUF label, tensor blobs by one safetensors label), the config
 //! rules, `--verify-blobs`, every refusal of bad input with its exit code,
 //! and that nothing outside the store is opened.
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -13,10 +13,8 @@ use common::st::{St, StTensor};
 use common::*;
 use serde_json::Value as Json;
 
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
-
 fn gd(store: &Store, args: &[&str]) -> Output {
-    Command::new(BIN)
+    Command::new(gguf_digest_bin())
         .args(args)
         .env("OLLAMA_MODELS", &store.root)
         .stdin(Stdio::null())
@@ -392,7 +390,7 @@ fn more_blobs_than_a_low_open_file_limit() {
     let want = hex(&sha(&St::expected_skeleton_of(&files)));
     let out = Command::new("sh")
         .arg("-c")
-        .arg(format!("ulimit -Sn 128 && exec {BIN} --json ollama:many"))
+        .arg(format!("ulimit -Sn 128 && exec {} --json ollama:many", gguf_digest_bin()))
         .env("OLLAMA_MODELS", &store.root)
         .output()
         .unwrap();
@@ -637,7 +635,8 @@ fn a_manifest_is_known_by_where_it_lies() {
     let path = store.raw_manifest("pretty", pretty.as_bytes());
     assert_eq!(label(&store, "ollama:pretty"), want);
     let by_path = |cwd: &Path, arg: &str| {
-        let out = Command::new(BIN).arg(arg).current_dir(cwd).env_remove("OLLAMA_MODELS").output().unwrap();
+        let out =
+            Command::new(gguf_digest_bin()).arg(arg).current_dir(cwd).env_remove("OLLAMA_MODELS").output().unwrap();
         (out.status.code(), text(&out.stdout), text(&out.stderr))
     };
     let arg = path.to_str().unwrap();

@@ -5,7 +5,7 @@
 //! linking out), each through the real binary; the rename race `verify`
 //! lost; and the links that stay inside a root (a Hugging Face snapshot's)
 //! still followed.
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

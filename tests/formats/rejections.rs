@@ -4,7 +4,7 @@
 //!
 //! Files are built with the test writer and then broken, by choosing odd
 //! values or by patching bytes at positions the writer's `Layout` reports.
-mod common;
+use crate::common;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};

@@ -18,7 +18,7 @@
 //! files large enough that hashing takes a second or more; if the child
 //! still finishes first, the test retries with a larger file and fails
 //! loudly if it never won the race.
-mod common;
+use crate::common;
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -31,8 +31,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 use common::*;
 use gguf_digest::{ErrorKind, Model, OpenOptions as ModelOptions, ReadMode, parse};
-
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-digest");
 
 /// What a finished run of the binary left.
 struct Run {
@@ -96,7 +94,7 @@ fn finish(mut child: Child, limit: Duration, what: &str) -> Run {
 }
 
 fn spawn(args: &[&std::ffi::OsStr]) -> Child {
-    Command::new(BIN)
+    Command::new(gguf_digest_bin())
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -209,7 +207,7 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
 /// "file changed while hashing (it was opened for writing)", and the test
 /// passes through that path instead (tests/lease.rs tests it on purpose).
 fn without_lease(dir: &Dir) -> Command {
-    if is_root() { unprivileged(&runnable_binary(dir)) } else { Command::new(BIN) }
+    if is_root() { unprivileged(&runnable_binary(dir)) } else { Command::new(gguf_digest_bin()) }
 }
 
 /// Sparse model sizes for races against tensor hashing.
@@ -316,7 +314,7 @@ fn is_root() -> bool {
 /// The binary, copied where an unprivileged user can run it.
 fn runnable_binary(dir: &Dir) -> PathBuf {
     let p = dir.path("gguf-digest");
-    std::fs::copy(BIN, &p).unwrap();
+    std::fs::copy(gguf_digest_bin(), &p).unwrap();
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
     p
 }
@@ -492,7 +490,7 @@ fn sparse_string_kv(path: &Path, size: u64) {
 // Reaped by `wait4` below, which clippy cannot see.
 #[allow(clippy::zombie_processes)]
 fn run_measured(args: &[&std::ffi::OsStr], limit: Duration) -> (ExitStatus, String, u64) {
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(gguf_digest_bin())
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -1,6 +1,6 @@
 //! `inspect` of a file it cannot label (cut off, or malformed partway)
 //! prints what it could read of it, then the error, and exits 2.
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -1,0 +1,24 @@
+//! The command line through the real binary (or the command
+//! `GGUF_DIGEST_BIN` names: `common::gguf_digest_bin`): sums lines, JSON,
+//! `--check`, `inspect`, `diff`, `statement`/`verify`, Ollama references,
+//! stdin, names in output, exit codes, faults and leases while a file is
+//! read, and the golden outputs. One test binary, one module per concern.
+
+// The one test writer and runner every test binary shares.
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cli;
+mod containment;
+mod error_arguments;
+mod faults;
+mod first_hour;
+mod golden;
+mod inspect_diff;
+mod inspect_truncated;
+mod lease;
+mod names_in_output;
+mod ollama;
+mod provenance;
+mod st_cli;
+mod stream;

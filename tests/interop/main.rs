@@ -1,0 +1,13 @@
+//! Interoperability with other implementations and tools (gguf-py, the
+//! `safetensors` package, Ollama's layout, in-toto and minisign), through the
+//! Python venv of scripts/setup-python.sh; each test skips without it unless
+//! `CI=true`. One test binary, one module per counterpart.
+
+// The one test writer and runner every test binary shares.
+#[path = "../common/mod.rs"]
+mod common;
+
+mod interop;
+mod interop_ollama;
+mod interop_provenance;
+mod interop_safetensors;
