@@ -13,12 +13,31 @@
 //! each of its flags, `inspect`, `diff`, errors and usage messages. Every run
 //! is in the corpus directory with relative paths, so no output names it.
 //!
-//! Each case is one line of `tests/golden/outputs.txt`: `<case> <sha256>`,
-//! the SHA-256 of
-//! `exit <code>\nstdout <len>\n<stdout bytes>\nstderr <len>\n<stderr bytes>\n`.
-//! Every run also leaves those bytes in `target/tmp/golden/<case>.out`
-//! (`sha256sum` of the file is its manifest hash), so the outputs of two
-//! commits can be compared with `diff -r`.
+//! `tests/golden/outputs.txt` holds every case's output as text, so that a
+//! change shows as a diff of that file. Cases are in name order, each
+//!
+//! ```text
+//! === <case>
+//! exit <code>
+//! --- stdout
+//! | <a line, as printed>
+//! ~ <a line with bytes escaped: \\ is a backslash, \xNN any byte>
+//! --- stderr
+//! %no newline at end
+//! ```
+//!
+//! A line is written as printed (`| `) unless it is not UTF-8, holds a control
+//! character other than a tab, or ends in a space or tab; then it is escaped
+//! (`~ `). `%no newline at end` follows a stream's last line when the stream
+//! does not end with one. A case whose exit status and streams are those of
+//! an earlier case (in name order, SmolLM2 cases only with each other) is
+//! written `same as <that case>` instead of `exit ...` and its streams.
+//! Blank lines between cases are ignored.
+//!
+//! A failing run prints, for each changed case, the lines that differ
+//! (`-` recorded, `+` now), and leaves the whole manifest as it would be
+//! recorded now in `target/tmp/golden/outputs.txt`, for
+//! `diff -u tests/golden/outputs.txt target/tmp/golden/outputs.txt`.
 //!
 //! To re-record after a change that is meant to change output:
 //! `GOLDEN_RECORD=1 cargo test --test cli golden::`, then review the manifest's diff.
@@ -27,7 +46,7 @@
 //! `scripts/setup-python.sh`, at `$GGUF_DIGEST_VENV` or
 //! `~/.cache/gguf-digest/venv`). Without it the `smollm2/` cases print one
 //! `SKIPPED:` line and are left out of the comparison (recording keeps their
-//! old lines), except under `CI=true`, where the test fails instead.
+//! old text), except under `CI=true`, where the test fails instead.
 use crate::common;
 
 use std::collections::BTreeMap;
@@ -50,8 +69,11 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// so that a change touching everything still gives a readable message.
 const SHOWN_CASES: usize = 30;
 
-/// Bytes of each stream shown per failing case.
-const SHOWN_BYTES: usize = 2000;
+/// Differing lines shown per failing case, for each side.
+const SHOWN_LINES: usize = 40;
+
+/// Unchanged lines shown before a case's first difference.
+const CONTEXT_LINES: usize = 3;
 
 const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 const SMOLLM2_PREFIX: &str = "smollm2/";
@@ -69,53 +91,11 @@ fn dump_dir() -> PathBuf {
 // ---------------------------------------------------------------------------
 
 /// What one run did.
+#[derive(Clone, PartialEq)]
 struct Run {
     code: i32,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
-}
-
-impl Run {
-    /// The bytes the manifest hashes: lengths make the framing unambiguous.
-    fn framed(&self) -> Vec<u8> {
-        let mut v = format!("exit {}\nstdout {}\n", self.code, self.stdout.len()).into_bytes();
-        v.extend_from_slice(&self.stdout);
-        v.extend_from_slice(format!("\nstderr {}\n", self.stderr.len()).as_bytes());
-        v.extend_from_slice(&self.stderr);
-        v.push(b'\n');
-        v
-    }
-
-    fn sha256(&self) -> String {
-        hex(&sha(&self.framed()))
-    }
-
-    fn show(&self) -> String {
-        format!(
-            "exit {}\n--- stdout ({} bytes) ---\n{}\n--- stderr ({} bytes) ---\n{}",
-            self.code,
-            self.stdout.len(),
-            shown(&self.stdout),
-            self.stderr.len(),
-            shown(&self.stderr)
-        )
-    }
-}
-
-/// The start of a stream for a person: as text when it is text, otherwise
-/// (the skeleton) with every byte outside printable ASCII escaped.
-fn shown(b: &[u8]) -> String {
-    let head = &b[..b.len().min(SHOWN_BYTES)];
-    let mut s = match std::str::from_utf8(head) {
-        Ok(t) => t.to_string(),
-        // Only the cut split a character: show the text before it.
-        Err(e) if e.error_len().is_none() => String::from_utf8_lossy(&head[..e.valid_up_to()]).into_owned(),
-        Err(_) => head.escape_ascii().to_string(),
-    };
-    if b.len() > head.len() {
-        let _ = write!(s, "\n… ({} more bytes)", b.len() - head.len());
-    }
-    s
 }
 
 enum Stdin<'a> {
@@ -733,7 +713,7 @@ fn smollm2_cases(g: &mut Golden, model: &Path) {
 }
 
 // ---------------------------------------------------------------------------
-// SmolLM2, found as tests/interop.rs finds it
+// SmolLM2, found as tests/interop/interop.rs finds it
 // ---------------------------------------------------------------------------
 
 /// The model, or `None` after a `SKIPPED:` line; under CI, a panic
@@ -747,55 +727,236 @@ fn smollm2() -> Option<PathBuf> {
 // ---------------------------------------------------------------------------
 
 const MANIFEST_HEADER: &str = "\
-# Golden outputs of gguf-digest: `<case> <sha256 of exit status, stdout and stderr>`.
+# Golden outputs of gguf-digest: each case's exit status, stdout and stderr (format: tests/cli/golden.rs).
 # Checked by tests/cli/golden.rs; re-record with `GOLDEN_RECORD=1 cargo test --test cli golden::`.
 ";
 
-fn read_manifest() -> Option<BTreeMap<String, String>> {
-    let text = std::fs::read_to_string(manifest_path()).ok()?;
-    let mut m = BTreeMap::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.is_empty() || line.starts_with('#') {
+const CASE: &str = "=== ";
+const SAME_AS: &str = "same as ";
+const EXIT: &str = "exit ";
+const STDOUT: &str = "--- stdout";
+const STDERR: &str = "--- stderr";
+const NO_NEWLINE: &str = "%no newline at end";
+
+/// Whether a line can be written as printed: text a terminal shows as it
+/// is, and nothing an editor would strip.
+fn verbatim(line: &[u8]) -> Option<&str> {
+    let t = std::str::from_utf8(line).ok()?;
+    let clean = !t.chars().any(|c| c.is_control() && c != '\t') && !t.ends_with([' ', '\t']);
+    clean.then_some(t)
+}
+
+/// A stream as manifest lines (see the module's comment).
+fn encode_stream(b: &[u8], out: &mut String) {
+    if b.is_empty() {
+        return;
+    }
+    let ends_with_newline = b.ends_with(b"\n");
+    let body = if ends_with_newline { &b[..b.len() - 1] } else { b };
+    for line in body.split(|&c| c == b'\n') {
+        match verbatim(line) {
+            Some("") => out.push_str("|\n"),
+            Some(t) => {
+                let _ = writeln!(out, "| {t}");
+            }
+            None => {
+                out.push_str("~ ");
+                let mut chunks = line.utf8_chunks().peekable();
+                while let Some(chunk) = chunks.next() {
+                    let mut chars = chunk.valid().chars().peekable();
+                    while let Some(c) = chars.next() {
+                        let last = chars.peek().is_none() && chunk.invalid().is_empty() && chunks.peek().is_none();
+                        if c == '\\' {
+                            out.push_str("\\\\");
+                        } else if (c.is_control() && c != '\t') || (last && (c == ' ' || c == '\t')) {
+                            let mut buf = [0; 4];
+                            for byte in c.encode_utf8(&mut buf).bytes() {
+                                let _ = write!(out, "\\x{byte:02x}");
+                            }
+                        } else {
+                            out.push(c);
+                        }
+                    }
+                    for byte in chunk.invalid() {
+                        let _ = write!(out, "\\x{byte:02x}");
+                    }
+                }
+                out.push('\n');
+            }
+        }
+    }
+    if !ends_with_newline {
+        out.push_str(NO_NEWLINE);
+        out.push('\n');
+    }
+}
+
+/// The bytes of an escaped (`~ `) line.
+fn unescape(line: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut rest = line.as_bytes();
+    while let Some((&c, tail)) = rest.split_first() {
+        rest = tail;
+        if c != b'\\' {
+            out.push(c);
             continue;
         }
-        let (case, hash) = line
-            .split_once(' ')
-            .filter(|(_, h)| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-            .unwrap_or_else(|| panic!("{}:{}: not `<case> <sha256>`: {line:?}", manifest_path().display(), i + 1));
-        assert!(m.insert(case.to_string(), hash.to_string()).is_none(), "case {case} is twice in the manifest");
-    }
-    Some(m)
-}
-
-fn write_manifest(cases: &BTreeMap<String, String>) {
-    let mut text = MANIFEST_HEADER.to_string();
-    for (case, hash) in cases {
-        let _ = writeln!(text, "{case} {hash}");
-    }
-    let path = manifest_path();
-    std::fs::create_dir_all(path.parent().expect("tests/golden")).expect("create tests/golden");
-    std::fs::write(&path, text).expect("write the manifest");
-}
-
-/// Leaves each case's hashed bytes in the dump folder, for `diff -r` between
-/// commits. Best effort: two runs at once in one target folder may trip over
-/// each other here, and that must not fail the comparison itself.
-fn dump(runs: &BTreeMap<String, Run>) -> PathBuf {
-    let dir = dump_dir();
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut failed = None;
-    for (case, run) in runs {
-        let p = dir.join(format!("{case}.out"));
-        let written =
-            p.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&p, run.framed()));
-        if let Err(e) = written {
-            failed.get_or_insert(format!("{}: {e}", p.display()));
+        match rest {
+            [b'\\', tail @ ..] => {
+                out.push(b'\\');
+                rest = tail;
+            }
+            [b'x', h, l, tail @ ..] => {
+                let hex = std::str::from_utf8(&[*h, *l]).ok().and_then(|d| u8::from_str_radix(d, 16).ok());
+                out.push(hex.ok_or_else(|| format!("bad escape in {line:?}"))?);
+                rest = tail;
+            }
+            _ => return Err(format!("bad escape in {line:?}")),
         }
     }
-    if let Some(why) = failed {
-        let _ = writeln!(std::io::stderr(), "golden: the outputs folder is incomplete: {why}");
+    Ok(out)
+}
+
+/// The manifest's text for these runs, identical runs written once.
+fn encode_manifest(runs: &BTreeMap<String, Run>) -> String {
+    let mut text = MANIFEST_HEADER.to_string();
+    let mut first_of: Vec<(&str, &Run)> = Vec::new();
+    for (case, run) in runs {
+        let smollm2 = case.starts_with(SMOLLM2_PREFIX);
+        let _ = writeln!(text, "\n{CASE}{case}");
+        let earlier = first_of.iter().find(|(c, r)| c.starts_with(SMOLLM2_PREFIX) == smollm2 && *r == run);
+        if let Some((c, _)) = earlier {
+            let _ = writeln!(text, "{SAME_AS}{c}");
+            continue;
+        }
+        first_of.push((case, run));
+        let _ = writeln!(text, "{EXIT}{}", run.code);
+        let _ = writeln!(text, "{STDOUT}");
+        encode_stream(&run.stdout, &mut text);
+        let _ = writeln!(text, "{STDERR}");
+        encode_stream(&run.stderr, &mut text);
     }
-    dir
+    text
+}
+
+/// Each case's run, from the manifest's text.
+fn decode_manifest(text: &str) -> Result<BTreeMap<String, Run>, String> {
+    /// What the next line may be.
+    enum At {
+        /// Comments, before the first case.
+        Header,
+        /// `exit`, `same as` or `--- stdout`.
+        Case,
+        /// Stream lines, `--- stderr` (once) or `%no newline at end`.
+        Stream { stderr: bool },
+        /// Nothing but the next case: this one was `same as` another.
+        Done,
+    }
+    fn finish(runs: &mut BTreeMap<String, Run>, current: Option<(String, Run)>) -> Result<(), String> {
+        if let Some((case, run)) = current {
+            if runs.insert(case.clone(), run).is_some() {
+                return Err(format!("case {case} is twice in the manifest"));
+            }
+        }
+        Ok(())
+    }
+    let mut runs = BTreeMap::new();
+    let mut current: Option<(String, Run)> = None;
+    let mut at = At::Header;
+    for (i, line) in text.split('\n').enumerate() {
+        let bad = |why: &str| format!("{}:{}: {why}: {line:?}", manifest_path().display(), i + 1);
+        if let Some(case) = line.strip_prefix(CASE) {
+            finish(&mut runs, current.take())?;
+            current = Some((case.to_string(), Run { code: 0, stdout: Vec::new(), stderr: Vec::new() }));
+            at = At::Case;
+            continue;
+        }
+        if line.is_empty() || (matches!(at, At::Header) && line.starts_with('#')) {
+            continue;
+        }
+        let Some((_, run)) = current.as_mut() else { return Err(bad("a line before the first case")) };
+        match at {
+            At::Header | At::Done => return Err(bad("a line outside a case")),
+            At::Case => {
+                if let Some(other) = line.strip_prefix(SAME_AS) {
+                    *run = runs.get(other).ok_or_else(|| bad("same as a case not written before it"))?.clone();
+                    at = At::Done;
+                } else if let Some(code) = line.strip_prefix(EXIT) {
+                    run.code = code.parse().map_err(|_| bad("not an exit status"))?;
+                } else if line == STDOUT {
+                    at = At::Stream { stderr: false };
+                } else {
+                    return Err(bad("expected `exit`, `same as` or `--- stdout`"));
+                }
+            }
+            At::Stream { stderr } => {
+                let stream = if stderr { &mut run.stderr } else { &mut run.stdout };
+                if line == STDERR && !stderr {
+                    at = At::Stream { stderr: true };
+                } else if line == NO_NEWLINE && stream.ends_with(b"\n") {
+                    stream.pop();
+                } else if line == "|" {
+                    stream.push(b'\n');
+                } else if let Some(t) = line.strip_prefix("| ") {
+                    stream.extend_from_slice(t.as_bytes());
+                    stream.push(b'\n');
+                } else if let Some(t) = line.strip_prefix("~ ") {
+                    stream.extend_from_slice(&unescape(t).map_err(|e| bad(&e))?);
+                    stream.push(b'\n');
+                } else {
+                    return Err(bad("not a stream line"));
+                }
+            }
+        }
+    }
+    finish(&mut runs, current)?;
+    Ok(runs)
+}
+
+fn read_manifest() -> Option<BTreeMap<String, Run>> {
+    let text = std::fs::read_to_string(manifest_path()).ok()?;
+    Some(decode_manifest(&text).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// Writes the manifest `runs` make, after checking that it reads back as
+/// those very runs.
+fn write_manifest(path: &Path, runs: &BTreeMap<String, Run>) {
+    let text = encode_manifest(runs);
+    let back = decode_manifest(&text).unwrap_or_else(|e| panic!("the manifest written does not read back: {e}"));
+    assert!(back == *runs, "the manifest written does not read back as the runs it was made from");
+    std::fs::create_dir_all(path.parent().expect("a folder")).expect("create the manifest's folder");
+    std::fs::write(path, text).expect("write the manifest");
+}
+
+/// One case's block with its streams written out (no `same as`).
+fn block(run: &Run) -> Vec<String> {
+    let mut text = format!("{EXIT}{}\n{STDOUT}\n", run.code);
+    encode_stream(&run.stdout, &mut text);
+    let _ = writeln!(text, "{STDERR}");
+    encode_stream(&run.stderr, &mut text);
+    text.lines().map(str::to_string).collect()
+}
+
+/// The lines of a case that differ, diff-style: the recorded block against
+/// the one now, from a few lines before the first difference to the last.
+fn diff(case: &str, was: &Run, now: &Run) -> String {
+    let (a, b) = (block(was), block(now));
+    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..].iter().rev().zip(b[head..].iter().rev()).take_while(|(x, y)| x == y).count();
+    let from = head.saturating_sub(CONTEXT_LINES);
+    let mut out = format!("--- {case} (recorded)\n+++ {case} (now)\n@@ line {} of the case @@\n", from + 1);
+    for line in &a[from..head] {
+        let _ = writeln!(out, " {line}");
+    }
+    for (sign, side) in [('-', &a[head..a.len() - tail]), ('+', &b[head..b.len() - tail])] {
+        for line in side.iter().take(SHOWN_LINES) {
+            let _ = writeln!(out, "{sign}{line}");
+        }
+        if side.len() > SHOWN_LINES {
+            let _ = writeln!(out, "{sign}… ({} more lines)", side.len() - SHOWN_LINES);
+        }
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------
@@ -818,32 +979,35 @@ fn cli_outputs_match_the_golden_manifest() {
     if let Some(m) = &model {
         smollm2_cases(&mut g, m);
     }
-    let dumped = dump(&g.runs);
+
+    let old = read_manifest();
+    // What recording would write: this run's cases, and where this machine
+    // cannot run SmolLM2, the SmolLM2 cases recorded where it could.
+    let mut recorded = g.runs.clone();
+    let mut kept = 0;
+    if model.is_none() {
+        for (case, run) in old.iter().flatten().filter(|(c, _)| c.starts_with(SMOLLM2_PREFIX)) {
+            recorded.insert(case.clone(), run.clone());
+            kept += 1;
+        }
+    }
+    let now_path = dump_dir().join("outputs.txt");
+    let _ = std::fs::remove_dir_all(dump_dir());
+    write_manifest(&now_path, &recorded);
     let _ = writeln!(
         std::io::stderr(),
         "golden: {} cases in {:.1}s ({:.1}s without SmolLM2); outputs in {}",
         g.runs.len(),
         started.elapsed().as_secs_f64(),
         small_done.as_secs_f64(),
-        dumped.display()
+        now_path.display()
     );
 
-    let actual: BTreeMap<String, String> = g.runs.iter().map(|(c, r)| (c.clone(), r.sha256())).collect();
-    let old = read_manifest();
     if std::env::var_os("GOLDEN_RECORD").is_some_and(|v| v == "1") {
-        let mut recorded = actual.clone();
-        let mut kept = 0;
-        if model.is_none() {
-            // Cases this machine cannot run keep the hashes recorded where it could.
-            for (case, hash) in old.iter().flatten().filter(|(c, _)| c.starts_with(SMOLLM2_PREFIX)) {
-                recorded.insert(case.clone(), hash.clone());
-                kept += 1;
-            }
-        }
-        write_manifest(&recorded);
+        write_manifest(&manifest_path(), &recorded);
         let _ = writeln!(
             std::io::stderr(),
-            "GOLDEN_RECORD=1: recorded {} cases ({kept} SmolLM2 lines kept from the old manifest) in {}",
+            "GOLDEN_RECORD=1: recorded {} cases ({kept} SmolLM2 cases kept from the old manifest) in {}",
             recorded.len(),
             manifest_path().display()
         );
@@ -859,11 +1023,12 @@ fn cli_outputs_match_the_golden_manifest() {
     if model.is_none() {
         expected.retain(|c, _| !c.starts_with(SMOLLM2_PREFIX));
     }
+    let actual = &g.runs;
     let mut changed = Vec::new();
     let mut new = Vec::new();
-    for (case, hash) in &actual {
+    for (case, run) in actual {
         match expected.get(case) {
-            Some(h) if h == hash => {}
+            Some(r) if r == run => {}
             Some(_) => changed.push(case.as_str()),
             None => new.push(case.as_str()),
         }
@@ -886,18 +1051,21 @@ fn cli_outputs_match_the_golden_manifest() {
     );
     let _ = writeln!(
         msg,
-        "Every case's full output is in {} (its sha256sum is the manifest hash): run this test on the commit \
-         before, copy that folder, and diff -r the two. If the change is intended: GOLDEN_RECORD=1 cargo test \
-         --test cli golden::.",
-        dumped.display()
+        "The whole manifest as this run would record it is {}: diff -u {} {}. If the change is intended: \
+         GOLDEN_RECORD=1 cargo test --test cli golden::.",
+        now_path.display(),
+        manifest_path().display(),
+        now_path.display()
     );
+    let empty = Run { code: 0, stdout: Vec::new(), stderr: Vec::new() };
     let shown: Vec<&str> = changed.iter().chain(&new).copied().collect();
     for case in shown.iter().take(SHOWN_CASES) {
-        let what = if new.contains(case) { "new" } else { "changed" };
-        let _ = write!(msg, "\n===== {case} ({what}), now:\n{}\n", g.runs[*case].show());
+        let was = expected.get(*case).unwrap_or(&empty);
+        let what = if new.contains(case) { " (new: compared with an empty case)" } else { "" };
+        let _ = write!(msg, "\n===== {case}{what}\n{}", diff(case, was, &actual[*case]));
     }
     if shown.len() > SHOWN_CASES {
-        let _ = writeln!(msg, "\n({} more cases not shown; see {})", shown.len() - SHOWN_CASES, dumped.display());
+        let _ = writeln!(msg, "\n({} more cases not shown; see {})", shown.len() - SHOWN_CASES, now_path.display());
     }
     panic!("{msg}");
 }
