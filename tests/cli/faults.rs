@@ -314,8 +314,7 @@ fn is_root() -> bool {
 /// The binary, copied where an unprivileged user can run it.
 fn runnable_binary(dir: &Dir) -> PathBuf {
     let p = dir.path("gguf-digest");
-    std::fs::copy(gguf_digest_bin(), &p).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    copy_gguf_digest_to(&p);
     p
 }
 

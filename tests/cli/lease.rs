@@ -271,8 +271,7 @@ fn a_file_read_without_a_lease_is_labelled_and_its_json_says_why() {
         return;
     }
     let bin = dir.path("gguf-digest");
-    std::fs::copy(gguf_digest_bin(), &bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    copy_gguf_digest_to(&bin);
     let unleased = json(Command::new(&bin).uid(65534).gid(65534));
     let entry = &unleased["files"][0];
     assert_eq!(entry["label"], model.expected_label());

@@ -19,6 +19,18 @@ pub fn gguf_digest_bin() -> &'static str {
     BIN.as_str()
 }
 
+/// Copies the command under test to `path`, runnable by every user (for
+/// runs as `nobody`). The copy is made by `cp`, in a child: were it written
+/// here, every process a parallel test forks would hold it open for writing
+/// until its exec, and running the copy in that moment fails with ETXTBSY
+/// ("Text file busy"), as it did once the tests shared a binary.
+pub fn copy_gguf_digest_to(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let status = std::process::Command::new("cp").arg(gguf_digest_bin()).arg(path).status().expect("runs cp");
+    assert!(status.success(), "cp {} {} failed", gguf_digest_bin(), path.display());
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
+}
+
 /// Runs the command under test (see [`gguf_digest_bin`]) in `dir`, with
 /// an empty standard input; its output.
 pub fn gd_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
