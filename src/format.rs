@@ -11,12 +11,12 @@
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
 use std::any::Any;
+use std::io;
 use std::path::Path;
-
-use serde_json::Value as Json;
 
 use crate::error::Result;
 use crate::hash::{Digest, Job, PieceSizes, Progress, Sha256Digest, hash_job};
+use crate::output::JsonWriter;
 use crate::source::{ReadMode, Source};
 
 /// How to open a model, whatever its format.
@@ -57,8 +57,16 @@ pub trait Labelled: Send + Sync {
     /// are not its layer's digest).
     fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Result<Vec<u8>>;
 
-    /// The model's entry in the `--json` document.
-    fn json(&self, path: &Path, digest: &Digest) -> Json;
+    /// Writes the model's entry in the `--json` document, a record at a
+    /// time (a model of a million tensors is never a tree in memory).
+    fn write_json(&self, w: &mut JsonWriter<'_>, path: &Path, digest: &Digest) -> io::Result<()>;
+
+    /// The model's `--json` entry as compact JSON text (for Python).
+    fn json_text(&self, path: &Path, digest: &Digest) -> io::Result<String> {
+        let mut out = Vec::new();
+        self.write_json(&mut JsonWriter::compact(&mut out), path, digest)?;
+        String::from_utf8(out).map_err(io::Error::other)
+    }
 
     /// The format's name and the contract its label follows (for the
     /// predicate of a statement): `("gguf", "canonical-skeleton-v1")`.

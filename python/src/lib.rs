@@ -236,7 +236,7 @@ fn open_model(
     // The JSON entry is built on the worker, without the GIL.
     let results = label_all(py, &paths, read, None, |m, d| {
         let (format, contract) = m.contract();
-        let json = m.json(&paths[0], &d).to_string();
+        let json = m.json_text(&paths[0], &d)?;
         let files: Vec<OsString> = m.sources().iter().map(|s| s.path().as_os_str().to_owned()).collect();
         string_values(&m).map(|strings| (format, contract, json, d, files, strings))
     })?;
@@ -350,10 +350,11 @@ fn statement(py: Python<'_>, paths: Vec<PathBuf>, leaves: bool, threads: Option<
     let done = all_or_first_error(py, paths, results)?;
     // Every leaf of every model with --leaves: built without the GIL.
     let text = detached(py, || {
-        let labelled = done.iter().zip(paths).map(|((m, d), p)| (p.as_path(), m.as_ref(), d));
-        serde_json::to_string_pretty(&statements::of_labelled(labelled, leaves))
+        let labelled: Vec<statements::Subject<'_>> =
+            done.iter().zip(paths).map(|((m, d), p)| (p.as_path(), m.as_ref(), d)).collect();
+        statements::statement_text(&labelled, leaves)
     })?;
-    Ok(text.map_err(|e| plain_error(py, e.to_string(), None))? + "\n")
+    text.map_err(|e| plain_error(py, e.to_string(), None))
 }
 
 /// Checks a statement's signature (with `keys`), locates its subjects

@@ -20,8 +20,6 @@ pub mod warnings;
 use std::any::Any;
 use std::path::Path;
 
-use serde_json::Value as Json;
-
 use crate::format::Labelled;
 use crate::hash::{Digest, Job, Sha256Digest};
 use crate::source::Source;
@@ -29,7 +27,7 @@ use crate::source::Source;
 pub use arrays::{ElementDifference, first_difference, show_value};
 pub use cursor::ByteOrder;
 pub use ggml_type::{GgmlType, TABLE as GGML_TYPES};
-pub use json::{model_json, value_json};
+pub use json::{value_json, write_model_json};
 pub use model::{Model, ModelKv, ModelTensor, Shard};
 pub use parse::{
     ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, MAX_DIMS, SPLIT_PREFIX, Shape, TensorInfo, align_up, parse,
@@ -56,8 +54,8 @@ impl Labelled for Model {
         Ok(skeleton_bytes(self, data_sha256))
     }
 
-    fn json(&self, path: &Path, digest: &Digest) -> Json {
-        model_json(path, self, digest)
+    fn write_json(&self, w: &mut crate::output::JsonWriter<'_>, path: &Path, digest: &Digest) -> std::io::Result<()> {
+        write_model_json(w, path, self, digest)
     }
 
     fn contract(&self) -> (&'static str, &'static str) {

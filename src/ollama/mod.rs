@@ -13,7 +13,7 @@ pub mod manifest;
 mod model;
 pub mod name;
 
-pub use json::model_json;
+pub use json::write_model_json;
 pub use model::{BlobFile, Component, ComponentKind, Model, ModelDigests, WholeBlob, skeleton_of};
 pub use name::{ModelName, SCHEME, store_root};
 
@@ -104,8 +104,13 @@ impl crate::format::Labelled for Model {
         Model::skeleton(self, data_sha256)
     }
 
-    fn json(&self, path: &Path, digest: &crate::hash::Digest) -> serde_json::Value {
-        model_json(path, self, digest)
+    fn write_json(
+        &self,
+        w: &mut crate::output::JsonWriter<'_>,
+        path: &Path,
+        digest: &crate::hash::Digest,
+    ) -> std::io::Result<()> {
+        write_model_json(w, path, self, digest)
     }
 
     fn contract(&self) -> (&'static str, &'static str) {

@@ -18,8 +18,6 @@ mod skeleton;
 use std::any::Any;
 use std::path::Path;
 
-use serde_json::Value as Json;
-
 use crate::format::Labelled;
 use crate::hash::{Digest, Job, Sha256Digest};
 use crate::source::Source;
@@ -27,7 +25,7 @@ use crate::source::Source;
 pub use dtype::{DTYPES, Dtype};
 pub use header::{MAX_DEPTH, MAX_HEADER, SafetensorsFile, TensorEntry, parse};
 pub use index::{Index, parse_index, read_index};
-pub use json::model_json;
+pub use json::write_model_json;
 pub use model::{Group, IndexInfo, Model, ModelTensor, StFile, is_index_name};
 pub use names::{INDEX_SUFFIX, ShardName, plain_name_in};
 pub use skeleton::skeleton_bytes;
@@ -61,8 +59,8 @@ impl Labelled for Model {
         Ok(skeleton_bytes(self, data_sha256))
     }
 
-    fn json(&self, path: &Path, digest: &Digest) -> Json {
-        model_json(path, self, digest)
+    fn write_json(&self, w: &mut crate::output::JsonWriter<'_>, path: &Path, digest: &Digest) -> std::io::Result<()> {
+        write_model_json(w, path, self, digest)
     }
 
     fn contract(&self) -> (&'static str, &'static str) {

@@ -19,7 +19,9 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use gguf_digest::check::{self, CheckOptions};
-use gguf_digest::output::{document_json, error_json, error_line, quote_name, sums_line};
+use gguf_digest::output::{
+    JsonWriter, begin_document, end_document, error_line, quote_name, sums_line, write_error_json,
+};
 use gguf_digest::{
     AnyModel, BatchOptions, Digest, NamedModels, OpenOptions, Opener, ReadMode, approximate_bytes, digest_paths,
     expand_arguments, open_model, schedule,
@@ -255,31 +257,32 @@ fn run(args: &Args) -> io::Result<u8> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut failed = false;
-    let mut json_files = Vec::new();
-    let mut io_result = Ok(());
+    // The document is written an entry at a time, each as its model is
+    // labelled: never whole in memory (a model may have a million tensors).
+    let mut json_sink = io::BufWriter::new(stdout.lock());
+    let mut json = args.json.then(|| JsonWriter::pretty(&mut json_sink));
+    let mut io_result = json.as_mut().map_or(Ok(()), |w| begin_document(w));
     let report = |i: usize, r: gguf_digest::Result<(AnyModel, Digest)>| {
         let Some(path) = files.get(i) else { return };
-        match r {
-            Ok((model, digest)) if args.json => json_files.push(model.json(path, &digest)),
-            Ok((_, digest)) => {
-                if io_result.is_ok() {
-                    io_result = out.write_all(&sums_line(&digest.label(), path));
-                }
-            }
-            Err(e) => {
+        let step = match (r, json.as_mut()) {
+            (Ok((model, digest)), Some(w)) => io_result.is_ok().then(|| model.write_json(w, path, &digest)),
+            (Ok((_, digest)), None) => io_result.is_ok().then(|| out.write_all(&sums_line(&digest.label(), path))),
+            (Err(e), w) => {
                 failed = true;
                 eprintln!("gguf-digest: {}", error_line(&e));
-                if args.json {
-                    json_files.push(error_json(path, &e));
-                }
+                w.filter(|_| io_result.is_ok()).map(|w| write_error_json(w, path, &e))
             }
+        };
+        if let Some(step) = step {
+            io_result = step;
         }
     };
     digest_with_progress(args, files, &opts, &pool, &|p, o| named.open(p, o), report);
     io_result?;
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &document_json(json_files))?;
-        out.write_all(b"\n")?;
+    if let Some(mut w) = json {
+        end_document(&mut w)?;
+        json_sink.write_all(b"\n")?;
+        json_sink.flush()?;
     }
     out.flush()?;
     Ok(if failed { EXIT_ERROR } else { EXIT_OK })
