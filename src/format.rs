@@ -52,10 +52,19 @@ pub trait Labelled: Send + Sync {
     /// Every file the model was read from; the first is the path given.
     fn sources(&self) -> Vec<&Source>;
 
-    /// The skeleton bytes, from the jobs' data digests in job order. An
-    /// error when a digest contradicts the input (an Ollama blob whose bytes
-    /// are not its layer's digest).
-    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Result<Vec<u8>>;
+    /// Hands the skeleton bytes, from the jobs' data digests in job order,
+    /// to `sink` a record at a time (the label's hasher: the skeleton is
+    /// never whole in memory to be labelled). An error when a digest
+    /// contradicts the input (an Ollama blob whose bytes are not its
+    /// layer's digest).
+    fn write_skeleton(&self, data_sha256: &[Sha256Digest], sink: &mut dyn FnMut(&[u8])) -> Result<()>;
+
+    /// The skeleton bytes, whole (`--skeleton`, Python).
+    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.write_skeleton(data_sha256, &mut |piece| out.extend_from_slice(piece))?;
+        Ok(out)
+    }
 
     /// Writes the model's entry in the `--json` document, a record at a
     /// time (a model of a million tensors is never a tree in memory).
@@ -101,5 +110,5 @@ pub fn finish(model: &dyn Labelled, data_sha256: Vec<Sha256Digest>) -> Result<Di
     for s in model.sources() {
         s.check_unchanged()?;
     }
-    Ok(Digest::from_skeleton(model.skeleton(&data_sha256)?, data_sha256))
+    Digest::of_skeleton(data_sha256, |data, sink| model.write_skeleton(data, sink))
 }

@@ -237,15 +237,16 @@ fn open_model(
     let results = label_all(py, &paths, read, None, |m, d| {
         let (format, contract) = m.contract();
         let json = m.json_text(&paths[0], &d)?;
+        let skeleton = m.skeleton(d.tensor_sha256())?;
         let files: Vec<OsString> = m.sources().iter().map(|s| s.path().as_os_str().to_owned()).collect();
-        string_values(&m).map(|strings| (format, contract, json, d, files, strings))
+        string_values(&m).map(|strings| (format, contract, json, d, skeleton, files, strings))
     })?;
     let results: Vec<_> = results.into_iter().map(|r| r.and_then(|x| x)).collect();
     let mut opened = all_or_first_error(py, &paths, results)?;
     match opened.pop() {
-        Some((format, contract, json, d, files, strings)) => {
+        Some((format, contract, json, d, skeleton, files, strings)) => {
             let strings = strings.iter().map(|s| s.as_ref().map(|b| PyBytes::new(py, b).unbind())).collect();
-            Ok((format, contract, d.label(), json, PyBytes::new(py, d.skeleton()).unbind(), files, strings))
+            Ok((format, contract, d.label(), json, PyBytes::new(py, &skeleton).unbind(), files, strings))
         }
         // One path, one result: cannot happen (the lint forbids an expect).
         None => Err(plain_error(py, "no model was opened".into(), paths.first().map(PathBuf::as_path))),

@@ -34,7 +34,7 @@ pub use parse::{
     tensor_nbytes,
 };
 pub use shards::ShardName;
-pub use skeleton::skeleton_bytes;
+pub use skeleton::{skeleton_bytes, write_skeleton};
 pub use value::{ArrayValue, MAX_ARRAY_DEPTH, StringValue, Value, ValueType, canonical_payload};
 
 impl Labelled for Model {
@@ -50,8 +50,9 @@ impl Labelled for Model {
         self.shards().iter().map(|s| &s.source).collect()
     }
 
-    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> crate::Result<Vec<u8>> {
-        Ok(skeleton_bytes(self, data_sha256))
+    fn write_skeleton(&self, data_sha256: &[Sha256Digest], sink: &mut dyn FnMut(&[u8])) -> crate::Result<()> {
+        write_skeleton(self, data_sha256, sink);
+        Ok(())
     }
 
     fn write_json(&self, w: &mut crate::output::JsonWriter<'_>, path: &Path, digest: &Digest) -> std::io::Result<()> {

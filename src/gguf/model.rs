@@ -268,7 +268,8 @@ impl Model {
 
     /// The skeleton bytes (hashes every tensor).
     pub fn skeleton(&self) -> Result<Vec<u8>> {
-        Ok(self.digest()?.skeleton().to_vec())
+        let digest = self.digest()?;
+        Ok(crate::gguf::skeleton::skeleton_bytes(self, digest.tensor_sha256()))
     }
 
     /// The label: 64 lowercase hex digits (hashes every tensor).

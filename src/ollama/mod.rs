@@ -100,8 +100,9 @@ impl crate::format::Labelled for Model {
         Model::sources(self)
     }
 
-    fn skeleton(&self, data_sha256: &[crate::hash::Sha256Digest]) -> Result<Vec<u8>> {
-        Model::skeleton(self, data_sha256)
+    fn write_skeleton(&self, data_sha256: &[crate::hash::Sha256Digest], sink: &mut dyn FnMut(&[u8])) -> Result<()> {
+        sink(&Model::skeleton(self, data_sha256)?);
+        Ok(())
     }
 
     fn write_json(

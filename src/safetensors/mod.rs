@@ -28,7 +28,7 @@ pub use index::{Index, parse_index, read_index};
 pub use json::write_model_json;
 pub use model::{Group, IndexInfo, Model, ModelTensor, StFile, is_index_name};
 pub use names::{INDEX_SUFFIX, ShardName, plain_name_in};
-pub use skeleton::skeleton_bytes;
+pub use skeleton::{skeleton_bytes, write_skeleton};
 
 /// Whether a file's first bytes look like a safetensors header: a length
 /// no larger than the limit, then JSON opening with `{` (possibly after
@@ -55,8 +55,9 @@ impl Labelled for Model {
         self.files().iter().map(|f| &f.source).collect()
     }
 
-    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> crate::Result<Vec<u8>> {
-        Ok(skeleton_bytes(self, data_sha256))
+    fn write_skeleton(&self, data_sha256: &[Sha256Digest], sink: &mut dyn FnMut(&[u8])) -> crate::Result<()> {
+        write_skeleton(self, data_sha256, sink);
+        Ok(())
     }
 
     fn write_json(&self, w: &mut crate::output::JsonWriter<'_>, path: &Path, digest: &Digest) -> std::io::Result<()> {

@@ -300,11 +300,22 @@ fn run_skeleton(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> i
     }
     let mut result = None;
     digest_paths(&args.files, opts, pool, |_, r| result = Some(r));
-    match result {
-        Some(Ok((_, digest))) => {
-            let mut out = stdout.lock();
-            out.write_all(digest.skeleton())?;
-            out.flush()?;
+    // Written a record at a time, as the label hashed it.
+    let written = result.map(|r| {
+        r.and_then(|(model, digest)| {
+            let mut out = io::BufWriter::new(stdout.lock());
+            let mut io_result = Ok(());
+            model.write_skeleton(digest.tensor_sha256(), &mut |piece| {
+                if io_result.is_ok() {
+                    io_result = out.write_all(piece);
+                }
+            })?;
+            Ok(io_result.and_then(|()| out.flush()))
+        })
+    });
+    match written {
+        Some(Ok(io_result)) => {
+            io_result?;
             Ok(EXIT_OK)
         }
         Some(Err(e)) => {
