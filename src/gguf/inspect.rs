@@ -137,7 +137,7 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<
             byte_order: s.file.byte_order,
             alignment: s.file.alignment,
             kv_count: s.file.kvs.len(),
-            tensor_count: s.file.tensors.len(),
+            tensor_count: s.tensor_count(),
             tensor_info_end: s.file.tensor_info_end,
             data_start: s.file.data_start,
         })
@@ -171,9 +171,9 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<
     let mut tensors: Vec<TensorEntry> = in_file_order
         .into_iter()
         .map(|(t, sha)| TensorEntry {
-            name: t.info.name.clone(),
+            name: t.info.name.to_vec(),
             dims: t.info.shape().dims().to_vec(),
-            stored_dims: t.info.stored_dims.clone(),
+            stored_dims: t.info.stored_dims.to_vec(),
             ggml_type: t.info.ggml_type,
             nbytes: t.info.nbytes,
             stored_offset: t.info.stored_offset,

@@ -11,9 +11,11 @@ mod ggml_type;
 pub mod inspect;
 mod json;
 mod model;
+mod name;
 mod parse;
 mod shards;
 mod skeleton;
+mod tensors;
 mod value;
 pub mod warnings;
 
@@ -28,13 +30,15 @@ pub use arrays::{ElementDifference, first_difference, show_value};
 pub use cursor::ByteOrder;
 pub use ggml_type::{GgmlType, TABLE as GGML_TYPES};
 pub use json::{value_json, write_model_json};
-pub use model::{Model, ModelKv, ModelTensor, Shard};
+pub use model::{Model, ModelKv, Shard};
+pub use name::Name;
 pub use parse::{
-    ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, MAX_DIMS, SPLIT_PREFIX, Shape, TensorInfo, align_up, parse,
-    tensor_nbytes,
+    ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, MAX_DIMS, SPLIT_PREFIX, Shape, StoredDims, TensorInfo, align_up,
+    parse, tensor_nbytes,
 };
 pub use shards::ShardName;
 pub use skeleton::{skeleton_bytes, write_skeleton};
+pub use tensors::{ModelTensor, TensorIter, Tensors};
 pub use value::{ArrayValue, MAX_ARRAY_DEPTH, StringValue, Value, ValueType, canonical_payload};
 
 impl Labelled for Model {
