@@ -99,3 +99,115 @@ fn json_and_leaves_of_a_hundred_thousand_tensors_hold_no_tree_of_them() {
         assert!(args.len() == 2 || bytes > 100_000 * 250, "{args:?}: {bytes} bytes");
     }
 }
+
+/// Waits for `child` (its output read meanwhile), killing it (and
+/// failing) if it has not ended within `guard`: a guard against a hang, not
+/// a measure of time.
+fn wait_guarded(mut child: std::process::Child, guard: std::time::Duration) -> std::process::Output {
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("polls the child") {
+            break status;
+        }
+        if start.elapsed() > guard {
+            let _ = child.kill();
+            panic!("still running after {guard:?}: it reads without end");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (stdout, stderr) = (stdout.join().expect("stdout read"), stderr.join().expect("stderr read"));
+    std::process::Output { status, stdout, stderr }
+}
+
+/// `gguf-digest -c ARGS` with its data segment limited to 48 MiB (a list
+/// read whole would fail for memory), `stdin` fed to it.
+fn check_limited(args: &[&str], stdin: Option<Vec<u8>>) -> std::process::Output {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -d 49152 && exec \"$0\" \"$@\"")
+        .arg(gguf_digest_bin())
+        .arg("-c")
+        .args(args)
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    if let Some(bytes) = stdin {
+        let mut pipe = child.stdin.take().expect("piped");
+        // The command stops reading at the long line: a closed pipe is expected.
+        std::thread::spawn(move || {
+            let _ = std::io::Write::write_all(&mut pipe, &bytes);
+        });
+    }
+    wait_guarded(child, std::time::Duration::from_secs(120))
+}
+
+const LABEL: &str = "29c4cfb0a1382984c7b014137762148477071455cea7b047cddf205df62f9af1";
+
+#[test]
+fn a_check_list_without_newlines_is_refused_at_its_first_line() {
+    // 10 MiB of zero bytes, no newline: read whole before, now refused once
+    // its first line passes 64 KiB.
+    let d = Dir::new();
+    let zeros = d.write("zeros", &vec![0u8; 10 << 20]);
+    let out = check_limited(&[zeros.to_str().expect("UTF-8 path")], None);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let want = format!("gguf-digest: {}: 1: line longer than 65536 bytes (the most a label line may hold)\n", zeros.display());
+    assert_eq!(common::text(&out.stderr), want);
+    assert!(out.stdout.is_empty(), "{out:?}");
+}
+
+#[test]
+fn check_of_dev_zero_ends_with_the_line_error() {
+    // Endless: before, the read grew until memory ran out (here, the 48
+    // MiB limit: an abort); the guard only keeps a regression from hanging.
+    let out = check_limited(&["/dev/zero"], None);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        common::text(&out.stderr),
+        "gguf-digest: /dev/zero: 1: line longer than 65536 bytes (the most a label line may hold)\n"
+    );
+}
+
+#[test]
+fn a_long_line_on_standard_input_is_named_by_its_number() {
+    // Two good-looking lines, an empty one, then a line of 100 KiB.
+    let mut list = format!("{LABEL}  a.gguf\n# comment\n\n").into_bytes();
+    list.extend(std::iter::repeat_n(b'x', 100 << 10));
+    list.extend_from_slice(format!("\n{LABEL}  b.gguf\n").as_bytes());
+    for args in [vec!["-"], vec![]] {
+        let out = check_limited(&args, Some(list.clone()));
+        assert_eq!(out.status.code(), Some(2), "{args:?} {out:?}");
+        assert_eq!(
+            common::text(&out.stderr),
+            "gguf-digest: 'standard input': 4: line longer than 65536 bytes (the most a label line may hold)\n"
+        );
+        // Nothing was verified: the list is refused before any file is read.
+        assert!(out.stdout.is_empty(), "{out:?}");
+    }
+}
+
+#[test]
+fn a_line_of_the_longest_length_is_read() {
+    // A name that makes the line exactly 65,536 bytes is an entry like any
+    // other (here, of a file that does not exist).
+    let name = "n".repeat(65536 - 66);
+    let d = Dir::new();
+    let list = d.write("list", format!("{LABEL}  {name}\n").as_bytes());
+    let out = check_limited(&[list.to_str().expect("UTF-8 path")], None);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(common::text(&out.stdout).ends_with(": FAILED open or read\n"), "{out:?}");
+    assert!(common::text(&out.stderr).contains("File name too long"), "{out:?}");
+}

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use gguf_digest::check::{Line, MISFORMATTED_LINE, NO_ENTRIES, parse_list};
+use gguf_digest::check::{Line, MISFORMATTED_LINE, NO_ENTRIES, read_list};
 use gguf_digest::output::quote_name;
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement as statements;
@@ -315,12 +315,17 @@ fn check(
             "standard input is not read by the Python API; pass a file (gguf-digest -c reads '-')",
         ));
     }
-    // Read without the GIL: a list may be a FIFO or on a slow mount.
-    let bytes = detached(py, || std::fs::read(&sums))?
-        .map_err(|e| list_error(py, &sums, &gguf_digest::Error::from(e).detail()))?;
+    // Read without the GIL (a list may be a FIFO or on a slow mount), a
+    // line at a time as the command reads it.
+    let lines = detached(py, || {
+        std::fs::File::open(&sums)
+            .map_err(gguf_digest::Error::from)
+            .and_then(|f| read_list(&mut std::io::BufReader::new(f), false))
+    })?
+    .map_err(|e| list_error(py, &sums, &e.detail()))?;
     let mut entries = Vec::new();
     let mut misformatted = 0usize;
-    for line in parse_list(&bytes, false) {
+    for line in lines {
         match line {
             Line::Entry { line_no, label, path } => {
                 let name = OsString::from_vec(path);

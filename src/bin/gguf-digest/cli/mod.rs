@@ -9,7 +9,7 @@ mod inspect_diff;
 mod provenance;
 
 use std::ffi::OsString;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -339,22 +339,25 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
     let stderr = io::stderr();
     let mut code = EXIT_OK;
     for list in &lists {
-        let (name, bytes) = if list.as_os_str() == "-" {
-            let mut buf = Vec::new();
-            let r = io::stdin().lock().read_to_end(&mut buf);
-            (quote_name(b"standard input"), r.map(|_| buf))
+        let from_stdin = list.as_os_str() == "-";
+        let name = quote_name(if from_stdin { &b"standard input"[..] } else { list.as_os_str().as_encoded_bytes() });
+        // A line at a time, never the whole list (`-c /dev/zero` ends at
+        // its first line, too long).
+        let lines = if from_stdin {
+            check::read_list(&mut io::stdin().lock(), true)
         } else {
-            (quote_name(list.as_os_str().as_encoded_bytes()), std::fs::read(list))
+            std::fs::File::open(list)
+                .map_err(gguf_digest::Error::from)
+                .and_then(|f| check::read_list(&mut io::BufReader::new(f), false))
         };
-        let bytes = match bytes {
-            Ok(b) => b,
+        let lines = match lines {
+            Ok(lines) => lines,
             Err(e) => {
-                eprintln!("gguf-digest: {name}: {}", gguf_digest::Error::from(e).detail());
+                eprintln!("gguf-digest: {name}: {}", e.detail());
                 code = EXIT_ERROR;
                 continue;
             }
         };
-        let lines = check::parse_list(&bytes, list.as_os_str() == "-");
         let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
             digest_with_progress(args, paths, opts, pool, &open_model, |i, r| emit(i, r.map(|(_, d)| d.label())));
         };
