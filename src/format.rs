@@ -91,9 +91,13 @@ pub trait Labelled: Send + Sync {
 pub fn hash_order(model: &dyn Labelled) -> Vec<usize> {
     // Each job's length once: a key function would build a job (and clone
     // its tensor's name) O(n log n) times.
-    let mut order: Vec<(u64, usize)> = (0..model.job_count()).map(|i| (model.job(i).map_or(0, |j| j.len), i)).collect();
-    order.sort_by_key(|&(len, i)| (std::cmp::Reverse(len), i));
-    order.into_iter().map(|(_, i)| i).collect()
+    let mut sizes: Vec<(u64, usize)> = (0..model.job_count()).map(|i| (model.job(i).map_or(0, |j| j.len), i)).collect();
+    sizes.sort_unstable_by_key(|&(len, i)| (std::cmp::Reverse(len), i));
+    // A list of its own: collected in place, it would keep the pairs' room
+    // (16 bytes a job, for as long as the file is hashed).
+    let mut order = Vec::with_capacity(sizes.len());
+    order.extend(sizes.iter().map(|&(_, i)| i));
+    order
 }
 
 /// Hashes job `i` of `model`.

@@ -154,22 +154,31 @@ impl PartialEq<Name> for &[u8] {
     }
 }
 
-/// The names of a list seen so far, as indices into it (8 bytes a slot,
-/// at most half the slots full): the parser asks it for a repeated name as
-/// each entry is read. A `HashSet<&[u8]>` would take 16 bytes and a control
-/// byte a slot, at up to 7/8 full: 35 MB for a million tensor names.
+/// The names of a list seen so far, as their indices in it (4 bytes a
+/// slot, at most half the slots full): the parser asks it for a repeated
+/// name or key as each entry is read. A `HashSet<&[u8]>` would take 16
+/// bytes and a control byte a slot, at up to 7/8 full: 35 MB for a million
+/// tensor names, where this takes 8.
 pub(crate) struct NameSet {
-    slots: Vec<usize>,
+    /// `EMPTY`, or an entry's index modulo `modulus`: past `modulus`
+    /// entries (4 billion: never in practice) each index with that rest
+    /// is compared, so the set is exact at any size.
+    slots: Vec<u32>,
     len: usize,
+    modulus: usize,
     hasher: std::collections::hash_map::RandomState,
 }
 
 /// An empty slot.
-const EMPTY: usize = usize::MAX;
+const EMPTY: u32 = u32::MAX;
 
 impl NameSet {
     pub(crate) fn new() -> NameSet {
-        NameSet { slots: Vec::new(), len: 0, hasher: std::collections::hash_map::RandomState::new() }
+        NameSet::with_modulus(EMPTY as usize)
+    }
+
+    fn with_modulus(modulus: usize) -> NameSet {
+        NameSet { slots: Vec::new(), len: 0, modulus, hasher: std::collections::hash_map::RandomState::new() }
     }
 
     fn slot_of(&self, name: &[u8]) -> usize {
@@ -179,45 +188,64 @@ impl NameSet {
         (self.hasher.hash_one(name) as usize) & self.slots.len().wrapping_sub(1)
     }
 
-    /// Adds entry `index`, named `name`; false if an entry of that name was
-    /// added before. `name_of(i)` is the name of an entry added before.
-    pub(crate) fn insert<'a>(
-        &mut self,
-        index: usize,
-        name: &[u8],
-        name_of: impl Fn(usize) -> Option<&'a [u8]>,
-    ) -> bool {
-        if self.len.saturating_mul(2) >= self.slots.len() {
-            self.grow(&name_of);
-        }
+    /// The slot that holds `name`, or the empty slot where it would go.
+    fn find<'a>(&self, name: &[u8], name_of: &impl Fn(usize) -> Option<&'a [u8]>) -> (usize, bool) {
         let mut at = self.slot_of(name);
         loop {
             match self.slots.get(at).copied() {
-                Some(EMPTY) | None => break,
-                Some(i) if name_of(i) == Some(name) => return false,
-                Some(_) => at = at.wrapping_add(1) & self.slots.len().wrapping_sub(1),
+                Some(EMPTY) | None => return (at, false),
+                Some(rest) => {
+                    // The entries whose index has this rest: one, below 4 billion.
+                    let mut i = rest as usize;
+                    while i < self.len {
+                        if name_of(i) == Some(name) {
+                            return (at, true);
+                        }
+                        i = i.saturating_add(self.modulus);
+                    }
+                }
             }
+            at = at.wrapping_add(1) & self.slots.len().wrapping_sub(1);
         }
-        if let Some(slot) = self.slots.get_mut(at) {
-            *slot = index;
-            self.len = self.len.saturating_add(1);
+    }
+
+    /// Adds the next entry of the list (its index: how many were added), named
+    /// `name`; false if an entry of that name was added before, which is
+    /// then not added. `name_of(i)` is the name of entry `i` added before.
+    pub(crate) fn insert<'a>(&mut self, name: &[u8], name_of: impl Fn(usize) -> Option<&'a [u8]>) -> bool {
+        if self.len.saturating_mul(2) >= self.slots.len() {
+            self.grow(&name_of);
         }
+        let (at, found) = self.find(name, &name_of);
+        if found {
+            return false;
+        }
+        self.put(at, self.len);
+        self.len = self.len.saturating_add(1);
         true
     }
 
-    /// Doubles the table (from 16 slots) and puts every entry back.
+    /// Marks slot `at` as entry `index`'s.
+    fn put(&mut self, at: usize, index: usize) {
+        let rest = index.checked_rem(self.modulus).and_then(|r| u32::try_from(r).ok());
+        if let (Some(slot), Some(rest)) = (self.slots.get_mut(at), rest) {
+            *slot = rest;
+        }
+    }
+
+    /// Doubles the table (from 16 slots) and puts every entry back: the
+    /// entries are 0 to `len`, the list's first.
     fn grow<'a>(&mut self, name_of: &impl Fn(usize) -> Option<&'a [u8]>) {
         let size = self.slots.len().saturating_mul(2).max(16);
-        let old = std::mem::replace(&mut self.slots, vec![EMPTY; size]);
-        for i in old.into_iter().filter(|&i| i != EMPTY) {
-            let mut at = self.slot_of(name_of(i).unwrap_or_default());
-            while let Some(slot) = self.slots.get_mut(at) {
-                if *slot == EMPTY {
-                    *slot = i;
-                    break;
-                }
-                at = at.wrapping_add(1) & size.wrapping_sub(1);
-            }
+        // The old table goes first: the two are never held at once.
+        self.slots = Vec::new();
+        self.slots = vec![EMPTY; size];
+        let len = std::mem::replace(&mut self.len, 0);
+        for i in 0..len {
+            let name = name_of(i).unwrap_or_default();
+            let (at, _) = self.find(name, name_of);
+            self.put(at, i);
+            self.len = i.saturating_add(1);
         }
     }
 }
@@ -243,15 +271,23 @@ mod tests {
 
     #[test]
     fn a_name_set_finds_every_repeat() {
-        let names: Vec<Vec<u8>> = (0..5000u32).map(|i| format!("t{}", i % 3001).into_bytes()).collect();
-        let mut set = NameSet::new();
-        for (i, n) in names.iter().enumerate() {
-            let fresh = set.insert(i, n, |j| names.get(j).map(Vec::as_slice));
-            assert_eq!(fresh, i < 3001, "{i}");
+        // The real modulus, and a tiny one: many indices share each rest.
+        for modulus in [EMPTY as usize, 7] {
+            let names: Vec<Vec<u8>> = (0..5000u32).map(|i| format!("t{}", i % 3001).into_bytes()).collect();
+            let mut set = NameSet::with_modulus(modulus);
+            let mut kept: Vec<&[u8]> = Vec::new();
+            for (i, n) in names.iter().enumerate() {
+                let fresh = set.insert(n, |j| kept.get(j).copied());
+                assert_eq!(fresh, i < 3001, "{i}, modulus {modulus}");
+                if fresh {
+                    kept.push(n);
+                }
+            }
+            assert_eq!(set.len, 3001);
         }
         let mut set = NameSet::new();
-        assert!(set.insert(0, b"", |_| Some(b"".as_slice())));
-        assert!(!set.insert(1, b"", |_| Some(b"".as_slice())));
+        assert!(set.insert(b"", |_| Some(b"".as_slice())));
+        assert!(!set.insert(b"", |_| Some(b"".as_slice())));
     }
 
     #[test]

@@ -291,7 +291,7 @@ fn read_kv(c: &mut Cursor<'_>, index: u64, seen: &mut NameSet, earlier: &[Kv]) -
     }
     let key = key_bytes.to_vec();
     let about = |e: Error| e.about(Subject::Key(key.clone()));
-    if !seen.insert(earlier.len(), key_bytes, |i| earlier.get(i).map(|kv| kv.key.as_slice())) {
+    if !seen.insert(key_bytes, |i| earlier.get(i).map(|kv| kv.key.as_slice())) {
         return Err(about(Error::new(ErrorKind::DuplicateKey).at(file_offset)).into());
     }
     let type_at = c.pos();
@@ -314,7 +314,7 @@ fn read_tensor_info(
     let name_bytes = c.take(name_len, "tensor name").map_err(numbered)?;
     let name = Name::new(name_bytes);
     let about = |e: Error| e.about(Subject::Tensor(name_bytes.to_vec()));
-    if !seen.insert(earlier.len(), name_bytes, |i| earlier.get(i).map(|t| t.name.as_slice())) {
+    if !seen.insert(name_bytes, |i| earlier.get(i).map(|t| t.name.as_slice())) {
         return Err(about(Error::new(ErrorKind::DuplicateTensor).at(file_offset)).into());
     }
 
