@@ -164,7 +164,8 @@ fn a_check_list_without_newlines_is_refused_at_its_first_line() {
     let zeros = d.write("zeros", &vec![0u8; 10 << 20]);
     let out = check_limited(&[zeros.to_str().expect("UTF-8 path")], None);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let want = format!("gguf-digest: {}: 1: line longer than 65536 bytes (the most a label line may hold)\n", zeros.display());
+    let want =
+        format!("gguf-digest: {}: 1: line longer than 65536 bytes (the most a label line may hold)\n", zeros.display());
     assert_eq!(common::text(&out.stderr), want);
     assert!(out.stdout.is_empty(), "{out:?}");
 }
