@@ -137,7 +137,7 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<
             byte_order: s.file.byte_order,
             alignment: s.file.alignment,
             kv_count: s.file.kvs.len(),
-            tensor_count: s.tensor_count(),
+            tensor_count: s.file.tensors.len(),
             tensor_info_end: s.file.tensor_info_end,
             data_start: s.file.data_start,
         })

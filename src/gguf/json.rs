@@ -81,7 +81,7 @@ pub fn write_model_json(w: &mut JsonWriter<'_>, path: &Path, model: &Model, dige
         w.field("alignment", s.file.alignment)?;
         w.field("data_start", s.file.data_start)?;
         w.field("kv_count", s.file.kvs.len())?;
-        w.field("tensor_count", s.tensor_count())?;
+        w.field("tensor_count", s.file.tensors.len())?;
         w.end_object()?;
     }
     w.end_array()?;

@@ -49,11 +49,6 @@ impl Shard {
     pub fn path(&self) -> &Path {
         self.source.path()
     }
-
-    /// How many tensor infos the file holds.
-    pub fn tensor_count(&self) -> usize {
-        self.file.tensors.len()
-    }
 }
 
 /// A KV of the logical model.

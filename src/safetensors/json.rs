@@ -32,7 +32,7 @@ pub fn write_model_json(w: &mut JsonWriter<'_>, path: &Path, model: &Model, dige
         w.field("size", f.source.len())?;
         w.field("header_len", f.file.header_len)?;
         w.field("data_start", f.file.data_start)?;
-        w.field("tensor_count", f.tensor_count())?;
+        w.field("tensor_count", f.file.tensors.len())?;
         w.field("metadata_group", f.group)?;
         w.end_object()?;
     }

@@ -43,11 +43,6 @@ impl StFile {
     pub fn path(&self) -> &Path {
         self.source.path()
     }
-
-    /// How many tensors its header lists.
-    pub fn tensor_count(&self) -> usize {
-        self.file.tensors.len()
-    }
 }
 
 /// A metadata group: one applicable metadata map, canonically encoded.
