@@ -9,7 +9,9 @@ mod common;
 
 use std::process::{Command, Stdio};
 
-use common::{Dir, gguf_digest_bin};
+use common::ollama::{MODEL, Store, TEMPLATE, TENSOR};
+use common::st::{St, StTensor};
+use common::{Dir, gguf_digest_bin, rich_model};
 
 /// A GGUF of `n` tensor infos of one F32 each (43 bytes of metadata a
 /// tensor, as bench/memory.py writes it); returns it and its metadata size.
@@ -40,6 +42,59 @@ fn many_tensors(n: u64) -> (Vec<u8>, usize) {
         b.extend_from_slice(&[0; 28]);
     }
     (b, metadata)
+}
+
+#[test]
+fn every_streamed_document_is_the_bytes_serde_json_prints() {
+    // The documents are written a value at a time; parsed and printed again
+    // by serde_json (keys in their order), each must come back byte for
+    // byte: GGUF (names that are not UTF-8 included), safetensors (one file,
+    // shards through an index, metadata), Ollama (GGUF weights, tensor
+    // blobs), an error entry, and statements with leaves.
+    let d = Dir::new();
+    let g = rich_model(&[0, 1, 8, 30]).tensor(common::Tensor::filled("bad\u{1}\u{202e}", &[3], 0, 9));
+    let mut g = g;
+    g.tensors[0].name = b"not utf-8 \xff".to_vec();
+    let gguf = d.write("m.gguf", &g.build());
+    let st = St::new()
+        .meta("format", "pt")
+        .meta("quote\"", "back\\slash")
+        .tensor(StTensor::filled("a", "F32", &[2, 3], 1))
+        .tensor(StTensor::filled("\u{e9}\u{202e}", "BF16", &[4], 2));
+    let one = d.write("m.safetensors", &st.build());
+    let (files, index) = st.sharded("s", &[1, 1]);
+    for (name, bytes) in &files {
+        d.write(name, bytes);
+    }
+    let index = d.write("s.safetensors.index.json", index.as_bytes());
+    let store = Store::new(&d.path("store"));
+    let weights = store.blob(MODEL, &g.build());
+    store.manifest("gg", &store.config(""), &[weights, store.blob(TEMPLATE, b"{{ .Prompt }}")]);
+    let blobs: Vec<_> = (0..3u8)
+        .map(|i| {
+            let t = St::new().tensor(StTensor::filled(&format!("t{i}"), "F16", &[2], i));
+            store.named(TENSOR, &t.build(), &format!("t{i}"))
+        })
+        .collect();
+    store.manifest("st", &store.config(""), &blobs);
+    let [gguf, one, index] = [&gguf, &one, &index].map(|p| p.to_str().expect("UTF-8 path").to_string());
+    let missing = d.path("missing.gguf").to_str().expect("UTF-8 path").to_string();
+    // (arguments, entries in the document, whether a name is not UTF-8)
+    for (args, models, hex) in [
+        (vec!["--json", &gguf, &one, &index, "ollama:gg", "ollama:st", &missing], 6, true),
+        (vec!["--json", "--no-join", &index], 1, false),
+        (vec!["statement", "--leaves", &gguf, &one, &index, "ollama:gg", "ollama:st"], 5, true),
+        (vec!["statement", &gguf, "ollama:gg"], 2, false),
+    ] {
+        let out = Command::new(gguf_digest_bin()).args(&args).env("OLLAMA_MODELS", &store.root).output().expect("runs");
+        assert!(!out.stdout.is_empty(), "{args:?}: {}", common::text(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON document");
+        let again = serde_json::to_string_pretty(&doc).expect("prints") + "\n";
+        assert_eq!(common::text(&out.stdout), again, "{args:?}");
+        let entries = doc.get("files").or_else(|| doc.pointer("/predicate/models")).and_then(|v| v.as_array());
+        assert_eq!(entries.map(Vec::len), Some(models), "{args:?}");
+        assert_eq!(again.contains("\"name_hex\""), hex, "{args:?}");
+    }
 }
 
 /// Runs the command with its data segment (heap and private mappings)
