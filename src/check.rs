@@ -9,14 +9,19 @@
 //! style), every later line must too, as GNU does to stop names with leading
 //! blanks from being misread. BSD `--tag` lines (`SHA256 (f) = …`) name the
 //! SHA-256 of the file, not a label, and are treated as misformatted.
+//!
+//! A list is read a line at a time, as `sha256sum -c` reads it, and only
+//! its entries are kept; unlike GNU, a line may hold at most [`MAX_LINE`]
+//! bytes, so that a list without newlines (`-c /dev/zero`) is an error at
+//! its first line instead of a read that grows until memory runs out.
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
-use std::io::Write;
+use std::io::{BufRead, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::output::{check_name, error_line};
 
 /// Hex digits in a label.
@@ -55,20 +60,39 @@ pub enum Line {
     },
 }
 
-/// Parses a whole check list. In a list read from standard input an entry
-/// naming `-` is misformatted, as in coreutils (stdin is already the list).
-pub fn parse_list(list: &[u8], from_stdin: bool) -> Vec<Line> {
+/// The most bytes a line of a check list may hold, its newline not
+/// counted: a label line is 67 bytes and a path, which Linux opens only
+/// below `PATH_MAX` (4,096 bytes; 8,192 once escaped): 64 KiB is far past
+/// any line that can name a file, and little to hold.
+pub const MAX_LINE: usize = 64 << 10;
+
+/// Reads a check list a line at a time (never whole: only its entries are
+/// kept). In a list read from standard input an entry naming `-` is
+/// misformatted, as in coreutils (stdin is already the list). A read error,
+/// or a line longer than [`MAX_LINE`] ([`ErrorKind::ListLineTooLong`],
+/// naming it by number), ends the list with that error.
+pub fn read_list(list: &mut dyn BufRead, from_stdin: bool) -> Result<Vec<Line>> {
     let mut bsd_reversed = None;
     let mut lines = Vec::new();
-    let mut rest = list;
+    let mut buf = Vec::new();
     let mut line_no = 0usize;
-    while !rest.is_empty() {
+    loop {
+        buf.clear();
+        // One byte past the limit tells a line that is too long.
+        let limit = (MAX_LINE as u64).saturating_add(1);
+        if list.take(limit).read_until(b'\n', &mut buf).map_err(Error::from)? == 0 {
+            break;
+        }
         line_no = line_no.saturating_add(1);
-        let (line, next) = match rest.iter().position(|&b| b == b'\n') {
-            Some(i) => (rest.get(..i).unwrap_or(&[]), rest.get(i.saturating_add(1)..).unwrap_or(&[])),
-            None => (rest, &[][..]),
+        let line = match buf.strip_suffix(b"\n") {
+            Some(line) => line,
+            None if buf.len() > MAX_LINE => {
+                let kind = ErrorKind::ListLineTooLong { line: line_no as u64, limit: MAX_LINE };
+                return Err(Error::new(kind));
+            }
+            // The last line, without its newline.
+            None => &buf,
         };
-        rest = next;
         if line.first() == Some(&b'#') {
             continue;
         }
@@ -82,7 +106,7 @@ pub fn parse_list(list: &[u8], from_stdin: bool) -> Vec<Line> {
             None => Line::Misformatted { line_no },
         });
     }
-    lines
+    Ok(lines)
 }
 
 fn is_blank(b: Option<&u8>) -> bool {
@@ -366,6 +390,10 @@ mod tests {
         }
     }
 
+    fn parse_list(list: &[u8], from_stdin: bool) -> Vec<Line> {
+        read_list(&mut &list[..], from_stdin).unwrap()
+    }
+
     #[test]
     fn list_skips_comments_and_empty_lines() {
         let list = format!("# c\n\n{H}  a\r\nbad\n");
@@ -378,5 +406,24 @@ mod tests {
                 Line::Misformatted { line_no: 4 }
             ]
         );
+        // The last line needs no newline; a final newline ends no empty line.
+        assert_eq!(parse_list(format!("\n{H}  a").as_bytes(), false).len(), 1);
+        assert_eq!(parse_list(b"x\n\n", false), vec![Line::Misformatted { line_no: 1 }]);
+    }
+
+    #[test]
+    fn a_line_may_hold_max_line_bytes_and_no_more() {
+        let name = "n".repeat(MAX_LINE - LABEL_HEX_LEN - 2);
+        let ok = format!("{H}  {name}\n{H}  {name}");
+        let lines = parse_list(ok.as_bytes(), false);
+        assert!(
+            matches!(&lines[..], [Line::Entry { line_no: 1, .. }, Line::Entry { line_no: 2, path, .. }] if path.len() == name.len())
+        );
+        for long in [format!("{H}  a\n{H}  {name}x\n"), format!("{H}  a\n\n{H}  {name}x")] {
+            let e = read_list(&mut long.as_bytes(), false).unwrap_err();
+            let line = if long.contains("\n\n") { 3 } else { 2 };
+            assert!(matches!(e.kind(), ErrorKind::ListLineTooLong { line: l, limit: MAX_LINE } if *l == line), "{e}");
+            assert_eq!(e.to_string(), format!("{line}: line longer than 65536 bytes (the most a label line may hold)"));
+        }
     }
 }

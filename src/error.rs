@@ -339,6 +339,15 @@ pub enum ErrorKind {
     /// The file changed (size, time or content) while it was being read.
     #[error("file changed while hashing ({0})")]
     FileChanged(String),
+    /// A line of a `--check` list longer than a label line may be (the
+    /// list is read a line at a time, never whole).
+    #[error("{line}: line longer than {limit} bytes (the most a label line may hold)")]
+    ListLineTooLong {
+        /// Its number, from 1.
+        line: u64,
+        /// [`crate::check::MAX_LINE`].
+        limit: usize,
+    },
     /// The caller cancelled the run (Ctrl-C in Python) before this model
     /// was finished.
     #[error("cancelled before the label was finished")]

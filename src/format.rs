@@ -11,12 +11,12 @@
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
 use std::any::Any;
+use std::io;
 use std::path::Path;
-
-use serde_json::Value as Json;
 
 use crate::error::Result;
 use crate::hash::{Digest, Job, PieceSizes, Progress, Sha256Digest, hash_job};
+use crate::output::JsonWriter;
 use crate::source::{ReadMode, Source};
 
 /// How to open a model, whatever its format.
@@ -52,13 +52,30 @@ pub trait Labelled: Send + Sync {
     /// Every file the model was read from; the first is the path given.
     fn sources(&self) -> Vec<&Source>;
 
-    /// The skeleton bytes, from the jobs' data digests in job order. An
-    /// error when a digest contradicts the input (an Ollama blob whose bytes
-    /// are not its layer's digest).
-    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Result<Vec<u8>>;
+    /// Hands the skeleton bytes, from the jobs' data digests in job order,
+    /// to `sink` a record at a time (the label's hasher: the skeleton is
+    /// never whole in memory to be labelled). An error when a digest
+    /// contradicts the input (an Ollama blob whose bytes are not its
+    /// layer's digest).
+    fn write_skeleton(&self, data_sha256: &[Sha256Digest], sink: &mut dyn FnMut(&[u8])) -> Result<()>;
 
-    /// The model's entry in the `--json` document.
-    fn json(&self, path: &Path, digest: &Digest) -> Json;
+    /// The skeleton bytes, whole (`--skeleton`, Python).
+    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.write_skeleton(data_sha256, &mut |piece| out.extend_from_slice(piece))?;
+        Ok(out)
+    }
+
+    /// Writes the model's entry in the `--json` document, a record at a
+    /// time (a model of a million tensors is never a tree in memory).
+    fn write_json(&self, w: &mut JsonWriter<'_>, path: &Path, digest: &Digest) -> io::Result<()>;
+
+    /// The model's `--json` entry as compact JSON text (for Python).
+    fn json_text(&self, path: &Path, digest: &Digest) -> io::Result<String> {
+        let mut out = Vec::new();
+        self.write_json(&mut JsonWriter::compact(&mut out), path, digest)?;
+        String::from_utf8(out).map_err(io::Error::other)
+    }
 
     /// The format's name and the contract its label follows (for the
     /// predicate of a statement): `("gguf", "canonical-skeleton-v1")`.
@@ -74,9 +91,13 @@ pub trait Labelled: Send + Sync {
 pub fn hash_order(model: &dyn Labelled) -> Vec<usize> {
     // Each job's length once: a key function would build a job (and clone
     // its tensor's name) O(n log n) times.
-    let mut order: Vec<(u64, usize)> = (0..model.job_count()).map(|i| (model.job(i).map_or(0, |j| j.len), i)).collect();
-    order.sort_by_key(|&(len, i)| (std::cmp::Reverse(len), i));
-    order.into_iter().map(|(_, i)| i).collect()
+    let mut sizes: Vec<(u64, usize)> = (0..model.job_count()).map(|i| (model.job(i).map_or(0, |j| j.len), i)).collect();
+    sizes.sort_unstable_by_key(|&(len, i)| (std::cmp::Reverse(len), i));
+    // A list of its own: collected in place, it would keep the pairs' room
+    // (16 bytes a job, for as long as the file is hashed).
+    let mut order = Vec::with_capacity(sizes.len());
+    order.extend(sizes.iter().map(|&(_, i)| i));
+    order
 }
 
 /// Hashes job `i` of `model`.
@@ -87,31 +108,31 @@ pub fn run_job(model: &dyn Labelled, i: usize, pieces: &PieceSizes, progress: &P
     }
 }
 
-/// The model's entry in the `--json` document: the format's entry
-/// ([`Labelled::json`]), and, only when some file of the model was read
-/// without a read lease (docs/adr/0021-read-lease.md), the member
-/// `read_lease_unavailable`: one `{"path", "why"}` per such file, in
-/// [`Labelled::sources`] order. A model all of whose files held a lease
-/// gets exactly the format's entry.
-pub fn json_entry(model: &dyn Labelled, path: &Path, digest: &Digest) -> Json {
-    let mut entry = model.json(path, digest);
+/// Ends a model's `--json` entry: only when some file of the model was
+/// read without a read lease (docs/adr/0021-read-lease.md), the member
+/// `read_lease_unavailable` first, one `{"path", "why"}` per such file in
+/// [`Labelled::sources`] order; then the closing brace. Every format's
+/// entry ends here, so a model all of whose files held a lease gets
+/// exactly the format's members.
+pub fn end_entry(w: &mut JsonWriter<'_>, sources: &[&Source]) -> io::Result<()> {
     let mut seen = std::collections::HashSet::new();
-    let unleased: Vec<Json> = model
-        .sources()
-        .into_iter()
+    let unleased: Vec<(&Path, String)> = sources
+        .iter()
         .filter_map(|s| Some((s.path(), s.lease_unavailable()?)))
         .filter(|(p, _)| seen.insert(*p))
-        .map(|(p, why)| {
-            let mut note = serde_json::Map::new();
-            crate::output::put_name(&mut note, "path", std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()));
-            note.insert("why".to_string(), Json::from(why));
-            Json::Object(note)
-        })
         .collect();
-    if let (Json::Object(obj), false) = (&mut entry, unleased.is_empty()) {
-        obj.insert("read_lease_unavailable".to_string(), Json::Array(unleased));
+    if !unleased.is_empty() {
+        w.key("read_lease_unavailable")?;
+        w.begin_array()?;
+        for (p, why) in unleased {
+            w.begin_object()?;
+            w.name_field("path", std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()))?;
+            w.str_field("why", &why)?;
+            w.end_object()?;
+        }
+        w.end_array()?;
     }
-    entry
+    w.end_object()
 }
 
 /// The digest of a model whose jobs were hashed into `data_sha256` (in job
@@ -120,5 +141,5 @@ pub fn finish(model: &dyn Labelled, data_sha256: Vec<Sha256Digest>) -> Result<Di
     for s in model.sources() {
         s.check_unchanged()?;
     }
-    Ok(Digest::from_skeleton(model.skeleton(&data_sha256)?, data_sha256))
+    Digest::of_skeleton(data_sha256, |data, sink| model.write_skeleton(data, sink))
 }

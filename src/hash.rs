@@ -264,25 +264,32 @@ fn hash_read(job: &Job<'_>, plan: Plan, progress: &Progress<'_>) -> Result<Sha25
     Ok(hasher.finalize().into())
 }
 
-/// A model's skeleton and label, with the data digest of every job.
+/// A model's label, with the data digest of every job. The skeleton is
+/// not kept: it is hashed as the format writes it (a model of a million
+/// tensors has a skeleton of ~100 MB), and written again on request
+/// (`Labelled::skeleton`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Digest {
-    skeleton: Vec<u8>,
     label: Sha256Digest,
     tensor_sha256: Vec<Sha256Digest>,
 }
 
 impl Digest {
-    /// Hashes a skeleton built by a format from its jobs' digests (in the
-    /// format's tensor order, as given here).
-    pub fn from_skeleton(skeleton: Vec<u8>, tensor_sha256: Vec<Sha256Digest>) -> Digest {
-        let label = Sha256::digest(&skeleton).into();
-        Digest { skeleton, label, tensor_sha256 }
+    /// The digest of a skeleton that `write` hands, a piece at a time, to
+    /// the sink it is given; `tensor_sha256` are the jobs' digests (in the
+    /// format's tensor order) it was written from.
+    pub fn of_skeleton(
+        tensor_sha256: Vec<Sha256Digest>,
+        write: impl FnOnce(&[Sha256Digest], &mut dyn FnMut(&[u8])) -> Result<()>,
+    ) -> Result<Digest> {
+        let mut hasher = Sha256::new();
+        write(&tensor_sha256, &mut |piece| hasher.update(piece))?;
+        Ok(Digest { label: hasher.finalize().into(), tensor_sha256 })
     }
 
-    /// The canonical skeleton bytes.
-    pub fn skeleton(&self) -> &[u8] {
-        &self.skeleton
+    /// The digest of a skeleton already hashed into `label`.
+    pub fn from_label(label: Sha256Digest, tensor_sha256: Vec<Sha256Digest>) -> Digest {
+        Digest { label, tensor_sha256 }
     }
 
     /// The label as 64 lowercase hex digits.

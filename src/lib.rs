@@ -63,7 +63,7 @@ pub mod inspect;
 pub mod render;
 
 pub use error::{Error, ErrorKind, Result, SYMBOLIC_LINK, Subject};
-pub use format::{Labelled, OpenOptions, finish, hash_order, json_entry, run_job};
+pub use format::{Labelled, OpenOptions, end_entry, finish, hash_order, run_job};
 pub use hash::{
     CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, Progress, READ_CHUNKS, Sha256Digest, Swap, WINDOW, hash_job,
 };

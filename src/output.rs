@@ -7,6 +7,7 @@
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
+use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -165,22 +166,209 @@ pub fn put_name(obj: &mut Map<String, Json>, field: &str, bytes: &[u8]) {
     }
 }
 
-/// The JSON entry of a path that could not be labelled.
-pub fn error_json(path: &Path, e: &Error) -> Json {
-    json!({
-        "path": text(path.as_os_str().as_bytes()),
-        "error": e.to_string(),
-    })
+/// Writes JSON a value at a time, byte for byte as serde_json prints the
+/// same tree (pretty: two-space indent, `": "`; compact: no blanks), so that
+/// a document of a million tensors is never held whole: each entry goes to
+/// the output as it is made (its records from the model itself).
+///
+/// Callers pair every `begin_*` with its `end_*` and put a `key` before
+/// each value in an object; the writer keeps only the nesting depth.
+pub struct JsonWriter<'w> {
+    out: &'w mut dyn Write,
+    pretty: bool,
+    depth: usize,
+    /// The container being written has a value already (a comma is due).
+    has_value: bool,
+    /// A key was written; its value follows without a separator.
+    after_key: bool,
 }
 
-/// The whole `--json` document.
-pub fn document_json(files: Vec<Json>) -> Json {
-    json!({
-        "format": JSON_FORMAT,
-        "spec": "canonical-skeleton-v1",
-        "tool": concat!("gguf-digest ", env!("CARGO_PKG_VERSION")),
-        "files": files,
-    })
+impl<'w> JsonWriter<'w> {
+    /// A writer of `serde_json::to_writer_pretty`'s format.
+    pub fn pretty(out: &'w mut dyn Write) -> Self {
+        JsonWriter { out, pretty: true, depth: 0, has_value: false, after_key: false }
+    }
+
+    /// A writer of `serde_json::to_writer`'s (compact) format.
+    pub fn compact(out: &'w mut dyn Write) -> Self {
+        JsonWriter { out, pretty: false, depth: 0, has_value: false, after_key: false }
+    }
+
+    /// The comma (after the first member) and, pretty, the new line and indent.
+    fn separator(&mut self) -> io::Result<()> {
+        if self.has_value {
+            self.out.write_all(b",")?;
+        }
+        if self.pretty {
+            self.newline()?;
+        }
+        Ok(())
+    }
+
+    fn newline(&mut self) -> io::Result<()> {
+        self.out.write_all(b"\n")?;
+        for _ in 0..self.depth {
+            self.out.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    /// Before a value: nothing after a key or at the top; in an array, the separator.
+    fn before_value(&mut self) -> io::Result<()> {
+        if self.after_key {
+            self.after_key = false;
+            Ok(())
+        } else if self.depth > 0 {
+            self.separator()
+        } else {
+            Ok(())
+        }
+    }
+
+    fn begin(&mut self, open: &[u8]) -> io::Result<()> {
+        self.before_value()?;
+        self.out.write_all(open)?;
+        self.depth = self.depth.saturating_add(1);
+        self.has_value = false;
+        Ok(())
+    }
+
+    fn end(&mut self, close: &[u8]) -> io::Result<()> {
+        self.depth = self.depth.saturating_sub(1);
+        if self.has_value && self.pretty {
+            self.newline()?;
+        }
+        self.out.write_all(close)?;
+        self.has_value = true;
+        Ok(())
+    }
+
+    /// Opens an object (as a value: after a key, in an array, or at the top).
+    pub fn begin_object(&mut self) -> io::Result<()> {
+        self.begin(b"{")
+    }
+
+    /// Closes the innermost object.
+    pub fn end_object(&mut self) -> io::Result<()> {
+        self.end(b"}")
+    }
+
+    /// Opens an array.
+    pub fn begin_array(&mut self) -> io::Result<()> {
+        self.begin(b"[")
+    }
+
+    /// Closes the innermost array.
+    pub fn end_array(&mut self) -> io::Result<()> {
+        self.end(b"]")
+    }
+
+    /// A member's key; its value is written next.
+    pub fn key(&mut self, key: &str) -> io::Result<()> {
+        self.separator()?;
+        serde_json::to_writer(&mut *self.out, key)?;
+        self.out.write_all(if self.pretty { b": " } else { b":" })?;
+        self.after_key = true;
+        Ok(())
+    }
+
+    /// A string value.
+    pub fn str(&mut self, s: &str) -> io::Result<()> {
+        self.before_value()?;
+        serde_json::to_writer(&mut *self.out, s)?;
+        self.has_value = true;
+        Ok(())
+    }
+
+    /// A value: a number, bool, `null` (`None`), or a small tree written
+    /// as serde_json would nest it here.
+    pub fn value(&mut self, v: impl Into<Json>) -> io::Result<()> {
+        self.tree(&v.into())
+    }
+
+    /// A tree, as serde_json would print it at this depth.
+    pub fn tree(&mut self, v: &Json) -> io::Result<()> {
+        match v {
+            Json::Object(m) => {
+                self.begin_object()?;
+                for (k, v) in m {
+                    self.key(k)?;
+                    self.tree(v)?;
+                }
+                self.end_object()
+            }
+            Json::Array(a) => {
+                self.begin_array()?;
+                for v in a {
+                    self.tree(v)?;
+                }
+                self.end_array()
+            }
+            scalar => {
+                self.before_value()?;
+                serde_json::to_writer(&mut *self.out, scalar)?;
+                self.has_value = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// `key: value`.
+    pub fn field(&mut self, key: &str, v: impl Into<Json>) -> io::Result<()> {
+        self.key(key)?;
+        self.value(v)
+    }
+
+    /// `key: "string"`.
+    pub fn str_field(&mut self, key: &str, s: &str) -> io::Result<()> {
+        self.key(key)?;
+        self.str(s)
+    }
+
+    /// `key: [numbers]`.
+    pub fn u64s_field(&mut self, key: &str, values: &[u64]) -> io::Result<()> {
+        self.key(key)?;
+        self.begin_array()?;
+        for &v in values {
+            self.value(v)?;
+        }
+        self.end_array()
+    }
+
+    /// A name as [`put_name`] puts it: lossily as text, and when it is not
+    /// UTF-8 its exact bytes in hex under `KEY_hex`.
+    pub fn name_field(&mut self, key: &str, bytes: &[u8]) -> io::Result<()> {
+        self.str_field(key, &String::from_utf8_lossy(bytes))?;
+        if std::str::from_utf8(bytes).is_err() {
+            self.str_field(&format!("{key}_hex"), &hex::encode(bytes))?;
+        }
+        Ok(())
+    }
+}
+
+/// The JSON entry of a path that could not be labelled.
+pub fn write_error_json(w: &mut JsonWriter<'_>, path: &Path, e: &Error) -> io::Result<()> {
+    w.begin_object()?;
+    w.str_field("path", &text(path.as_os_str().as_bytes()))?;
+    w.str_field("error", &e.to_string())?;
+    w.end_object()
+}
+
+/// Opens the whole `--json` document, up to its `files` array: each entry
+/// is written into it as its model is labelled, then [`end_document`].
+pub fn begin_document(w: &mut JsonWriter<'_>) -> io::Result<()> {
+    w.begin_object()?;
+    w.field("format", JSON_FORMAT)?;
+    w.str_field("spec", "canonical-skeleton-v1")?;
+    w.str_field("tool", concat!("gguf-digest ", env!("CARGO_PKG_VERSION")))?;
+    w.key("files")?;
+    w.begin_array()
+}
+
+/// Closes the document [`begin_document`] opened.
+pub fn end_document(w: &mut JsonWriter<'_>) -> io::Result<()> {
+    w.end_array()?;
+    w.end_object()
 }
 
 #[cfg(test)]
@@ -227,6 +415,62 @@ mod tests {
         assert_eq!(sums_line(l, Path::new("a\\b")), b"\\ab  a\\\\b\n");
         assert_eq!(sums_line(l, Path::new("a\nb")), b"\\ab  a\\nb\n");
         assert_eq!(sums_line(l, Path::new("a\rb")), b"\\ab  a\\rb\n");
+    }
+
+    fn written(v: &Json, pretty: bool) -> String {
+        let mut out = Vec::new();
+        let mut w = if pretty { JsonWriter::pretty(&mut out) } else { JsonWriter::compact(&mut out) };
+        w.tree(v).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn any_json() -> impl proptest::strategy::Strategy<Value = Json> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Json::Null),
+            any::<bool>().prop_map(Json::from),
+            any::<u64>().prop_map(Json::from),
+            any::<i64>().prop_map(Json::from),
+            any::<f64>().prop_map(Json::from),
+            ".{0,6}".prop_map(Json::from),
+            proptest::collection::vec(any::<u8>(), 0..6).prop_map(|b| Json::from(String::from_utf8_lossy(&b))),
+        ];
+        leaf.prop_recursive(4, 48, 5, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Json::Array),
+                proptest::collection::vec((".{0,4}", inner), 0..5)
+                    .prop_map(|kv| Json::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, failure_persistence: None, ..Default::default() })]
+
+        /// The streamed bytes are serde_json's for the same tree, pretty and compact.
+        #[test]
+        fn the_writer_prints_as_serde_json(v in any_json()) {
+            proptest::prop_assert_eq!(written(&v, true), serde_json::to_string_pretty(&v).unwrap());
+            proptest::prop_assert_eq!(written(&v, false), serde_json::to_string(&v).unwrap());
+        }
+    }
+
+    #[test]
+    fn the_writer_nests_empty_containers_and_names_as_serde_json() {
+        let v = json!({"a": [], "b": {}, "c": [[], {}, [1]], "d": {"e": {}}, "\u{1}\"k": "\u{7f}\u{202e}"});
+        assert_eq!(written(&v, true), serde_json::to_string_pretty(&v).unwrap());
+        let mut out = Vec::new();
+        let mut w = JsonWriter::pretty(&mut out);
+        w.begin_object().unwrap();
+        w.name_field("n", b"a\xffb").unwrap();
+        w.name_field("m", b"ok").unwrap();
+        w.u64s_field("d", &[]).unwrap();
+        w.end_object().unwrap();
+        let mut o = Map::new();
+        put_name(&mut o, "n", b"a\xffb");
+        put_name(&mut o, "m", b"ok");
+        o.insert("d".into(), json!([]));
+        assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string_pretty(&Json::Object(o)).unwrap());
     }
 
     #[test]

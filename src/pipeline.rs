@@ -91,6 +91,11 @@ struct Part {
 /// batch (padding between tensors is at most the alignment, 32 by default).
 const MAX_GAP: u64 = 64 << 10;
 
+/// Pieces in one batch, at most: a batch of tiny tensors (a million of 4
+/// bytes) would otherwise carry a 32-byte record per 32 bytes read, as many
+/// records as bytes in flight.
+const MAX_PARTS: usize = 4096;
+
 /// One hashing thread's inbox and how many bytes wait in it.
 struct Hasher<'a> {
     tx: mpsc::Sender<Batch>,
@@ -139,16 +144,28 @@ pub fn hash_front_to_back_with(
     let numbers: std::collections::HashMap<*const Source, usize> =
         sources.iter().enumerate().map(|(n, s)| (*s as *const Source, n)).collect();
     let file_no = |s: &Source| numbers.get(&(s as *const Source)).copied().unwrap_or(usize::MAX);
-    // Each job built once (building one clones its tensor's name).
-    let mut jobs: Vec<_> = (0..model.job_count()).filter_map(|i| model.job(i).map(|j| (i, j))).collect();
-    jobs.sort_by_cached_key(|(i, j)| (file_no(j.source), j.start, *i));
+    // The reading order, from each job's place computed once. Jobs are not
+    // kept: each holds its tensor's name, and a model may have a million;
+    // the reader and the hashers build each again when they come to it.
+    let mut places: Vec<(usize, u64, usize)> = Vec::with_capacity(model.job_count());
+    places.extend((0..model.job_count()).filter_map(|i| model.job(i).map(|j| (file_no(j.source), j.start, i))));
+    places.sort_unstable();
+    // A list of its own: collected in place, it would keep the places' room.
+    let mut order: Vec<usize> = Vec::with_capacity(places.len());
+    order.extend(places.iter().map(|&(_, _, i)| i));
+    drop(places);
 
     let _one = ONE_READER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     for s in &sources {
         progress(s.stream_pos())?;
     }
     let threads = threads.max(1);
-    let largest = jobs.iter().map(|(_, j)| pieces.read_piece(j.conversion.block)).max().unwrap_or(1).max(1);
+    let largest = (0..model.job_count())
+        .filter_map(|i| model.job(i))
+        .map(|j| pieces.read_piece(j.conversion.block))
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let fewest = threads.saturating_mul(MIN_BUFFERS_PER_THREAD).min(MAX_BUFFERS);
     let buffers = IN_FLIGHT.checked_div(largest).unwrap_or(0).clamp(fewest, MAX_BUFFERS);
     let (free_tx, free_rx) = mpsc::sync_channel::<Vec<u8>>(buffers);
@@ -156,10 +173,8 @@ pub fn hash_front_to_back_with(
         let _ = free_tx.send(Vec::new());
     }
     let failed = AtomicBool::new(false);
-    let conversions: Vec<Conversion> = jobs.iter().map(|(_, j)| j.conversion).collect();
     let queued: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
-
-    let mut digests: Vec<Option<Result<Sha256Digest>>> = (0..jobs.len()).map(|_| None).collect();
+    let done = Mutex::new(Done { digests: vec![[0u8; 32]; model.job_count()], ..Done::default() });
     let (io_tx, io_rx) = mpsc::channel::<IoJob<'_>>();
     let io_rx = Mutex::new(io_rx);
     let read = std::thread::scope(|scope| {
@@ -168,8 +183,9 @@ pub fn hash_front_to_back_with(
         for queued in &queued {
             let (tx, rx) = mpsc::channel::<Batch>();
             hashers.push(Hasher { tx, queued });
-            let (conversions, failed) = (&conversions, &failed);
-            handles.push(scope.spawn(move || hash_pieces(rx, queued, conversions, failed)));
+            let (order, failed, done) = (&order, &failed, &done);
+            let job = move |k: usize| order.get(k).and_then(|&i| Some((i, model.job(i)?.conversion)));
+            handles.push(scope.spawn(move || hash_pieces(rx, queued, &job, failed, done)));
         }
         let hashers = hashers;
         let force = direct == DirectReads::Always;
@@ -187,8 +203,9 @@ pub fn hash_front_to_back_with(
             give_back: free_tx.clone(),
             failed: &failed,
             progress,
-            owner: vec![None; jobs.len()],
-            jobs: &jobs,
+            owner: None,
+            model,
+            order: &order,
         };
         let read = reader.read_all(pieces, largest);
         // Hangs up the I/O threads.
@@ -196,24 +213,35 @@ pub fn hash_front_to_back_with(
         let read = read.and_then(|()| sources.iter().try_for_each(|s| progress(s.read_to_end()?)));
         drop(hashers);
         for h in handles {
-            for (k, r) in h.join().unwrap_or_default() {
-                if let Some(slot) = digests.get_mut(k) {
-                    *slot = Some(r);
-                }
-            }
+            // A hashing thread that died leaves its jobs unhashed: an error below.
+            let _ = h.join();
         }
         read
     });
     read?;
-    let mut out = vec![[0u8; 32]; model.job_count()];
-    for ((i, job), d) in jobs.iter().zip(digests) {
-        let d = d.ok_or_else(|| Error::internal("a tensor was not hashed"))?;
-        let d = d.map_err(|e| e.about(job.subject.clone()))?;
-        if let Some(slot) = out.get_mut(*i) {
-            *slot = d;
-        }
+    let done = done.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // The first failure in reading order, named by its tensor.
+    if let Some((k, e)) = done.errors.into_iter().min_by_key(|&(k, _)| k) {
+        let job = order.get(k).and_then(|&i| model.job(i));
+        return Err(match job {
+            Some(j) => e.about(j.subject),
+            None => e,
+        });
     }
-    Ok(out)
+    if done.hashed != order.len() {
+        return Err(Error::internal("a tensor was not hashed"));
+    }
+    Ok(done.digests)
+}
+
+/// What the hashing threads have finished: every job's digest at its index
+/// (the order the model gives its jobs), and the jobs that failed.
+#[derive(Default)]
+struct Done {
+    digests: Vec<Sha256Digest>,
+    hashed: usize,
+    /// Failed jobs, by their place in the reading order.
+    errors: Vec<(usize, Error)>,
 }
 
 /// A batch being gathered: where it starts and ends in its input, and
@@ -284,9 +312,13 @@ struct Reader<'a, 'j> {
     give_back: mpsc::SyncSender<Vec<u8>>,
     failed: &'a AtomicBool,
     progress: &'a Progress<'a>,
-    /// The hashing thread each job went to (all its pieces go there).
-    owner: Vec<Option<usize>>,
-    jobs: &'j [(usize, crate::hash::Job<'j>)],
+    /// The last job sent, by its place in the reading order, and the
+    /// hashing thread it went to: a job's pieces are read one after the
+    /// other, so only it can go on in the next batch (and must go there).
+    owner: Option<(usize, usize)>,
+    model: &'j dyn Labelled,
+    /// Job indices in reading order.
+    order: &'a [usize],
 }
 
 impl<'j> Reader<'_, 'j> {
@@ -295,7 +327,8 @@ impl<'j> Reader<'_, 'j> {
     /// bytes), read and sent to the hashers.
     fn read_all(&mut self, pieces: &PieceSizes, largest: usize) -> Result<()> {
         let mut pending: Option<Pending<'_>> = None;
-        for (k, (_, job)) in self.jobs.iter().enumerate() {
+        for (k, &i) in self.order.iter().enumerate() {
+            let job = self.model.job(i).ok_or_else(|| Error::internal("a job vanished"))?;
             let piece = pieces.read_piece(job.conversion.block) as u64;
             let mut done = 0u64;
             loop {
@@ -309,6 +342,7 @@ impl<'j> Reader<'_, 'j> {
                 };
                 let joins = pending.as_ref().is_some_and(|p| {
                     std::ptr::eq(p.source, job.source)
+                        && p.parts.len() < MAX_PARTS
                         && start >= p.end
                         && start.saturating_sub(p.end) <= MAX_GAP
                         && start.saturating_add(n).saturating_sub(p.start) <= largest as u64
@@ -355,16 +389,15 @@ impl<'j> Reader<'_, 'j> {
         // and so do the jobs it begins. Otherwise, the least busy thread.
         let to = p
             .parts
-            .iter()
-            .find_map(|part| self.owner.get(part.job).copied().flatten())
+            .first()
+            .and_then(|part| self.owner.filter(|&(k, _)| k == part.job))
+            .map(|(_, to)| to)
             .or_else(|| {
                 self.hashers.iter().enumerate().min_by_key(|(_, h)| h.queued.load(Ordering::Relaxed)).map(|(i, _)| i)
             })
             .unwrap_or(0);
-        for part in &p.parts {
-            if let Some(o) = self.owner.get_mut(part.job) {
-                *o = Some(to);
-            }
+        if let Some(last) = p.parts.last() {
+            self.owner = Some((last.job, to));
         }
         let len = usize::try_from(p.end.saturating_sub(p.start)).unwrap_or(0);
         let Ok(mut buf) = self.free.recv() else { return Ok(false) };
@@ -397,9 +430,10 @@ impl<'j> Reader<'_, 'j> {
         let Ok((buf, r)) = f.done.recv() else { return Ok(false) };
         // A failed read or a cancel names the batch's first tensor, as the
         // mapped path names the tensor it was hashing.
-        let jobs = self.jobs;
-        let located = |e: Error| match f.parts.first().and_then(|part| jobs.get(part.job)) {
-            Some((_, j)) if e.subject().is_none() => e.about(j.subject.clone()),
+        let (model, order) = (self.model, self.order);
+        let located = |e: Error| match f.parts.first().and_then(|part| order.get(part.job)).and_then(|&i| model.job(i))
+        {
+            Some(j) if e.subject().is_none() => e.about(j.subject),
             _ => e,
         };
         let (base, taken) = r.map_err(located)?;
@@ -412,22 +446,28 @@ impl<'j> Reader<'_, 'j> {
 }
 
 /// One hashing thread: hashes the batches it is sent, in order (each
-/// buffer goes back as its batch is dropped); returns the digest of every
-/// job it finished.
+/// buffer goes back as its batch is dropped), and puts the digest of every
+/// job it finishes in `done`. `job(k)` is the index (in the model's order)
+/// and the conversion of the k-th job in reading order.
 fn hash_pieces(
     rx: mpsc::Receiver<Batch>,
     queued: &AtomicU64,
-    conversions: &[Conversion],
+    job: &dyn Fn(usize) -> Option<(usize, Conversion)>,
     failed: &AtomicBool,
-) -> Vec<(usize, Result<Sha256Digest>)> {
-    let mut done = Vec::new();
+    done: &Mutex<Done>,
+) {
     let mut hasher = Sha256::new();
     let mut broken: Option<Error> = None;
+    // The job being hashed: its place in the reading order, index, conversion.
+    let mut current: Option<(usize, usize, Conversion)> = None;
     for mut b in rx {
         for part in &b.parts {
             if part.first {
                 hasher = Sha256::new();
                 broken = None;
+            }
+            if current.is_none_or(|(k, _, _)| k != part.job) {
+                current = job(part.job).map(|(i, c)| (part.job, i, c));
             }
             if broken.is_none() {
                 let at = b.base.saturating_add(part.at);
@@ -435,8 +475,8 @@ fn hash_pieces(
                 // conversion per job), but a wrong digest must never be the
                 // silent answer if it did.
                 let bytes = b.buf.get_mut(at..at.saturating_add(part.len));
-                let converted = match (bytes, conversions.get(part.job)) {
-                    (Some(bytes), Some(c)) => c.apply(bytes).map(|()| bytes),
+                let converted = match (bytes, current) {
+                    (Some(bytes), Some((_, _, c))) => c.apply(bytes).map(|()| bytes),
                     _ => Err(Error::internal("a piece outside its batch")),
                 };
                 match converted {
@@ -449,12 +489,20 @@ fn hash_pieces(
             }
             if part.last {
                 let h = std::mem::take(&mut hasher);
-                done.push((part.job, broken.take().map_or_else(|| Ok(h.finalize().into()), Err)));
+                let mut d = done.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let slot = current.and_then(|(_, i, _)| d.digests.get_mut(i));
+                match (broken.take(), slot) {
+                    (None, Some(slot)) => {
+                        *slot = h.finalize().into();
+                        d.hashed = d.hashed.saturating_add(1);
+                    }
+                    (Some(e), _) => d.errors.push((part.job, e)),
+                    (None, None) => d.errors.push((part.job, Error::internal("a job vanished"))),
+                }
             }
         }
         queued.fetch_sub(b.len as u64, Ordering::Relaxed);
     }
-    done
 }
 
 #[cfg(test)]
@@ -471,15 +519,17 @@ mod tests {
     fn every_buffer_comes_back_hashed_or_not() {
         let (free_tx, free_rx) = mpsc::sync_channel::<Vec<u8>>(4);
         let queued = AtomicU64::new(0);
-        let conversions = [Conversion { block: 1, swap: Swap::None, type_name: "U8" }];
+        let conversion = Conversion { block: 1, swap: Swap::None, type_name: "U8" };
         let failed = AtomicBool::new(false);
         // Hashed: the digest, and the buffer back in the pool.
         let (tx, rx) = mpsc::channel();
         tx.send(batch(&free_tx, b"abc")).unwrap();
         drop(tx);
-        let done = hash_pieces(rx, &queued, &conversions, &failed);
+        let done = Mutex::new(Done { digests: vec![[0; 32]], ..Done::default() });
+        hash_pieces(rx, &queued, &|k| (k == 0).then_some((0, conversion)), &failed, &done);
         let want: Sha256Digest = Sha256::digest(b"abc").into();
-        assert!(matches!(done.as_slice(), [(0, Ok(d))] if *d == want));
+        let done = done.into_inner().unwrap();
+        assert_eq!((done.digests, done.hashed, done.errors.len()), (vec![want], 1, 0));
         assert_eq!(free_rx.try_recv().unwrap(), b"abc");
         // Never hashed (the inbox of a hashing thread that died): every
         // buffer still comes back, so the reader is not left waiting.

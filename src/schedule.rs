@@ -78,48 +78,95 @@ fn contained<T>(work: impl FnOnce() -> Result<T>) -> Result<T> {
         .unwrap_or_else(|_| Err(Error::internal("a hashing job panicked")))
 }
 
-/// One file in flight: its model and the digests its jobs fill in.
+/// One file in flight: its model, its jobs in hashing order, and the
+/// digests they fill in. A few runners per file take its jobs in turn
+/// (`next`), so queueing a file of a million tensors costs a task per
+/// thread, not one per tensor.
 struct FileWork {
     index: usize,
     model: AnyModel,
-    digests: Mutex<Vec<Option<Result<Sha256Digest>>>>,
+    /// Job indices, largest first (empty when read front to back).
+    order: Vec<usize>,
+    /// The position in `order` of the next job to take.
+    next: AtomicUsize,
+    digests: Mutex<Digests>,
     /// Jobs not yet done (the mapped path: the last one reports the file).
     remaining: AtomicUsize,
     /// Set by the first failing job, so the others are skipped.
     failed: AtomicBool,
 }
 
+/// What a file's jobs have produced so far.
+#[derive(Default)]
+struct Digests {
+    /// Job `i`'s digest at `i` (all of them, once every job succeeded).
+    data: Vec<Sha256Digest>,
+    /// Jobs that filled their slot.
+    filled: usize,
+    /// Jobs that failed, with their job index.
+    errors: Vec<(usize, Error)>,
+}
+
+impl Digests {
+    fn record(&mut self, t: usize, r: Result<Sha256Digest>) {
+        match r {
+            Ok(d) => {
+                if let Some(slot) = self.data.get_mut(t) {
+                    *slot = d;
+                    self.filled = self.filled.saturating_add(1);
+                }
+            }
+            Err(e) => self.errors.push((t, e)),
+        }
+    }
+}
+
 impl FileWork {
-    /// A file with every job still to do.
-    fn new(index: usize, model: AnyModel) -> FileWork {
+    /// A file with every job still to do, in `order` (empty when the file
+    /// is read front to back, which fills every slot at once).
+    fn new(index: usize, model: AnyModel, order: Vec<usize>) -> FileWork {
         let n = model.job_count();
+        // Slots only for the jobs run one by one.
+        let data = if order.is_empty() { Vec::new() } else { vec![[0u8; 32]; n] };
         FileWork {
             index,
-            digests: Mutex::new((0..n).map(|_| None).collect()),
+            digests: Mutex::new(Digests { data, ..Digests::default() }),
+            order,
+            next: AtomicUsize::new(0),
             remaining: AtomicUsize::new(n),
             failed: AtomicBool::new(false),
             model,
         }
     }
 
+    fn lock_digests(&self) -> std::sync::MutexGuard<'_, Digests> {
+        // A panic is caught before it could poison the lock (`contained`).
+        self.digests.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs jobs in order until none is left; true when this runner did the
+    /// file's last job.
+    fn run_jobs(&self, opts: &OpenOptions, tally: &Tally) -> bool {
+        let mut last = false;
+        while let Some(&t) = self.order.get(self.next.fetch_add(1, Ordering::Relaxed)) {
+            self.run(t, opts, tally);
+            last = self.remaining.fetch_sub(1, Ordering::AcqRel) == 1;
+        }
+        last
+    }
+
     fn run(&self, t: usize, opts: &OpenOptions, tally: &Tally) {
         // After one failure the file's label is lost anyway: skip the rest.
-        let result = if self.failed.load(Ordering::Relaxed) {
-            None
-        } else {
-            let r = contained(|| {
-                tally.add(0).and_then(|()| format::run_job(self.model.as_ref(), t, &opts.pieces, &|n| tally.add(n)))
-            });
-            if r.is_err() {
-                self.failed.store(true, Ordering::Relaxed);
-            }
-            Some(r)
-        };
-        if let Ok(mut d) = self.digests.lock() {
-            if let Some(slot) = d.get_mut(t) {
-                *slot = result;
-            }
+        if self.failed.load(Ordering::Relaxed) {
+            return;
         }
+        let r = contained(|| {
+            tally.add(0).and_then(|()| format::run_job(self.model.as_ref(), t, &opts.pieces, &|n| tally.add(n)))
+        });
+        if r.is_err() {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+        self.lock_digests().record(t, r);
     }
 
     /// Hashes every job front to back (a stream, or files not in the page
@@ -130,38 +177,27 @@ impl FileWork {
                 pipeline::hash_front_to_back(self.model.as_ref(), &opts.pieces, threads, &|n| tally.add(n))
             })
         });
-        if let Ok(mut d) = self.digests.lock() {
-            match r {
-                Ok(digests) => {
-                    for (slot, digest) in d.iter_mut().zip(digests) {
-                        *slot = Some(Ok(digest));
-                    }
-                }
-                Err(e) => {
-                    if let Some(slot) = d.first_mut() {
-                        *slot = Some(Err(e));
-                    }
-                }
+        let mut d = self.lock_digests();
+        match r {
+            Ok(digests) => {
+                d.filled = digests.len();
+                d.data = digests;
             }
+            Err(e) => d.errors.push((0, e)),
         }
     }
 
     /// The finished digest, or the first error in tensor order.
     fn finish(self) -> Result<(AnyModel, Digest)> {
-        let slots = self.digests.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut digests = Vec::with_capacity(slots.len());
-        let mut skipped = false;
-        for slot in slots {
-            match slot {
-                Some(r) => digests.push(r?),
-                None => skipped = true,
-            }
+        let d = self.digests.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, e)) = d.errors.into_iter().min_by_key(|&(t, _)| t) {
+            return Err(e);
         }
-        if skipped {
+        if d.filled != self.model.job_count() || d.data.len() != d.filled {
             // Only reached if a job was skipped without any job failing.
             return Err(Error::new(ErrorKind::Io(std::io::Error::other("tensor hashing was interrupted"))));
         }
-        let digest = format::finish(self.model.as_ref(), digests)?;
+        let digest = format::finish(self.model.as_ref(), d.data)?;
         Ok((self.model, digest))
     }
 }
@@ -206,7 +242,7 @@ pub fn schedule(
                 Ok(model) if pipeline::reads_front_to_back(model.as_ref()) => {
                     // One task reads the whole model front to back, with
                     // hashing threads of its own as many as the pool's.
-                    let work = Arc::new(FileWork::new(index, model));
+                    let work = Arc::new(FileWork::new(index, model, Vec::new()));
                     let (work2, tx, tally, open) = (Arc::clone(&work), done_tx.clone(), opts.tally(), opts.open);
                     let threads = pool.current_num_threads();
                     pool.spawn_fifo(move || {
@@ -217,15 +253,15 @@ pub fn schedule(
                 }
                 Ok(model) => {
                     let order = format::hash_order(model.as_ref());
-                    let work = Arc::new(FileWork::new(index, model));
-                    for t in order {
+                    let runners = order.len().min(pool.current_num_threads().max(1));
+                    let work = Arc::new(FileWork::new(index, model, order));
+                    for _ in 0..runners {
                         let work = Arc::clone(&work);
                         let tx = done_tx.clone();
                         let tally = opts.tally();
                         let open = opts.open;
                         pool.spawn_fifo(move || {
-                            work.run(t, &open, &tally);
-                            if work.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+                            if work.run_jobs(&open, &tally) {
                                 // The receiver outlives every job; a send error cannot happen.
                                 let _ = tx.send(work.index);
                             }

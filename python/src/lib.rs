@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use gguf_digest::check::{Line, MISFORMATTED_LINE, NO_ENTRIES, parse_list};
+use gguf_digest::check::{Line, MISFORMATTED_LINE, NO_ENTRIES, read_list};
 use gguf_digest::output::quote_name;
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement as statements;
@@ -285,16 +285,17 @@ fn open_model(
     // The JSON entry is built on the worker, without the GIL.
     let results = label_all(py, &paths, read, Via::Arguments, |m, d| {
         let (format, contract) = m.contract();
-        let json = gguf_digest::json_entry(m.as_ref(), &paths[0], &d).to_string();
+        let json = m.json_text(&paths[0], &d)?;
+        let skeleton = m.skeleton(d.tensor_sha256())?;
         let files: Vec<OsString> = m.sources().iter().map(|s| s.path().as_os_str().to_owned()).collect();
-        string_values(&m).map(|strings| (format, contract, json, d, files, strings))
+        string_values(&m).map(|strings| (format, contract, json, d, skeleton, files, strings))
     })?;
     let results: Vec<_> = results.into_iter().map(|r| r.and_then(|x| x)).collect();
     let mut opened = all_or_first_error(py, &paths, results)?;
     match opened.pop() {
-        Some((format, contract, json, d, files, strings)) => {
+        Some((format, contract, json, d, skeleton, files, strings)) => {
             let strings = strings.iter().map(|s| s.as_ref().map(|b| PyBytes::new(py, b).unbind())).collect();
-            Ok((format, contract, d.label(), json, PyBytes::new(py, d.skeleton()).unbind(), files, strings))
+            Ok((format, contract, d.label(), json, PyBytes::new(py, &skeleton).unbind(), files, strings))
         }
         // One path, one result: cannot happen (the lint forbids an expect).
         None => Err(plain_error(py, "no model was opened".into(), paths.first().map(PathBuf::as_path))),
@@ -373,12 +374,17 @@ fn check(
             "standard input is not read by the Python API; pass a file (gguf-digest -c reads '-')",
         ));
     }
-    // Read without the GIL: a list may be a FIFO or on a slow mount.
-    let bytes = detached(py, || std::fs::read(&sums))?
-        .map_err(|e| list_error(py, &sums, &gguf_digest::Error::from(e).detail()))?;
+    // Read without the GIL (a list may be a FIFO or on a slow mount), a
+    // line at a time as the command reads it.
+    let lines = detached(py, || {
+        std::fs::File::open(&sums)
+            .map_err(gguf_digest::Error::from)
+            .and_then(|f| read_list(&mut std::io::BufReader::new(f), false))
+    })?
+    .map_err(|e| list_error(py, &sums, &e.detail()))?;
     let mut entries = Vec::new();
     let mut misformatted = 0usize;
-    for line in parse_list(&bytes, false) {
+    for line in lines {
         match line {
             Line::Entry { line_no, label, path } => {
                 let name = OsString::from_vec(path);
@@ -423,10 +429,11 @@ fn statement(
     let done = all_or_first_error(py, paths, results)?;
     // Every leaf of every model with --leaves: built without the GIL.
     let text = detached(py, || {
-        let labelled = done.iter().zip(&names).map(|((m, d), n)| (n.as_path(), m.as_ref(), d));
-        serde_json::to_string_pretty(&statements::of_labelled(labelled, leaves))
+        let labelled: Vec<statements::Subject<'_>> =
+            done.iter().zip(&names).map(|((m, d), n)| (n.as_path(), m.as_ref(), d)).collect();
+        statements::statement_text(&labelled, leaves)
     })?;
-    Ok(text.map_err(|e| plain_error(py, e.to_string(), None))? + "\n")
+    text.map_err(|e| plain_error(py, e.to_string(), None))
 }
 
 /// Checks a statement's signature (with `keys`; none at all is refused

@@ -255,13 +255,13 @@ pub fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) 
     }
 
     // Tensors and their digests, in the same (sorted) order.
-    let ta: Vec<(&ModelTensor, &Sha256Digest)> = a.tensors().iter().zip(da.tensor_sha256()).collect();
-    let tb: Vec<(&ModelTensor, &Sha256Digest)> = b.tensors().iter().zip(db.tensor_sha256()).collect();
+    let ta: Vec<(ModelTensor<'_>, &Sha256Digest)> = a.tensors().iter().zip(da.tensor_sha256()).collect();
+    let tb: Vec<(ModelTensor<'_>, &Sha256Digest)> = b.tensors().iter().zip(db.tensor_sha256()).collect();
     let mut tensors = Vec::new();
     for pair in merge(&ta, &tb, |(t, _)| &t.info.name) {
-        let name = pair.0.or(pair.1).map(|(t, _)| t.info.name.clone()).unwrap_or_default();
-        let sa = pair.0.map(|&(t, sha)| tensor_side(t, sha));
-        let sb = pair.1.map(|&(t, sha)| tensor_side(t, sha));
+        let name = pair.0.or(pair.1).map(|(t, _)| t.info.name.to_vec()).unwrap_or_default();
+        let sa = pair.0.map(|&(t, sha)| tensor_side(&t, sha));
+        let sb = pair.1.map(|&(t, sha)| tensor_side(&t, sha));
         if sa != sb {
             tensors.push(TensorDiff { name, a: sa, b: sb });
         }

@@ -171,9 +171,9 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<
     let mut tensors: Vec<TensorEntry> = in_file_order
         .into_iter()
         .map(|(t, sha)| TensorEntry {
-            name: t.info.name.clone(),
+            name: t.info.name.to_vec(),
             dims: t.info.shape().dims().to_vec(),
-            stored_dims: t.info.stored_dims.clone(),
+            stored_dims: t.info.stored_dims.to_vec(),
             ggml_type: t.info.ggml_type,
             nbytes: t.info.nbytes,
             stored_offset: t.info.stored_offset,

@@ -3,6 +3,7 @@
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
+use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -11,7 +12,7 @@ use serde_json::{Map, Value as Json, json};
 use crate::gguf::model::Model;
 use crate::gguf::value::Value;
 use crate::hash::Digest;
-use crate::output::put_name;
+use crate::output::JsonWriter;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -55,69 +56,66 @@ pub fn value_json(v: &Value) -> Map<String, Json> {
     m
 }
 
-/// The JSON entry of one labelled model (schema in README.md).
-pub fn model_json(path: &Path, model: &Model, digest: &Digest) -> Json {
+/// Writes the JSON entry of one labelled model (schema in README.md), a
+/// KV and a tensor at a time.
+pub fn write_model_json(w: &mut JsonWriter<'_>, path: &Path, model: &Model, digest: &Digest) -> io::Result<()> {
     let first = model.shards().first().map(|s| &s.file);
-    let shards: Vec<Json> = model
-        .shards()
-        .iter()
-        .map(|s| {
-            json!({
-                "path": text(s.path().as_os_str().as_bytes()),
-                "size": s.source.len(),
-                "version": s.file.version,
-                "byte_order": s.file.byte_order.name(),
-                "alignment": s.file.alignment,
-                "data_start": s.file.data_start,
-                "kv_count": s.file.kvs.len(),
-                "tensor_count": s.file.tensors.len(),
-            })
-        })
-        .collect();
-    let kvs: Vec<Json> = model
-        .kvs()
-        .iter()
-        .map(|m| {
-            let mut o = Map::new();
-            put_name(&mut o, "key", &m.kv.key);
-            o.insert("type".into(), json!(m.kv.value.value_type().name()));
-            o.extend(value_json(&m.kv.value));
-            Json::Object(o)
-        })
-        .collect();
-    let tensors: Vec<Json> = model
-        .tensors()
-        .iter()
-        .zip(digest.tensor_sha256())
-        .map(|(t, sha)| {
-            let mut o = Map::new();
-            put_name(&mut o, "name", &t.info.name);
-            o.insert("dims".into(), json!(t.info.shape().dims()));
-            o.insert("stored_dims".into(), json!(t.info.stored_dims));
-            o.insert("type".into(), json!(t.info.ggml_type.name));
-            o.insert("type_id".into(), json!(t.info.ggml_type.id));
-            o.insert("nbytes".into(), json!(t.info.nbytes));
-            o.insert("offset".into(), json!(t.offset));
-            o.insert("stored_offset".into(), json!(t.info.stored_offset));
-            o.insert("shard".into(), json!(t.shard));
-            o.insert("sha256".into(), json!(hex::encode(sha)));
-            Json::Object(o)
-        })
-        .collect();
-    json!({
-        "path": text(path.as_os_str().as_bytes()),
-        "label": digest.label(),
-        "version": first.map(|f| f.version),
-        "byte_order": first.map(|f| f.byte_order.name()),
-        "alignment": model.alignment(),
-        "data_start": first.map(|f| f.data_start),
-        "kv_count": model.kvs().len(),
-        "tensor_count": model.tensors().len(),
-        "tensor_bytes": model.tensor_bytes(),
-        "shards": shards,
-        "kvs": kvs,
-        "tensors": tensors,
-    })
+    w.begin_object()?;
+    w.str_field("path", &text(path.as_os_str().as_bytes()))?;
+    w.str_field("label", &digest.label())?;
+    w.field("version", first.map(|f| f.version))?;
+    w.field("byte_order", first.map(|f| f.byte_order.name()))?;
+    w.field("alignment", model.alignment())?;
+    w.field("data_start", first.map(|f| f.data_start))?;
+    w.field("kv_count", model.kvs().len())?;
+    w.field("tensor_count", model.tensors().len())?;
+    w.field("tensor_bytes", model.tensor_bytes())?;
+    w.key("shards")?;
+    w.begin_array()?;
+    for s in model.shards() {
+        w.begin_object()?;
+        w.str_field("path", &text(s.path().as_os_str().as_bytes()))?;
+        w.field("size", s.source.len())?;
+        w.field("version", s.file.version)?;
+        w.str_field("byte_order", s.file.byte_order.name())?;
+        w.field("alignment", s.file.alignment)?;
+        w.field("data_start", s.file.data_start)?;
+        w.field("kv_count", s.file.kvs.len())?;
+        w.field("tensor_count", s.file.tensors.len())?;
+        w.end_object()?;
+    }
+    w.end_array()?;
+    w.key("kvs")?;
+    w.begin_array()?;
+    for m in model.kvs() {
+        w.begin_object()?;
+        w.name_field("key", &m.kv.key)?;
+        w.str_field("type", m.kv.value.value_type().name())?;
+        for (k, v) in value_json(&m.kv.value) {
+            w.key(&k)?;
+            w.tree(&v)?;
+        }
+        w.end_object()?;
+    }
+    w.end_array()?;
+    w.key("tensors")?;
+    w.begin_array()?;
+    for (t, sha) in model.tensors().iter().zip(digest.tensor_sha256()) {
+        w.begin_object()?;
+        w.name_field("name", &t.info.name)?;
+        w.u64s_field("dims", t.info.shape().dims())?;
+        w.u64s_field("stored_dims", &t.info.stored_dims)?;
+        w.str_field("type", t.info.ggml_type.name)?;
+        w.field("type_id", t.info.ggml_type.id)?;
+        w.field("nbytes", t.info.nbytes)?;
+        w.field("offset", t.offset)?;
+        w.field("stored_offset", t.info.stored_offset)?;
+        w.field("shard", t.shard)?;
+        w.str_field("sha256", &hex::encode(sha))?;
+        w.end_object()?;
+    }
+    w.end_array()?;
+    crate::format::end_entry(w, &crate::format::Labelled::sources(model))
 }
 
 #[cfg(test)]

@@ -11,17 +11,17 @@ mod ggml_type;
 pub mod inspect;
 mod json;
 mod model;
+mod name;
 mod parse;
 pub mod partial;
 mod shards;
 mod skeleton;
+mod tensors;
 mod value;
 pub mod warnings;
 
 use std::any::Any;
 use std::path::Path;
-
-use serde_json::Value as Json;
 
 use crate::format::Labelled;
 use crate::hash::{Digest, Job, Sha256Digest};
@@ -30,14 +30,16 @@ use crate::source::Source;
 pub use arrays::{ElementDifference, first_difference, show_value};
 pub use cursor::ByteOrder;
 pub use ggml_type::{GgmlType, TABLE as GGML_TYPES};
-pub use json::{model_json, value_json};
-pub use model::{Model, ModelKv, ModelTensor, Shard};
+pub use json::{value_json, write_model_json};
+pub use model::{Model, ModelKv, Shard};
+pub use name::Name;
 pub use parse::{
-    ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, MAX_DIMS, SPLIT_PREFIX, Shape, TensorInfo, align_up, parse,
-    tensor_nbytes,
+    ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, MAX_DIMS, SPLIT_PREFIX, Shape, StoredDims, TensorInfo, align_up,
+    parse, tensor_nbytes,
 };
 pub use shards::ShardName;
-pub use skeleton::skeleton_bytes;
+pub use skeleton::{skeleton_bytes, write_skeleton};
+pub use tensors::{ModelTensor, TensorIter, Tensors};
 pub use value::{ArrayValue, MAX_ARRAY_DEPTH, StringValue, Value, ValueType, canonical_payload};
 
 impl Labelled for Model {
@@ -53,12 +55,13 @@ impl Labelled for Model {
         self.shards().iter().map(|s| &s.source).collect()
     }
 
-    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> crate::Result<Vec<u8>> {
-        Ok(skeleton_bytes(self, data_sha256))
+    fn write_skeleton(&self, data_sha256: &[Sha256Digest], sink: &mut dyn FnMut(&[u8])) -> crate::Result<()> {
+        write_skeleton(self, data_sha256, sink);
+        Ok(())
     }
 
-    fn json(&self, path: &Path, digest: &Digest) -> Json {
-        model_json(path, self, digest)
+    fn write_json(&self, w: &mut crate::output::JsonWriter<'_>, path: &Path, digest: &Digest) -> std::io::Result<()> {
+        write_model_json(w, path, self, digest)
     }
 
     fn contract(&self) -> (&'static str, &'static str) {

@@ -13,6 +13,8 @@ use crate::gguf::parse::{
     ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, SPLIT_PREFIX, TensorInfo, align_up, parse_prefix,
 };
 use crate::gguf::shards::ShardName;
+pub(crate) use crate::gguf::tensors::ModelTensor;
+use crate::gguf::tensors::{Slot, Tensors};
 use crate::gguf::value::Value;
 use crate::hash::{Digest, Job, PieceSizes, Sha256Digest};
 use crate::source::{ReadMode, Source, changed};
@@ -54,24 +56,14 @@ pub struct ModelKv {
     pub shard: usize,
 }
 
-/// A tensor of the logical model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelTensor {
-    /// The tensor info as parsed.
-    pub info: TensorInfo,
-    /// Index of the shard that holds its data.
-    pub shard: usize,
-    /// Its offset in the canonical layout (spec §2, recomputed_offset).
-    pub offset: u64,
-}
-
 /// A logical model: its shards, its KVs and tensors in canonical order, and
 /// its effective alignment. Tensor data is read only by [`Model::digest`].
 #[derive(Debug)]
 pub struct Model {
     shards: Vec<Shard>,
     kvs: Vec<ModelKv>,
-    tensors: Vec<ModelTensor>,
+    /// The tensors in canonical order, as places in the shards' infos.
+    tensors: Vec<Slot>,
     alignment: u64,
     pieces: PieceSizes,
 }
@@ -104,62 +96,48 @@ impl Model {
         Ok(Model { pieces: opts.pieces, ..Model::join(shards)? })
     }
 
-    /// Joins parsed shards into one logical model (spec §5).
+    /// Joins parsed shards into one logical model (spec §5). The first
+    /// shard holding a key gives its value (a later one must agree); a
+    /// tensor may be in one shard only. Of several such errors, the one in
+    /// the earliest shard (its KVs before its tensors, each in file order)
+    /// is reported, as a reader going shard by shard would meet it.
     pub fn join(shards: Vec<Shard>) -> Result<Model> {
-        let mut kvs: Vec<ModelKv> = Vec::new();
-        let mut key_index: HashMap<Vec<u8>, usize> = HashMap::new();
-        let mut tensors: Vec<ModelTensor> = Vec::new();
-        let mut tensor_index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let (mut kvs, kv_error) = join_kvs(&shards);
+        let mut tensors: Vec<Slot> = Vec::with_capacity(Self::count_tensors(&shards));
         for (s, shard) in shards.iter().enumerate() {
-            let located = |e: Error| e.in_file(shard.path());
-            for kv in shard.file.kvs.iter().filter(|kv| !kv.key.starts_with(SPLIT_PREFIX)) {
-                match key_index.get(&kv.key) {
-                    None => {
-                        key_index.insert(kv.key.clone(), kvs.len());
-                        kvs.push(ModelKv { kv: kv.clone(), shard: s });
-                    }
-                    Some(&i) => {
-                        let seen = kvs.get(i).map(|m| (&m.kv.value, m.shard));
-                        if let Some((value, other)) = seen {
-                            if !same_content(value, &kv.value) {
-                                let other = shards.get(other).map(|o| o.path().to_path_buf()).unwrap_or_default();
-                                let e = Error::new(ErrorKind::ConflictingKey { other });
-                                return Err(located(e.at(kv.file_offset).about(Subject::Key(kv.key.clone()))));
-                            }
-                        }
-                    }
-                }
-            }
-            for t in &shard.file.tensors {
-                if let Some(&i) = tensor_index.get(&t.name) {
-                    let other = tensors.get(i).and_then(|o| shards.get(o.shard));
-                    let other = other.map(|o| o.path().to_path_buf()).unwrap_or_default();
-                    let e = Error::new(ErrorKind::TensorInTwoShards { other });
-                    return Err(located(e.at(t.file_offset).about(Subject::Tensor(t.name.clone()))));
-                }
-                tensor_index.insert(t.name.clone(), tensors.len());
-                tensors.push(ModelTensor { info: t.clone(), shard: s, offset: 0 });
-            }
+            tensors.extend((0..shard.file.tensors.len()).map(|index| Slot { shard: s, index, offset: 0 }));
+        }
+        // Names first, then where they lie: the tensors sharing a name
+        // follow each other, the first met in shard order first. Unstable:
+        // a stable sort would take a buffer of half the list.
+        let key = |t: &Slot| t.info(&shards).map(|i| (&i.name, t.shard, i.file_offset));
+        tensors.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
+        let tensor_error = first_tensor_in_two_shards(&shards, &tensors);
+        match (kv_error, tensor_error) {
+            (Some((s, e)), Some((t, _))) if s <= t => return Err(e),
+            (_, Some((_, e))) | (Some((_, e)), None) => return Err(e),
+            (None, None) => {}
         }
         let alignment = match kvs.iter().find(|m| m.kv.key == ALIGNMENT_KEY) {
             // Validated when its file was parsed.
             Some(ModelKv { kv: Kv { value: Value::Uint32(a), .. }, .. }) => u64::from(*a),
             _ => DEFAULT_ALIGNMENT,
         };
-        kvs.sort_by(|a, b| a.kv.key.cmp(&b.kv.key));
-        tensors.sort_by(|a, b| a.info.name.cmp(&b.info.name));
+        // Keys are distinct here.
+        kvs.sort_unstable_by(|a, b| a.kv.key.cmp(&b.kv.key));
         // `next` is None once the running offset has overflowed; that is an
         // error only if a tensor still needs an offset (spec §2 defines none
         // past the last tensor).
         let mut next = Some(0u64);
         for t in &mut tensors {
+            let info = t.info(&shards).ok_or_else(|| Error::internal("a tensor slot names no tensor info"))?;
             t.offset = next.ok_or_else(|| {
                 let path = shards.get(t.shard).map_or(Path::new(""), |s| s.path());
                 Error::new(ErrorKind::OffsetOverflow("recomputed offset"))
-                    .about(Subject::Tensor(t.info.name.clone()))
+                    .about(Subject::Tensor(info.name.to_vec()))
                     .in_file(path)
             })?;
-            next = t.offset.checked_add(t.info.nbytes).and_then(|end| align_up(end, alignment));
+            next = t.offset.checked_add(info.nbytes).and_then(|end| align_up(end, alignment));
         }
         Ok(Model { shards, kvs, tensors, alignment, pieces: PieceSizes::default() })
     }
@@ -202,8 +180,12 @@ impl Model {
     }
 
     /// The tensors, sorted by name bytes, with recomputed offsets.
-    pub fn tensors(&self) -> &[ModelTensor] {
-        &self.tensors
+    pub fn tensors(&self) -> Tensors<'_> {
+        Tensors::new(&self.shards, &self.tensors)
+    }
+
+    fn count_tensors(shards: &[Shard]) -> usize {
+        shards.iter().fold(0usize, |n, s| n.saturating_add(s.file.tensors.len()))
     }
 
     /// The effective alignment A (spec §4).
@@ -213,7 +195,7 @@ impl Model {
 
     /// Total bytes of tensor data.
     pub fn tensor_bytes(&self) -> u64 {
-        self.tensors.iter().fold(0u64, |acc, t| acc.saturating_add(t.info.nbytes))
+        self.tensors().iter().fold(0u64, |acc, t| acc.saturating_add(t.info.nbytes))
     }
 
     /// Tensor indices, largest first: the order that keeps every core busy
@@ -224,23 +206,23 @@ impl Model {
 
     /// The hashing job of a tensor: its data range in its shard, and the
     /// conversion of its ggml type from the shard's byte order.
-    pub fn job(&self, t: &ModelTensor) -> Option<Job<'_>> {
+    pub fn job(&self, t: ModelTensor<'_>) -> Option<Job<'_>> {
         let shard = self.shards.get(t.shard)?;
         Some(Job {
             source: &shard.source,
-            start: shard.file.data_position(&t.info),
+            start: shard.file.data_position(t.info),
             len: t.info.nbytes,
             conversion: t.info.ggml_type.conversion(shard.file.byte_order),
-            subject: Subject::Tensor(t.info.name.clone()),
+            subject: Subject::Tensor(t.info.name.to_vec()),
         })
     }
 
     /// Hashes one tensor's data (spec §2, `H(tensor data bytes)`);
     /// `progress` is told of every piece's bytes as they are hashed.
-    pub fn hash_tensor(&self, t: &ModelTensor, progress: &crate::hash::Progress<'_>) -> Result<Sha256Digest> {
+    pub fn hash_tensor(&self, t: ModelTensor<'_>, progress: &crate::hash::Progress<'_>) -> Result<Sha256Digest> {
         let Some(job) = self.job(t) else {
             let e = std::io::Error::other("the tensor names no shard of this model");
-            return Err(Error::new(ErrorKind::Io(e)).about(Subject::Tensor(t.info.name.clone())));
+            return Err(Error::new(ErrorKind::Io(e)).about(Subject::Tensor(t.info.name.to_vec())));
         };
         crate::hash::hash_job(&job, &self.pieces, progress)
     }
@@ -259,7 +241,8 @@ impl Model {
 
     /// The skeleton bytes (hashes every tensor).
     pub fn skeleton(&self) -> Result<Vec<u8>> {
-        Ok(self.digest()?.skeleton().to_vec())
+        let digest = self.digest()?;
+        Ok(crate::gguf::skeleton::skeleton_bytes(self, digest.tensor_sha256()))
     }
 
     /// The label: 64 lowercase hex digits (hashes every tensor).
@@ -273,6 +256,54 @@ impl Model {
 /// an index that would otherwise panic.
 pub(crate) fn shard_of(model: &Model, i: usize) -> Result<&Shard> {
     model.shards().get(i).ok_or_else(|| Error::new(ErrorKind::Io(std::io::Error::other(format!("no shard #{i}")))))
+}
+
+/// The KVs of the model (no `split.` keys; the first shard holding a key
+/// gives it), and the first key a later shard holds with other content,
+/// with its shard.
+fn join_kvs(shards: &[Shard]) -> (Vec<ModelKv>, Option<(usize, Error)>) {
+    let mut kvs: Vec<ModelKv> = Vec::new();
+    let mut key_index: HashMap<&[u8], usize> = HashMap::new();
+    for (s, shard) in shards.iter().enumerate() {
+        for kv in shard.file.kvs.iter().filter(|kv| !kv.key.starts_with(SPLIT_PREFIX)) {
+            let Some(&i) = key_index.get(kv.key.as_slice()) else {
+                key_index.insert(&kv.key, kvs.len());
+                kvs.push(ModelKv { kv: kv.clone(), shard: s });
+                continue;
+            };
+            let Some(seen) = kvs.get(i) else { continue };
+            if !same_content(&seen.kv.value, &kv.value) {
+                let other = shards.get(seen.shard).map(|o| o.path().to_path_buf()).unwrap_or_default();
+                let e = Error::new(ErrorKind::ConflictingKey { other });
+                let e = e.at(kv.file_offset).about(Subject::Key(kv.key.clone())).in_file(shard.path());
+                return (kvs, Some((s, e)));
+            }
+        }
+    }
+    (kvs, None)
+}
+
+/// The first tensor (in shard order, then file order) whose name an
+/// earlier shard holds too, as the error a reader going shard by shard
+/// meets, with its shard; `tensors` sorted by name, shard, file offset.
+fn first_tensor_in_two_shards(shards: &[Shard], tensors: &[Slot]) -> Option<(usize, Error)> {
+    let mut found: Option<(&Slot, &TensorInfo, usize)> = None;
+    let mut first_of_name: Option<&Slot> = None;
+    let mut previous: Option<&TensorInfo> = None;
+    for t in tensors {
+        let info = t.info(shards)?;
+        if previous.is_none_or(|p| p.name != info.name) {
+            first_of_name = Some(t);
+        } else if found.is_none_or(|(f, fi, _)| (t.shard, info.file_offset) < (f.shard, fi.file_offset)) {
+            found = Some((t, info, first_of_name.map_or(t.shard, |f| f.shard)));
+        }
+        previous = Some(info);
+    }
+    let (t, info, other) = found?;
+    let other = shards.get(other).map(|o| o.path().to_path_buf()).unwrap_or_default();
+    let path = shards.get(t.shard).map_or(Path::new(""), |s| s.path());
+    let e = Error::new(ErrorKind::TensorInTwoShards { other });
+    Some((t.shard, e.at(info.file_offset).about(Subject::Tensor(info.name.to_vec())).in_file(path)))
 }
 
 /// Two values are the same content when type and canonical bytes agree.

@@ -7,12 +7,11 @@
 
 #![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 
-use std::collections::HashSet;
-
 use crate::error::Step;
 use crate::error::{Error, ErrorKind, Result, Subject};
 use crate::gguf::cursor::{ByteOrder, Cursor};
 use crate::gguf::ggml_type::GgmlType;
+use crate::gguf::name::{Name, NameSet};
 use crate::gguf::value::{Value, ValueType};
 use crate::hash::Swap;
 
@@ -71,13 +70,64 @@ impl Shape {
     }
 }
 
-/// One tensor info.
+/// A tensor's dims as stored: 0 to [`MAX_DIMS`] of them, held inline
+/// (a `Vec` would cost a heap block per tensor); derefs to the slice.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct StoredDims {
+    dims: [u64; 4],
+    n: u8,
+}
+
+impl StoredDims {
+    /// These dims; `None` for more than [`MAX_DIMS`].
+    pub fn new(dims: &[u64]) -> Option<StoredDims> {
+        let mut d = StoredDims::default();
+        for &x in dims {
+            d.push(x)?;
+        }
+        Some(d)
+    }
+
+    /// Appends a dim; `None` when there are [`MAX_DIMS`] already.
+    fn push(&mut self, d: u64) -> Option<()> {
+        *self.dims.get_mut(usize::from(self.n))? = d;
+        self.n = self.n.checked_add(1)?;
+        Some(())
+    }
+
+    /// The dims.
+    pub fn as_slice(&self) -> &[u64] {
+        self.dims.get(..usize::from(self.n)).unwrap_or(&self.dims)
+    }
+}
+
+impl std::ops::Deref for StoredDims {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        self.as_slice()
+    }
+}
+
+/// As a `Vec<u64>` prints.
+impl std::fmt::Debug for StoredDims {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+impl PartialEq<Vec<u64>> for StoredDims {
+    fn eq(&self, other: &Vec<u64>) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+/// One tensor info: compact, as a model may hold a million of them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TensorInfo {
     /// The name's bytes (may be empty).
-    pub name: Vec<u8>,
+    pub name: Name,
     /// The dims as stored (0 to 4 of them).
-    pub stored_dims: Vec<u64>,
+    pub stored_dims: StoredDims,
     /// The ggml type.
     pub ggml_type: &'static GgmlType,
     /// The stored offset, relative to the file's data_start.
@@ -198,19 +248,25 @@ pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<GgufFile, Step
 
     // Names are checked for repeats as they are read, so a file of
     // repeated entries stops at the second one instead of growing a list.
-    let mut kvs = Vec::new();
-    let mut seen = HashSet::new();
+    let mut kvs: Vec<Kv> = Vec::new();
+    let mut seen = NameSet::new();
     for i in 0..kv_count {
-        kvs.push(read_kv(&mut c, i, &mut seen)?);
+        let kv = read_kv(&mut c, i, &mut seen, &kvs)?;
+        kvs.push(kv);
     }
+    drop(seen);
     let alignment = effective_alignment(&kvs)?;
     check_split_keys(&kvs)?;
 
-    let mut tensors = Vec::new();
-    let mut seen = HashSet::new();
+    let mut tensors: Vec<TensorInfo> = Vec::new();
+    let mut seen = NameSet::new();
     for i in 0..tensor_count {
-        tensors.push(read_tensor_info(&mut c, i, &mut seen)?);
+        let t = read_tensor_info(&mut c, i, &mut seen, &tensors)?;
+        tensors.push(t);
     }
+    drop(seen);
+    // The list is kept as long as the model: without the slack of growing.
+    tensors.shrink_to_fit();
     if byte_order == ByteOrder::Big {
         if let Some(t) = tensors.iter().find(|t| t.ggml_type.swap == Swap::Unsupported) {
             return Err(tensor_error(t, ErrorKind::BigEndianType(t.ggml_type.name)).into());
@@ -281,19 +337,21 @@ fn read_partial<'a>(c: &mut Cursor<'a>, out: &mut PartialFile) -> Result<(), Ste
     let tensor_count = c.u64("tensor count")?;
     let kv_count = c.u64("KV count")?;
     out.counts = Some((kv_count, tensor_count));
-    let mut seen = HashSet::new();
+    let mut seen = NameSet::new();
     for i in 0..kv_count {
-        out.kvs.push(read_kv(c, i, &mut seen)?);
+        let kv = read_kv(c, i, &mut seen, &out.kvs)?;
+        out.kvs.push(kv);
     }
-    let mut seen = HashSet::new();
+    let mut seen = NameSet::new();
     for i in 0..tensor_count {
-        out.tensors.push(read_tensor_info(c, i, &mut seen)?);
+        let t = read_tensor_info(c, i, &mut seen, &out.tensors)?;
+        out.tensors.push(t);
     }
     Ok(())
 }
 
-/// Reads one KV; `seen` holds the keys read so far (borrowed from the file).
-fn read_kv<'a>(c: &mut Cursor<'a>, index: u64, seen: &mut HashSet<&'a [u8]>) -> Result<Kv, Step> {
+/// Reads one KV; `seen` holds the keys of `earlier`, the KVs read so far.
+fn read_kv(c: &mut Cursor<'_>, index: u64, seen: &mut NameSet, earlier: &[Kv]) -> Result<Kv, Step> {
     let file_offset = c.pos();
     let key_len = c.u64("key length").map_err(|e| e.map_err(|e| e.about(Subject::KvNumber(index))))?;
     let key_bytes = c.take(key_len, "key").map_err(|e| e.map_err(|e| e.about(Subject::KvNumber(index))))?;
@@ -302,7 +360,7 @@ fn read_kv<'a>(c: &mut Cursor<'a>, index: u64, seen: &mut HashSet<&'a [u8]>) -> 
     }
     let key = key_bytes.to_vec();
     let about = |e: Error| e.about(Subject::Key(key.clone()));
-    if !seen.insert(key_bytes) {
+    if !seen.insert(key_bytes, |i| earlier.get(i).map(|kv| kv.key.as_slice())) {
         return Err(about(Error::new(ErrorKind::DuplicateKey).at(file_offset)).into());
     }
     let type_at = c.pos();
@@ -312,15 +370,20 @@ fn read_kv<'a>(c: &mut Cursor<'a>, index: u64, seen: &mut HashSet<&'a [u8]>) -> 
     Ok(Kv { key, value, file_offset })
 }
 
-/// Reads one tensor info; `seen` holds the names read so far (borrowed from the file).
-fn read_tensor_info<'a>(c: &mut Cursor<'a>, index: u64, seen: &mut HashSet<&'a [u8]>) -> Result<TensorInfo, Step> {
+/// Reads one tensor info; `seen` holds the names of `earlier`, the infos read so far.
+fn read_tensor_info(
+    c: &mut Cursor<'_>,
+    index: u64,
+    seen: &mut NameSet,
+    earlier: &[TensorInfo],
+) -> Result<TensorInfo, Step> {
     let file_offset = c.pos();
     let numbered = |e: Step| e.map_err(|e| e.about(Subject::TensorNumber(index)));
     let name_len = c.u64("tensor name length").map_err(numbered)?;
     let name_bytes = c.take(name_len, "tensor name").map_err(numbered)?;
-    let name = name_bytes.to_vec();
-    let about = |e: Error| e.about(Subject::Tensor(name.clone()));
-    if !seen.insert(name_bytes) {
+    let name = Name::new(name_bytes);
+    let about = |e: Error| e.about(Subject::Tensor(name_bytes.to_vec()));
+    if !seen.insert(name_bytes, |i| earlier.get(i).map(|t| t.name.as_slice())) {
         return Err(about(Error::new(ErrorKind::DuplicateTensor).at(file_offset)).into());
     }
 
@@ -329,15 +392,15 @@ fn read_tensor_info<'a>(c: &mut Cursor<'a>, index: u64, seen: &mut HashSet<&'a [
     if n_dims > MAX_DIMS {
         return Err(about(Error::new(ErrorKind::TooManyDims(n_dims)).at(dims_at)).into());
     }
-    // n_dims <= 4 here; most tensors have 1 or 2, and a scalar allocates nothing.
-    let mut stored_dims = Vec::with_capacity(n_dims as usize);
+    // n_dims <= 4 here: every dim fits.
+    let mut stored_dims = StoredDims::default();
     for _ in 0..n_dims {
         let at = c.pos();
         let d = c.u64("dim").map_err(|e| e.map_err(about))?;
         if d > i64::MAX as u64 {
             return Err(about(Error::new(ErrorKind::SizeOverflow("dim")).at(at)).into());
         }
-        stored_dims.push(d);
+        stored_dims.push(d).ok_or_else(|| about(Error::new(ErrorKind::TooManyDims(n_dims)).at(dims_at)))?;
     }
     let type_at = c.pos();
     let type_id = c.u32("ggml type").map_err(|e| e.map_err(about))?;
@@ -364,7 +427,7 @@ pub fn tensor_nbytes(dims: &[u64], t: &GgmlType) -> std::result::Result<u64, Err
 }
 
 fn tensor_error(t: &TensorInfo, kind: ErrorKind) -> Error {
-    Error::new(kind).at(t.file_offset).about(Subject::Tensor(t.name.clone()))
+    Error::new(kind).at(t.file_offset).about(Subject::Tensor(t.name.to_vec()))
 }
 
 fn effective_alignment(kvs: &[Kv]) -> Result<u64> {
@@ -391,31 +454,31 @@ fn check_split_keys(kvs: &[Kv]) -> Result<()> {
 
 /// Every tensor inside the file, and no two sharing a byte (spec §3).
 fn check_data_ranges(f: &GgufFile) -> Result<()> {
-    let mut ranges = Vec::with_capacity(f.tensors.len());
-    for t in &f.tensors {
+    let range = |t: &TensorInfo| {
         let start = f.data_start.checked_add(t.stored_offset);
-        let end = start.and_then(|s| s.checked_add(t.nbytes));
-        match end {
-            Some(e) if e <= f.file_len => {
-                if t.nbytes > 0 {
-                    ranges.push((start.unwrap_or(e), e, t));
-                }
-            }
-            _ => {
-                let kind = ErrorKind::TensorOutOfFile {
-                    start: start.unwrap_or(u64::MAX),
-                    end: end.unwrap_or(u64::MAX),
-                    file_len: f.file_len,
-                };
-                return Err(tensor_error(t, kind));
-            }
+        (start, start.and_then(|s| s.checked_add(t.nbytes)))
+    };
+    for t in &f.tensors {
+        let (start, end) = range(t);
+        if end.is_none_or(|e| e > f.file_len) {
+            let kind = ErrorKind::TensorOutOfFile {
+                start: start.unwrap_or(u64::MAX),
+                end: end.unwrap_or(u64::MAX),
+                file_len: f.file_len,
+            };
+            return Err(tensor_error(t, kind));
         }
     }
-    ranges.sort_unstable_by_key(|&(start, end, _)| (start, end));
+    // Every range is in the file now. Indices of the tensors that hold
+    // bytes, in order of their ranges, then of the file (8 bytes a tensor,
+    // not a copy of each).
+    let key = |i: usize| f.tensors.get(i).map(|t| (t.stored_offset, t.nbytes));
+    let mut ranges: Vec<usize> = (0..f.tensors.len()).filter(|&i| key(i).is_some_and(|(_, n)| n > 0)).collect();
+    ranges.sort_unstable_by_key(|&i| (key(i), i));
     for pair in ranges.windows(2) {
-        if let [(_, end_a, a), (start_b, _, b)] = pair {
-            if start_b < end_a {
-                return Err(tensor_error(b, ErrorKind::TensorsOverlap { other: a.name.clone() }));
+        if let [Some(a), Some(b)] = [pair.first(), pair.get(1)].map(|i| i.and_then(|&i| f.tensors.get(i))) {
+            if b.stored_offset < a.stored_offset.saturating_add(a.nbytes) {
+                return Err(tensor_error(b, ErrorKind::TensorsOverlap { other: a.name.to_vec() }));
             }
         }
     }

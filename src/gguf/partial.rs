@@ -90,7 +90,7 @@ pub fn partial(source: Source, width: usize, items: usize, limit: Option<usize>)
         .iter()
         .take(limit.unwrap_or(usize::MAX))
         .map(|t| PartialTensor {
-            name: t.name.clone(),
+            name: t.name.to_vec(),
             dims: t.shape().dims().to_vec(),
             ggml_type: t.ggml_type.name,
             nbytes: t.nbytes,

@@ -13,28 +13,27 @@ pub const MAGIC: &[u8; 4] = b"GGUF";
 /// The version the skeleton always declares.
 pub const SKELETON_VERSION: u32 = 3;
 
-/// The skeleton bytes of `model`, given the data digest of each of its
-/// tensors in [`Model::tensors`] order.
-pub fn skeleton_bytes(model: &Model, tensor_sha256: &[Sha256Digest]) -> Vec<u8> {
-    // Header 32 bytes; a KV at most 32+4+44; a tensor at most 32+4+32+4+8+32.
-    let cap = model
-        .kvs()
-        .len()
-        .saturating_mul(80)
-        .saturating_add(model.tensors().len().saturating_mul(112))
-        .saturating_add(32);
-    let mut out = Vec::with_capacity(cap);
+/// Hands the skeleton of `model`, given the data digest of each of its
+/// tensors in [`Model::tensors`] order, to `sink` a record at a time.
+pub fn write_skeleton(model: &Model, tensor_sha256: &[Sha256Digest], sink: &mut dyn FnMut(&[u8])) {
+    // One record at a time, in a buffer reused: a KV at most 32+4+44 bytes,
+    // a tensor at most 32+4+32+4+8+32.
+    let mut out = Vec::with_capacity(128);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&SKELETON_VERSION.to_le_bytes());
     out.extend_from_slice(&(model.tensors().len() as u64).to_le_bytes());
     out.extend_from_slice(&(model.kvs().len() as u64).to_le_bytes());
     out.extend_from_slice(&model.alignment().to_le_bytes());
+    sink(&out);
     for m in model.kvs() {
+        out.clear();
         out.extend_from_slice(&Sha256::digest(&m.kv.key));
         out.extend_from_slice(&m.kv.value.value_type().id().to_le_bytes());
         m.kv.value.write_canonical(&mut out);
+        sink(&out);
     }
     for (t, data) in model.tensors().iter().zip(tensor_sha256) {
+        out.clear();
         let shape = t.info.shape();
         out.extend_from_slice(&Sha256::digest(&t.info.name));
         out.extend_from_slice(&(shape.dims().len() as u32).to_le_bytes());
@@ -44,6 +43,14 @@ pub fn skeleton_bytes(model: &Model, tensor_sha256: &[Sha256Digest]) -> Vec<u8> 
         out.extend_from_slice(&t.info.ggml_type.id.to_le_bytes());
         out.extend_from_slice(&t.offset.to_le_bytes());
         out.extend_from_slice(data);
+        sink(&out);
     }
+}
+
+/// The skeleton bytes of `model`, whole, given the data digest of each of
+/// its tensors in [`Model::tensors`] order.
+pub fn skeleton_bytes(model: &Model, tensor_sha256: &[Sha256Digest]) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_skeleton(model, tensor_sha256, &mut |piece| out.extend_from_slice(piece));
     out
 }

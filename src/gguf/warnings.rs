@@ -286,30 +286,30 @@ pub(crate) fn tensor_warnings(shard: usize, f: &GgufFile, file_len: u64, out: &m
     let mut previous: Option<&crate::gguf::parse::TensorInfo> = None;
     for t in &f.tensors {
         if std::str::from_utf8(&t.name).is_err() {
-            push(WarningKind::InvalidUtf8TensorName { tensor: t.name.clone() });
+            push(WarningKind::InvalidUtf8TensorName { tensor: t.name.to_vec() });
         }
         if t.name.len() >= LLAMA_CPP_MAX_NAME {
-            push(WarningKind::LongTensorName { tensor: t.name.clone() });
+            push(WarningKind::LongTensorName { tensor: t.name.to_vec() });
         }
         let shape = t.shape();
         if t.stored_dims.as_slice() != shape.dims() {
             push(WarningKind::StoredShape {
-                tensor: t.name.clone(),
-                stored: t.stored_dims.clone(),
+                tensor: t.name.to_vec(),
+                stored: t.stored_dims.to_vec(),
                 canonical: shape.dims().to_vec(),
             });
         }
         if let Some(p) = previous.filter(|p| t.stored_offset < p.stored_offset) {
             push(WarningKind::DataOrder {
-                tensor: t.name.clone(),
+                tensor: t.name.to_vec(),
                 offset: t.stored_offset,
-                previous: p.name.clone(),
+                previous: p.name.to_vec(),
                 previous_offset: p.stored_offset,
             });
         }
         if t.stored_offset.checked_rem(f.alignment).is_some_and(|r| r != 0) {
             push(WarningKind::UnalignedOffset {
-                tensor: t.name.clone(),
+                tensor: t.name.to_vec(),
                 offset: t.stored_offset,
                 alignment: f.alignment,
             });
@@ -326,7 +326,7 @@ pub(crate) fn tensor_warnings(shard: usize, f: &GgufFile, file_len: u64, out: &m
         if t.stored_offset > expected {
             push(WarningKind::Gap {
                 after: after.map(<[u8]>::to_vec),
-                before: t.name.clone(),
+                before: t.name.to_vec(),
                 start: f.data_start.saturating_add(expected),
                 len: t.stored_offset.saturating_sub(expected),
             });

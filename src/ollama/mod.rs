@@ -14,7 +14,7 @@ mod model;
 pub mod name;
 pub mod served;
 
-pub use json::model_json;
+pub use json::write_model_json;
 pub use model::{BlobFile, Component, ComponentKind, Model, ModelDigests, WholeBlob, skeleton_of};
 pub use name::{ModelName, SCHEME, store_root};
 
@@ -206,12 +206,18 @@ impl crate::format::Labelled for Model {
         Model::sources(self)
     }
 
-    fn skeleton(&self, data_sha256: &[crate::hash::Sha256Digest]) -> Result<Vec<u8>> {
-        Model::skeleton(self, data_sha256)
+    fn write_skeleton(&self, data_sha256: &[crate::hash::Sha256Digest], sink: &mut dyn FnMut(&[u8])) -> Result<()> {
+        sink(&Model::skeleton(self, data_sha256)?);
+        Ok(())
     }
 
-    fn json(&self, path: &Path, digest: &crate::hash::Digest) -> serde_json::Value {
-        model_json(path, self, digest)
+    fn write_json(
+        &self,
+        w: &mut crate::output::JsonWriter<'_>,
+        path: &Path,
+        digest: &crate::hash::Digest,
+    ) -> std::io::Result<()> {
+        write_model_json(w, path, self, digest)
     }
 
     fn contract(&self) -> (&'static str, &'static str) {

@@ -366,12 +366,16 @@ impl Model {
             .iter()
             .map(|m| {
                 let d = take(m.tensors().len());
-                Digest::from_skeleton(gguf::skeleton_bytes(m, &d), d)
+                let mut hasher = Sha256::new();
+                gguf::write_skeleton(m, &d, &mut |piece| hasher.update(piece));
+                Digest::from_label(hasher.finalize().into(), d)
             })
             .collect();
         let tensors = self.tensors.as_ref().map(|st| {
             let d = take(st.tensors().len());
-            Digest::from_skeleton(safetensors::skeleton_bytes(st, &d), d)
+            let mut hasher = Sha256::new();
+            safetensors::write_skeleton(st, &d, &mut |piece| hasher.update(piece));
+            Digest::from_label(hasher.finalize().into(), d)
         });
         (ggufs, tensors)
     }

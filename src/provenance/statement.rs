@@ -1,61 +1,93 @@
-//! Building an in-toto Statement v1 from labelled models.
+//! Building an in-toto Statement v1 from labelled models, written as it is
+//! built: with `--leaves` every KV and tensor of every model goes straight
+//! to the output, never into a tree of the whole statement.
 
-use serde_json::{Value as Json, json};
+use std::io;
+use std::path::Path;
 
 use crate::format::Labelled;
 use crate::hash::Digest;
+use crate::output::JsonWriter;
 use crate::provenance::{PREDICATE_TYPE, STATEMENT_TYPE};
 
-/// One labelled model for a statement.
-struct Entry<'a> {
-    /// The subject's name: the path as given (a relative path stays
-    /// relative; `ollama:NAME` stays a reference).
-    name: String,
-    model: &'a dyn Labelled,
-    digest: &'a Digest,
-}
+/// One labelled model of a statement: the path it was named by (its
+/// subject), the model, its digest.
+pub type Subject<'a> = (&'a Path, &'a dyn Labelled, &'a Digest);
 
-/// The statement of models labelled from these paths, each subject named
-/// by its path as given (lossily as UTF-8): what `gguf-digest statement`
+/// Writes the statement of models labelled from these paths, each subject
+/// named by its path as given (lossily as UTF-8; a relative path stays
+/// relative, `ollama:NAME` stays a reference): what `gguf-digest statement`
 /// prints and Python's `statement()` returns. With `leaves`, each model's
 /// predicate entry carries its `--json` entry (every KV and tensor leaf).
-pub fn of_labelled<'a>(
-    labelled: impl IntoIterator<Item = (&'a std::path::Path, &'a dyn Labelled, &'a Digest)>,
-    leaves: bool,
-) -> Json {
-    let entries: Vec<Entry<'_>> = labelled
-        .into_iter()
-        .map(|(path, model, digest)| Entry { name: path.to_string_lossy().into_owned(), model, digest })
-        .collect();
-    let subjects: Vec<Json> =
-        entries.iter().map(|e| json!({ "name": e.name, "digest": { "sha256": e.digest.label() } })).collect();
-    let models: Vec<Json> = entries.iter().map(|e| model_entry(e, leaves)).collect();
-    json!({
-        "_type": STATEMENT_TYPE,
-        "subject": subjects,
-        "predicateType": PREDICATE_TYPE,
-        "predicate": {
-            "tool": { "name": "gguf-digest", "version": env!("CARGO_PKG_VERSION") },
-            "models": models,
-        },
-    })
+pub fn write_statement(w: &mut JsonWriter<'_>, labelled: &[Subject<'_>], leaves: bool) -> io::Result<()> {
+    w.begin_object()?;
+    w.str_field("_type", STATEMENT_TYPE)?;
+    w.key("subject")?;
+    w.begin_array()?;
+    for (path, _, digest) in labelled {
+        w.begin_object()?;
+        w.str_field("name", &path.to_string_lossy())?;
+        w.key("digest")?;
+        w.begin_object()?;
+        w.str_field("sha256", &digest.label())?;
+        w.end_object()?;
+        w.end_object()?;
+    }
+    w.end_array()?;
+    w.str_field("predicateType", PREDICATE_TYPE)?;
+    w.key("predicate")?;
+    w.begin_object()?;
+    w.key("tool")?;
+    w.begin_object()?;
+    w.str_field("name", "gguf-digest")?;
+    w.str_field("version", env!("CARGO_PKG_VERSION"))?;
+    w.end_object()?;
+    w.key("models")?;
+    w.begin_array()?;
+    for &(path, model, digest) in labelled {
+        write_model_entry(w, path, model, digest, leaves)?;
+    }
+    w.end_array()?;
+    w.end_object()?;
+    w.end_object()
 }
 
-fn model_entry(e: &Entry<'_>, leaves: bool) -> Json {
-    let (format, contract) = e.model.contract();
-    let files: Vec<Json> =
-        e.model.sources().iter().map(|s| json!({ "path": s.path().to_string_lossy(), "size": s.len() })).collect();
-    let mut m = json!({
-        "subject": e.name,
-        "format": format,
-        "contract": contract,
-        "label": e.digest.label(),
-        "files": files,
-    });
-    if leaves {
-        if let Some(obj) = m.as_object_mut() {
-            obj.insert("leaves".to_string(), e.model.json(std::path::Path::new(&e.name), e.digest));
-        }
+fn write_model_entry(
+    w: &mut JsonWriter<'_>,
+    path: &Path,
+    model: &dyn Labelled,
+    digest: &Digest,
+    leaves: bool,
+) -> io::Result<()> {
+    let name = path.to_string_lossy();
+    let (format, contract) = model.contract();
+    w.begin_object()?;
+    w.str_field("subject", &name)?;
+    w.str_field("format", format)?;
+    w.str_field("contract", contract)?;
+    w.str_field("label", &digest.label())?;
+    w.key("files")?;
+    w.begin_array()?;
+    for s in model.sources() {
+        w.begin_object()?;
+        w.str_field("path", &s.path().to_string_lossy())?;
+        w.field("size", s.len())?;
+        w.end_object()?;
     }
-    m
+    w.end_array()?;
+    if leaves {
+        w.key("leaves")?;
+        // The entry names the subject as the statement does (lossily).
+        model.write_json(w, Path::new(name.as_ref()), digest)?;
+    }
+    w.end_object()
+}
+
+/// The statement [`write_statement`] writes, pretty-printed with a final
+/// newline, as one string (for Python).
+pub fn statement_text(labelled: &[Subject<'_>], leaves: bool) -> io::Result<String> {
+    let mut out = Vec::new();
+    write_statement(&mut JsonWriter::pretty(&mut out), labelled, leaves)?;
+    out.push(b'\n');
+    String::from_utf8(out).map_err(io::Error::other)
 }

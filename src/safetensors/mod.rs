@@ -19,8 +19,6 @@ mod skeleton;
 use std::any::Any;
 use std::path::Path;
 
-use serde_json::Value as Json;
-
 use crate::format::Labelled;
 use crate::hash::{Digest, Job, Sha256Digest};
 use crate::source::Source;
@@ -28,10 +26,10 @@ use crate::source::Source;
 pub use dtype::{DTYPES, Dtype};
 pub use header::{MAX_DEPTH, MAX_HEADER, SafetensorsFile, TensorEntry, parse};
 pub use index::{Index, parse_index, read_index};
-pub use json::model_json;
+pub use json::write_model_json;
 pub use model::{Group, IndexInfo, Model, ModelTensor, StFile, is_index_name};
 pub use names::{INDEX_SUFFIX, ShardName, plain_name_in};
-pub use skeleton::skeleton_bytes;
+pub use skeleton::{skeleton_bytes, write_skeleton};
 
 /// Whether a file's first bytes look like a safetensors header: a length
 /// no larger than the limit, then JSON opening with `{` (possibly after
@@ -58,12 +56,13 @@ impl Labelled for Model {
         self.files().iter().map(|f| &f.source).collect()
     }
 
-    fn skeleton(&self, data_sha256: &[Sha256Digest]) -> crate::Result<Vec<u8>> {
-        Ok(skeleton_bytes(self, data_sha256))
+    fn write_skeleton(&self, data_sha256: &[Sha256Digest], sink: &mut dyn FnMut(&[u8])) -> crate::Result<()> {
+        write_skeleton(self, data_sha256, sink);
+        Ok(())
     }
 
-    fn json(&self, path: &Path, digest: &Digest) -> Json {
-        model_json(path, self, digest)
+    fn write_json(&self, w: &mut crate::output::JsonWriter<'_>, path: &Path, digest: &Digest) -> std::io::Result<()> {
+        write_model_json(w, path, self, digest)
     }
 
     fn contract(&self) -> (&'static str, &'static str) {

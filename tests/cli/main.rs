@@ -8,6 +8,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bounded;
 mod cli;
 mod containment;
 mod error_arguments;

@@ -679,6 +679,52 @@ fn tensor_in_two_shards() {
 }
 
 #[test]
+fn of_several_shard_errors_the_first_met_shard_by_shard_is_reported() {
+    // Joining sorts the tensors by name; the error reported must still be
+    // the one a reader going shard by shard (a shard's KVs, then its
+    // tensors, each in file order) meets first.
+    let copies = |shards: &mut Vec<Gguf>, to: usize, from: &[usize]| {
+        for (k, &i) in from.iter().enumerate() {
+            let t = shards[0].tensors[i].clone();
+            shards[to].tensors.insert(k, t);
+        }
+        let total: usize = shards.iter().map(|s| s.tensors.len()).sum();
+        for s in shards.iter_mut() {
+            set_kv(s, "split.tensors.count", Val::I32(total as i32));
+        }
+    };
+    let conflict =
+        |shards: &mut Vec<Gguf>, to: usize| shards[to].kvs.insert(0, (b"general.name".to_vec(), Val::str("X")));
+    // Two copies in the last shard, the one met first sorting last.
+    let mut shards = three_shards();
+    let (a, b) = (&shards[0].tensors[0].name, &shards[0].tensors[1].name);
+    let order = if a > b { [0, 1] } else { [1, 0] };
+    let first = String::from_utf8(shards[0].tensors[order[0]].name.clone()).unwrap();
+    copies(&mut shards, 2, &order);
+    let d = Dir::new();
+    let paths = write_set(&d, "m", &shards);
+    let e = reject_path(&paths[0]);
+    assert!(matches!(e.kind(), ErrorKind::TensorInTwoShards { .. }), "{e:?}");
+    assert_where(&e, &paths[2], info_range(&shards[2], 0), Some(&format!("'{first}'")));
+    // A tensor copy and a conflicting key: the earlier shard's, and in one
+    // shard the key.
+    for (tensor_in, key_in, want_key) in [(2, 1, true), (1, 2, false), (1, 1, true)] {
+        let mut shards = three_shards();
+        copies(&mut shards, tensor_in, &[0]);
+        conflict(&mut shards, key_in);
+        let d = Dir::new();
+        let paths = write_set(&d, "m", &shards);
+        let e = reject_path(&paths[0]);
+        let (is_key, is_tensor) = (
+            matches!(e.kind(), ErrorKind::ConflictingKey { .. }),
+            matches!(e.kind(), ErrorKind::TensorInTwoShards { .. }),
+        );
+        assert!(if want_key { is_key } else { is_tensor }, "{tensor_in} {key_in}: {e:?}");
+        assert_eq!(e.path(), Some(paths[if want_key { key_in } else { tensor_in }].as_path()), "{e}");
+    }
+}
+
+#[test]
 fn key_with_two_values_in_two_shards() {
     // Another value of the same length, another length, and the same value.
     for v in [Val::str("RICH"), Val::str("rich "), Val::str("rich")] {

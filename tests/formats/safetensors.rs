@@ -218,7 +218,8 @@ fn a_safetensors_label_is_never_a_gguf_one() {
     let st = St::new();
     let d = Dir::new();
     let p = d.write("m.safetensors", &st.build());
-    let skeleton = open(&p, ReadMode::Mmap, PieceSizes::default()).digest().unwrap().skeleton().to_vec();
+    let model = open(&p, ReadMode::Mmap, PieceSizes::default());
+    let skeleton = gguf_digest::safetensors::skeleton_bytes(&model, model.digest().unwrap().tensor_sha256());
     assert_eq!(&skeleton[..4], b"SFTN");
 }
 

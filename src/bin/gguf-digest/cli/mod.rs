@@ -9,7 +9,7 @@ mod inspect_diff;
 mod provenance;
 
 use std::ffi::OsString;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,7 +19,9 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use gguf_digest::check::{self, CheckOptions};
-use gguf_digest::output::{document_json, error_json, error_line, quote_name, sums_line};
+use gguf_digest::output::{
+    JsonWriter, begin_document, end_document, error_line, quote_name, sums_line, write_error_json,
+};
 use gguf_digest::{
     AnyModel, BatchOptions, Digest, NamedModels, OpenOptions, Opener, ReadMode, approximate_bytes, digest_paths,
     expand_arguments, open_model, schedule,
@@ -265,37 +267,38 @@ fn run(args: &Args) -> io::Result<u8> {
     // A store's entries that are no manifest: reported first, every model
     // still labelled, exit 2 at the end.
     let mut failed = !strays.is_empty();
-    let mut json_files = Vec::new();
+    // The document is written an entry at a time, each as its model is
+    // labelled: never whole in memory (a model may have a million tensors).
+    let mut json_sink = io::BufWriter::new(stdout.lock());
+    let mut json = args.json.then(|| JsonWriter::pretty(&mut json_sink));
+    let mut io_result = json.as_mut().map_or(Ok(()), |w| begin_document(w));
     for e in &strays {
         eprintln!("gguf-digest: {}", error_line(e));
-        if args.json {
-            json_files.push(error_json(e.path().unwrap_or(std::path::Path::new("")), e));
+        if let (Some(w), true) = (json.as_mut(), io_result.is_ok()) {
+            io_result = write_error_json(w, e.path().unwrap_or(std::path::Path::new("")), e);
         }
     }
-    let mut io_result = Ok(());
     let report = |i: usize, r: gguf_digest::Result<(AnyModel, Digest)>| {
         let Some(path) = files.get(i) else { return };
-        match r {
-            Ok((model, digest)) if args.json => json_files.push(gguf_digest::json_entry(model.as_ref(), path, &digest)),
-            Ok((_, digest)) => {
-                if io_result.is_ok() {
-                    io_result = out.write_all(&sums_line(&digest.label(), path));
-                }
-            }
-            Err(e) => {
+        let step = match (r, json.as_mut()) {
+            (Ok((model, digest)), Some(w)) => io_result.is_ok().then(|| model.write_json(w, path, &digest)),
+            (Ok((_, digest)), None) => io_result.is_ok().then(|| out.write_all(&sums_line(&digest.label(), path))),
+            (Err(e), w) => {
                 failed = true;
                 eprintln!("gguf-digest: {}", error_line(&e));
-                if args.json {
-                    json_files.push(error_json(path, &e));
-                }
+                w.filter(|_| io_result.is_ok()).map(|w| write_error_json(w, path, &e))
             }
+        };
+        if let Some(step) = step {
+            io_result = step;
         }
     };
     digest_with_progress(args, files, &opts, &pool, &|p, o| named.open(p, o), report);
     io_result?;
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &document_json(json_files))?;
-        out.write_all(b"\n")?;
+    if let Some(mut w) = json {
+        end_document(&mut w)?;
+        json_sink.write_all(b"\n")?;
+        json_sink.flush()?;
     }
     out.flush()?;
     Ok(if failed { EXIT_ERROR } else { EXIT_OK })
@@ -313,11 +316,22 @@ fn run_skeleton(files: &[PathBuf], opts: &BatchOptions, pool: &rayon::ThreadPool
     }
     let mut result = None;
     digest_paths(files, opts, pool, |_, r| result = Some(r));
-    match result {
-        Some(Ok((_, digest))) => {
-            let mut out = stdout.lock();
-            out.write_all(digest.skeleton())?;
-            out.flush()?;
+    // Written a record at a time, as the label hashed it.
+    let written = result.map(|r| {
+        r.and_then(|(model, digest)| {
+            let mut out = io::BufWriter::new(stdout.lock());
+            let mut io_result = Ok(());
+            model.write_skeleton(digest.tensor_sha256(), &mut |piece| {
+                if io_result.is_ok() {
+                    io_result = out.write_all(piece);
+                }
+            })?;
+            Ok(io_result.and_then(|()| out.flush()))
+        })
+    });
+    match written {
+        Some(Ok(io_result)) => {
+            io_result?;
             Ok(EXIT_OK)
         }
         Some(Err(e)) => {
@@ -341,22 +355,25 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
     let stderr = io::stderr();
     let mut code = EXIT_OK;
     for list in &lists {
-        let (name, bytes) = if list.as_os_str() == "-" {
-            let mut buf = Vec::new();
-            let r = io::stdin().lock().read_to_end(&mut buf);
-            (quote_name(b"standard input"), r.map(|_| buf))
+        let from_stdin = list.as_os_str() == "-";
+        let name = quote_name(if from_stdin { &b"standard input"[..] } else { list.as_os_str().as_encoded_bytes() });
+        // A line at a time, never the whole list (`-c /dev/zero` ends at
+        // its first line, too long).
+        let lines = if from_stdin {
+            check::read_list(&mut io::stdin().lock(), true)
         } else {
-            (quote_name(list.as_os_str().as_encoded_bytes()), std::fs::read(list))
+            std::fs::File::open(list)
+                .map_err(gguf_digest::Error::from)
+                .and_then(|f| check::read_list(&mut io::BufReader::new(f), false))
         };
-        let bytes = match bytes {
-            Ok(b) => b,
+        let lines = match lines {
+            Ok(lines) => lines,
             Err(e) => {
-                eprintln!("gguf-digest: {name}: {}", gguf_digest::Error::from(e).detail());
+                eprintln!("gguf-digest: {name}: {}", e.detail());
                 code = EXIT_ERROR;
                 continue;
             }
         };
-        let lines = check::parse_list(&bytes, list.as_os_str() == "-");
         let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
             digest_with_progress(args, paths, opts, pool, &open_model, |i, r| emit(i, r.map(|(_, d)| d.label())));
         };

@@ -5,14 +5,14 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use gguf_digest::check::{self, CheckOptions, Line};
-use gguf_digest::output::{error_line, quote_name};
+use gguf_digest::output::{JsonWriter, error_line, quote_name};
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement;
 use gguf_digest::provenance::subjects;
 use gguf_digest::provenance::verify;
 use gguf_digest::{BatchOptions, ErrorKind, NamedModels, schedule, schedule_all};
 
-use super::inspect_diff::{ReadArgs, print_json};
+use super::inspect_diff::ReadArgs;
 use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
 
 /// Flags of `gguf-digest statement`.
@@ -117,8 +117,13 @@ pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::Th
     if failed {
         return Ok(EXIT_ERROR);
     }
-    let labelled = done.iter().zip(&names).map(|((m, d), n)| (n.as_path(), m.as_ref(), d));
-    print_json(&statement::of_labelled(labelled, args.leaves))?;
+    let labelled: Vec<statement::Subject<'_>> =
+        done.iter().zip(&names).map(|((m, d), n)| (n.as_path(), m.as_ref(), d)).collect();
+    // Written as it is made: with --leaves every tensor of every model.
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    statement::write_statement(&mut JsonWriter::pretty(&mut out), &labelled, args.leaves)?;
+    out.write_all(b"\n")?;
+    out.flush()?;
     Ok(EXIT_OK)
 }
 
