@@ -10,8 +10,6 @@
 //! blanks from being misread. BSD `--tag` lines (`SHA256 (f) = …`) name the
 //! SHA-256 of the file, not a label, and are treated as misformatted.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;

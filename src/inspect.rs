@@ -2,8 +2,6 @@
 //! about it. Labels the model, then hands it to its format's section
 //! (`gguf::inspect`); every section shows leaves through `render`.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::path::Path;
 
 use serde_json::Value as Json;

@@ -5,8 +5,6 @@
 //! parses flags and writes these bytes out, and tests can check the formats
 //! without running it.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 

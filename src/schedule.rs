@@ -10,8 +10,6 @@
 //! at a time, so a long argument list needs neither many descriptors nor
 //! much memory.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

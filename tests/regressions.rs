@@ -5,6 +5,11 @@
 //! Findings that need the counting allocator live in tests/mutation.rs
 //! (`hostile_zero_filled_tensor_infos`); those that need a process, a FIFO
 //! or a racing writer live in tests/faults.rs.
+
+// A test builds its inputs byte by byte and indexes what it reads back: a
+// panic there is a failed test, so the crate's byte-handling lints do not apply.
+#![allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 mod common;
 
 use common::*;

