@@ -84,12 +84,9 @@ impl Drop for Guard {
 fn install() -> bool {
     PREVIOUS
         .get_or_init(|| {
-            // SAFETY: sysconf has no preconditions.
-            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-            if let Ok(p) = usize::try_from(page) {
-                if p.is_power_of_two() {
-                    PAGE_SIZE.store(p, Ordering::Relaxed);
-                }
+            let p = rustix::param::page_size();
+            if p.is_power_of_two() {
+                PAGE_SIZE.store(p, Ordering::Relaxed);
             }
             // SAFETY: zeroed sigaction structs are valid; the handler below
             // only uses async-signal-safe operations (atomics, mmap, and the

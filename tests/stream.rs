@@ -303,3 +303,26 @@ fn smollm2_through_a_pipe() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), format!("{}  -\n", file_label(model)));
 }
+
+/// A pipe on standard input is enlarged to 1 MiB (or the system's largest
+/// pipe, if smaller), so that each read hands over up to 1 MiB.
+#[test]
+fn a_pipe_on_standard_input_is_enlarged() {
+    // Close-on-exec: a write end the child inherited would keep it waiting.
+    let (reader, writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap();
+    let before = rustix::pipe::fcntl_getpipe_size(&reader).unwrap();
+    let kept = reader.try_clone().unwrap();
+    let child = Command::new(BIN)
+        .arg("-")
+        .stdin(std::process::Stdio::from(reader))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(writer);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "an empty stream is refused: {}", stderr(&o));
+    let max: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap().trim().parse().unwrap();
+    let after = rustix::pipe::fcntl_getpipe_size(&kept).unwrap();
+    assert_eq!(after, (1usize << 20).min(max).max(before), "from {before}");
+}
