@@ -157,7 +157,7 @@ impl FileWork {
         }
         if skipped {
             // Only reached if a job was skipped without any job failing.
-            return Err(Error::new(ErrorKind::Io(std::io::Error::other("tensor hashing was interrupted"))));
+            return Err(Error::internal("tensor hashing was interrupted, and no job failed"));
         }
         let digest = format::finish(self.model.as_ref(), digests)?;
         Ok((self.model, digest))

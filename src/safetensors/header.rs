@@ -70,7 +70,7 @@ pub fn parse(bytes: &[u8]) -> Result<SafetensorsFile> {
     match parse_prefix(bytes, bytes.len() as u64) {
         Ok((f, _)) => Ok(f),
         Err(Step::Fail(e)) => Err(e),
-        Err(Step::NeedMore(_)) => Err(fail(ErrorKind::Io(std::io::Error::other("a whole file asked for more")))),
+        Err(Step::NeedMore(_)) => Err(Error::internal("a whole file asked for more")),
     }
 }
 
