@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::text::{escape_name, is_unsafe, name_needs_escape};
 
 /// The JSON document's format version; bumped on any incompatible change.
@@ -148,7 +148,18 @@ pub fn error_line(e: &Error) -> String {
         line.push_str(": ");
     }
     line.push_str(&e.detail());
+    line.push_str(flag_hint(e));
     line
+}
+
+/// What the command line adds to a library error that one of its flags
+/// answers (the library's messages name no flag).
+fn flag_hint(e: &Error) -> &'static str {
+    match e.kind() {
+        ErrorKind::StreamShard { .. } => ", or this shard alone with --no-join",
+        ErrorKind::MetadataTooLarge { .. } => " (--no-mmap, or a stream); a file in the default mode is read in place",
+        _ => "",
+    }
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -167,7 +178,7 @@ pub fn put_name(obj: &mut Map<String, Json>, field: &str, bytes: &[u8]) {
 pub fn error_json(path: &Path, e: &Error) -> Json {
     json!({
         "path": text(path.as_os_str().as_bytes()),
-        "error": e.to_string(),
+        "error": e.to_string() + flag_hint(e),
     })
 }
 
@@ -184,6 +195,24 @@ pub fn document_json(files: Vec<Json>) -> Json {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The two kinds whose message on the command line names a flag: the
+    /// line and the JSON entry word them as they always have.
+    #[test]
+    fn errors_that_a_flag_answers_name_it_on_the_command_line() {
+        let shard = Error::new(ErrorKind::StreamShard { no: 0, count: 2 }).at(60).in_file(Path::new("-"));
+        let words = "byte 60: this is shard 1 of 2 of a split model; label the set by its first file's path \
+                     (…-00001-of-00002.gguf), or this shard alone with --no-join";
+        assert_eq!(error_line(&shard), format!("-: {words}"));
+        assert_eq!(error_json(Path::new("-"), &shard), json!({"path": "-", "error": format!("-: {words}")}));
+        let big = Error::new(ErrorKind::MetadataTooLarge { needed: 200, limit: 100 }).at(5).in_file(Path::new("m"));
+        let words = "byte 5: metadata reaches byte 200, past the 100-byte limit for reading it into memory \
+                     (--no-mmap, or a stream); a file in the default mode is read in place";
+        assert_eq!(error_line(&big), format!("m: {words}"));
+        assert_eq!(error_json(Path::new("m"), &big), json!({"path": "m", "error": format!("m: {words}")}));
+        // A second subject naming the same file is told the same.
+        assert_eq!(error_line(&big.repeat()), format!("m: {words}"));
+    }
 
     #[test]
     fn bytes_that_are_not_utf8_are_escaped() {
