@@ -15,8 +15,6 @@
 //! bytes, so that a list without newlines (`-c /dev/zero`) is an error at
 //! its first line instead of a read that grows until memory runs out.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::io::{BufRead, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;

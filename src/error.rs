@@ -180,10 +180,10 @@ pub enum ErrorKind {
         count: u64,
     },
     /// A shard of a split model arrived on a stream, where its siblings
-    /// cannot be found.
+    /// cannot be found. (The command line adds how to label it alone.)
     #[error(
         "this is shard {} of {count} of a split model; label the set by its first file's path \
-         (…-00001-of-{count:05}.gguf), or this shard alone with --no-join",
+         (…-00001-of-{count:05}.gguf)",
         .no.saturating_add(1)
     )]
     StreamShard {
@@ -237,11 +237,10 @@ pub enum ErrorKind {
         /// The other shard that holds the tensor.
         other: PathBuf,
     },
-    /// With `--no-mmap` (metadata held in memory), metadata past the limit.
-    #[error(
-        "metadata reaches byte {needed}, past the {limit}-byte limit for reading it into memory \
-         (--no-mmap, or a stream); a file in the default mode is read in place"
-    )]
+    /// Metadata held in memory (read with `pread`, or from a stream) past
+    /// the limit; a mapped file's is read in place. (The command line adds
+    /// the flag that chose this.)
+    #[error("metadata reaches byte {needed}, past the {limit}-byte limit for reading it into memory")]
     MetadataTooLarge {
         /// The file position the parser needed to read up to.
         needed: u64,
@@ -468,7 +467,13 @@ impl Error {
             ErrorKind::Io(e) => e.kind(),
             _ => std::io::ErrorKind::Other,
         };
-        let kind = ErrorKind::Io(std::io::Error::new(io_kind, self.0.kind.to_string()));
+        let kind = match self.0.kind {
+            // Kinds the command line adds a hint to stay themselves, so that
+            // the hint is printed again (`output::error_line`).
+            ErrorKind::StreamShard { no, count } => ErrorKind::StreamShard { no, count },
+            ErrorKind::MetadataTooLarge { needed, limit } => ErrorKind::MetadataTooLarge { needed, limit },
+            _ => ErrorKind::Io(std::io::Error::new(io_kind, self.0.kind.to_string())),
+        };
         Error(Box::new(Inner {
             argument: self.0.argument.clone(),
             path: self.0.path.clone(),
@@ -627,6 +632,17 @@ impl Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A library message names no command-line flag: the command line adds
+    /// its hints itself (`output::error_line`).
+    #[test]
+    fn messages_name_no_flag() {
+        let kinds = [ErrorKind::StreamShard { no: 0, count: 2 }, ErrorKind::MetadataTooLarge { needed: 2, limit: 1 }];
+        for kind in kinds {
+            let text = Error::new(kind).to_string();
+            assert!(!text.contains("--"), "{text}");
+        }
+    }
 
     #[test]
     fn message_names_file_offset_and_subject() {

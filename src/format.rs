@@ -8,8 +8,6 @@
 //! file changed, and hashes the skeleton into the label. See
 //! docs/adr/0011-one-core-one-folder-per-format.md.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::any::Any;
 use std::io;
 use std::path::Path;

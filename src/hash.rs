@@ -20,8 +20,6 @@
 //! error for it instead of leaving its tail unconverted. See docs/adr/0003
 //! and docs/adr/0005.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use sha2::{Digest as _, Sha256};
 
 use crate::error::{Error, ErrorKind, Result, Subject};

@@ -2,8 +2,6 @@
 //! about it. Labels the model, then hands it to its format's section
 //! (`gguf::inspect`); every section shows leaves through `render`.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::path::Path;
 
 use serde_json::Value as Json;
@@ -84,7 +82,7 @@ pub fn inspect_path(
     if let Some(m) = any.downcast_ref::<safetensors::Model>() {
         return Ok(Inspection::Safetensors(safetensors::inspect::inspect(m, &digest, opts)));
     }
-    Err(std::io::Error::other("inspect knows no section for this model's format").into())
+    Err(Error::internal("inspect knows no section for this model's format"))
 }
 
 /// What `inspect` could read of a file it could not label, shown before

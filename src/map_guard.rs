@@ -38,6 +38,8 @@ static PAGE_SIZE: AtomicUsize = AtomicUsize::new(4096);
 struct Previous(libc::sigaction);
 // SAFETY: written once before the handler is installed, then only read.
 unsafe impl Sync for Previous {}
+// SAFETY: the struct is plain data (a handler's address, flags and a mask)
+// that no thread owns; moving it between threads changes nothing.
 unsafe impl Send for Previous {}
 static PREVIOUS: OnceLock<Option<Previous>> = OnceLock::new();
 
@@ -82,12 +84,9 @@ impl Drop for Guard {
 fn install() -> bool {
     PREVIOUS
         .get_or_init(|| {
-            // SAFETY: sysconf has no preconditions.
-            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-            if let Ok(p) = usize::try_from(page) {
-                if p.is_power_of_two() {
-                    PAGE_SIZE.store(p, Ordering::Relaxed);
-                }
+            let p = rustix::param::page_size();
+            if p.is_power_of_two() {
+                PAGE_SIZE.store(p, Ordering::Relaxed);
             }
             // SAFETY: zeroed sigaction structs are valid; the handler below
             // only uses async-signal-safe operations (atomics, mmap, and the
@@ -113,7 +112,7 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mu
     for slot in &SLOT_TABLE {
         let (start, end) = (slot.start.load(Ordering::Acquire), slot.end.load(Ordering::Acquire));
         if start != 0 && start <= addr && addr < end {
-            let page = addr & !(PAGE_SIZE.load(Ordering::Relaxed) - 1);
+            let page = addr & !PAGE_SIZE.load(Ordering::Relaxed).saturating_sub(1);
             // SAFETY: the page lies inside a mapping that this process owns and
             // that stays mapped while its guard lives; replacing it with zeros
             // only changes what the guarded reader sees, and it is told so.

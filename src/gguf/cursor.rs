@@ -7,8 +7,6 @@
 //! caller that holds only a prefix of the file (the `--no-mmap` path) read
 //! further and try again.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use crate::error::{Error, ErrorKind, Step};
 
 /// The byte order of a GGUF file's header, KV and tensor-info numbers.

@@ -7,8 +7,6 @@
 //! only string prefixes and the array elements up to a first difference are
 //! read again, to show them.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::cmp::Ordering;
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;

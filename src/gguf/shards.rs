@@ -1,8 +1,6 @@
 //! Shard file names: `<prefix>-NNNNN-of-MMMMM.gguf` (spec §5). Only names
 //! here; opening and checking the files is the model's job.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::path::{Path, PathBuf};
 
 /// The shard number and count a file name says, with the prefix to build

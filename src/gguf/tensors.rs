@@ -3,8 +3,6 @@
 //! order, only where that info is and its recomputed offset (24 bytes). A
 //! model of a million tensors thus holds each info once.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use crate::gguf::model::Shard;
 use crate::gguf::parse::TensorInfo;
 

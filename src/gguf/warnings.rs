@@ -2,8 +2,6 @@
 //! llama.cpp will load it, and where it leaves the format's conventions.
 //! About loadability, never about the label.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use serde_json::{Map, Value as Json, json};
 
 use crate::error::Result;

@@ -11,8 +11,6 @@
 //! (a snapshot's root is its repository folder, which holds `blobs/`); an
 //! entry that links out of it is refused when the model is opened.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -2,8 +2,6 @@
 //! digests and layers, the config's content, then each weights component's
 //! own inspection (GGUF or safetensors).
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::fmt::{self, Write as _};
 
 use serde_json::{Value as Json, json};

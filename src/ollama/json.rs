@@ -2,8 +2,6 @@
 //! its media type, name, kind, content digest (the GGUF or safetensors label
 //! for weights) and the layers it came from.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::io;
 use std::path::Path;
 

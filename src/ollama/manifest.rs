@@ -2,8 +2,6 @@
 //! each layer a media type, a `sha256:` digest, a size and maybe a name.
 //! Read with the strict JSON rules, at most 16 MiB.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use crate::error::{Error, ErrorKind, Result, Subject};
 use crate::json::{Json, parse_strict};
 use crate::ollama::name::digest_hex;

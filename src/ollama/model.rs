@@ -3,8 +3,6 @@
 //! the config by its content, every other layer by its bytes), and the
 //! hashing jobs that compute them (docs/SPEC.md, Part III).
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -3,8 +3,6 @@
 //! holding one (`dsseEnvelope`); and DSSE's pre-authentication encoding,
 //! the bytes a signature covers.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use base64::Engine as _;
 
 use crate::error::{Error, Result};

@@ -10,8 +10,6 @@
 //! many tensors carry it and whether their data changed; only a tensor
 //! that changed in itself, or moved to a file of other metadata, is listed.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;

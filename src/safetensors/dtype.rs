@@ -2,8 +2,6 @@
 //! only place that knows them (the format keeps adding types: a new one is
 //! a new row). Sizes are those of the reference crate's 0.8 list.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 /// One row of the dtype table.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Dtype {

@@ -4,8 +4,6 @@
 //! "Safetensors") and never allocates in proportion to a size it has not
 //! checked against the bytes that exist.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result, Step, Subject};
@@ -72,7 +70,7 @@ pub fn parse(bytes: &[u8]) -> Result<SafetensorsFile> {
     match parse_prefix(bytes, bytes.len() as u64) {
         Ok((f, _)) => Ok(f),
         Err(Step::Fail(e)) => Err(e),
-        Err(Step::NeedMore(_)) => Err(fail(ErrorKind::Io(std::io::Error::other("a whole file asked for more")))),
+        Err(Step::NeedMore(_)) => Err(Error::internal("a whole file asked for more")),
     }
 }
 

@@ -2,8 +2,6 @@
 //! metadata that applies to all of them. Read with the same strict JSON
 //! rules and size limit as a header.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::collections::BTreeMap;
 use std::path::Path;
 

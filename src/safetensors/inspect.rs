@@ -2,8 +2,6 @@
 //! its metadata groups, a dtype summary, the tensors, and warnings about
 //! what labels fine but deserves a look.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;

@@ -2,8 +2,6 @@
 //! index, with each file's applicable metadata map and its group, the
 //! tensors sorted by name with offsets recomputed (docs/SPEC.md).
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 

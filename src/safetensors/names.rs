@@ -1,8 +1,6 @@
 //! File names of safetensors models: shard names, the index beside a shard,
 //! and the one function that turns a name read from an index into a path.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};

@@ -3,8 +3,6 @@
 //! the header itself is whole and well formed, its metadata and tensors,
 //! with no label. The error follows it.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 

@@ -5,8 +5,6 @@
 //! are opened there, and a file the user named gets the one
 //! [`Root::around`] gives its directory.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;

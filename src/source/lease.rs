@@ -27,8 +27,6 @@
 //! kept ([`Lease::unavailable`]) for the model's `--json` entry. See
 //! docs/adr/0021-read-lease.md.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::fs::File;
 use std::io;
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -3,8 +3,6 @@
 //! Format-neutral: a parser is a function of a byte prefix. The memory map lives here; the
 //! SIGBUS guard that keeps it sound is `map_guard`.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -242,11 +240,10 @@ impl Source {
     /// file: afterwards its first pages would look cached.
     fn read_ahead_start(&self) {
         let Some(file) = self.file().filter(|_| self.is_cold()) else { return };
-        let Ok(len) = i64::try_from(READ_AHEAD.min(self.len())) else { return };
-        // Only a hint: failing it changes nothing but speed.
-        // SAFETY: posix_fadvise reads no memory of ours.
-        let _ =
-            unsafe { libc::posix_fadvise(std::os::fd::AsRawFd::as_raw_fd(file), 0, len, libc::POSIX_FADV_WILLNEED) };
+        // Only a hint: failing it changes nothing but speed. No length (an
+        // empty file) is the whole file, as posix_fadvise's 0 is.
+        let len = std::num::NonZeroU64::new(READ_AHEAD.min(self.len()));
+        let _ = rustix::fs::fadvise(file, 0, len, rustix::fs::Advice::WillNeed);
     }
 
     /// A stream read once, front to back, named `name` in output and errors
@@ -290,9 +287,9 @@ impl Source {
         }
         #[cfg(target_os = "linux")]
         {
-            // SAFETY: fcntl on descriptor 0 changes only the pipe's buffer
-            // size; on anything but a pipe it fails and changes nothing.
-            let _ = unsafe { libc::fcntl(0, libc::F_SETPIPE_SZ, STREAM_READ as libc::c_int) };
+            // Changes only the pipe's buffer size; on anything but a pipe it
+            // fails and changes nothing.
+            let _ = rustix::pipe::fcntl_setpipe_size(io::stdin(), STREAM_READ);
         }
         let source = Source::from_reader(Path::new("-"), Box::new(io::stdin()));
         if let Some(mut st) = source.stream() {
@@ -398,6 +395,7 @@ impl Source {
         if let Some(made) = self.map.get() {
             return Ok(made.as_ref());
         }
+        let Some(file) = self.file() else { return Ok(None) };
         // SAFETY: the map is read-only, and nothing in this process writes
         // the file. Another process may still change it: changed metadata
         // bytes give a parse error or the metadata of the changed content,
@@ -407,7 +405,6 @@ impl Source {
         // flag, which `parse_mapped` and `MappedRange::check` report, so the
         // process never dies of it. See docs/adr/0001-parser-over-a-map.md
         // and docs/adr/0003-reading-tensor-data.md.
-        let Some(file) = self.file() else { return Ok(None) };
         let map = unsafe { Mmap::map(file) }.map_err(|e| Error::from(e).in_file(&self.path))?;
         let made = Guard::new(map.as_ptr(), map.len()).map(|guard| {
             // Only a hint, for read-ahead; failing it changes nothing. A file
@@ -496,21 +493,14 @@ impl Source {
         if !self.larger_than_half_of_memory() {
             return;
         }
-        let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else { return };
-        // Only a hint: failing it changes nothing but memory pressure.
-        // SAFETY: posix_fadvise reads no memory of ours.
-        let _ = unsafe {
-            libc::posix_fadvise(std::os::fd::AsRawFd::as_raw_fd(file), offset, len, libc::POSIX_FADV_DONTNEED)
-        };
+        // Only a hint: failing it changes nothing but memory pressure. No
+        // length is to the end of the file, as posix_fadvise's 0 is.
+        let _ = rustix::fs::fadvise(file, offset, std::num::NonZeroU64::new(len), rustix::fs::Advice::DontNeed);
     }
 
     fn larger_than_half_of_memory(&self) -> bool {
         static HALF_MEMORY: OnceLock<u64> = OnceLock::new();
-        let half = *HALF_MEMORY.get_or_init(|| {
-            // SAFETY: sysconf has no preconditions.
-            let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
-            u64::try_from(pages).unwrap_or(0).saturating_mul(page_size()) / 2
-        });
+        let half = *HALF_MEMORY.get_or_init(|| memory_bytes() / 2);
         half > 0 && self.len() > half
     }
 
@@ -762,14 +752,16 @@ impl Drop for Source {
 /// files held open at once (an Ollama model is a blob per tensor), and a soft
 /// limit of 1024 is common. Failing leaves the limit as it was.
 pub fn raise_open_file_limit() {
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit and setrlimit only read and write the struct passed;
-    // the limit applies to this process alone.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
-            lim.rlim_cur = lim.rlim_max;
-            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-        }
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    // `None` is no limit (RLIM_INFINITY), above every number.
+    let lim = getrlimit(Resource::Nofile);
+    let below_hard = match (lim.current, lim.maximum) {
+        (Some(current), Some(maximum)) => current < maximum,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    if below_hard {
+        let _ = setrlimit(Resource::Nofile, Rlimit { current: lim.maximum, maximum: lim.maximum });
     }
 }
 
@@ -829,9 +821,16 @@ pub(crate) fn changed(what: &str) -> Error {
     Error::new(ErrorKind::FileChanged(what.to_string()))
 }
 
+/// The machine's memory in bytes: what sysconf(_SC_PHYS_PAGES) times the
+/// page size is, since glibc and musl compute it from these two fields.
+fn memory_bytes() -> u64 {
+    let info = rustix::system::sysinfo();
+    // `as`: the field is a C unsigned long, 32 bits on some targets.
+    (info.totalram as u64).saturating_mul(u64::from(info.mem_unit))
+}
+
 pub(crate) fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let p = rustix::param::page_size();
     u64::try_from(p).ok().filter(|p| p.is_power_of_two()).unwrap_or(4096)
 }
 
@@ -919,6 +918,39 @@ impl MappedRange<'_> {
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
+
+    /// A line of a `/proc` file such as `/proc/meminfo`: the numbers after
+    /// `key`.
+    fn proc_numbers(file: &str, key: &str) -> Vec<u64> {
+        let text = std::fs::read_to_string(file).unwrap();
+        let line = text.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("{file}: no {key}"));
+        line[key.len()..].split_whitespace().filter_map(|w| w.parse().ok()).collect()
+    }
+
+    #[test]
+    fn memory_and_page_size_are_the_kernels() {
+        // MemTotal is the same count of pages as sysinfo's, in KiB.
+        assert_eq!(memory_bytes(), proc_numbers("/proc/meminfo", "MemTotal:")[0] * 1024);
+        let getconf = std::process::Command::new("getconf").arg("PAGESIZE").output().unwrap();
+        assert_eq!(page_size().to_string(), String::from_utf8_lossy(&getconf.stdout).trim());
+    }
+
+    #[test]
+    fn the_open_file_limit_is_raised_to_the_hard_limit() {
+        use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+        // One below the hard limit first (one, so that tests running beside
+        // this one keep their descriptors), unless there is none.
+        let lim = getrlimit(Resource::Nofile);
+        if let Some(hard) = lim.maximum {
+            setrlimit(Resource::Nofile, Rlimit { current: Some(hard - 1), maximum: Some(hard) }).unwrap();
+        }
+        raise_open_file_limit();
+        // "Max open files  SOFT  HARD  files"; "unlimited" is not a number.
+        let limits = std::fs::read_to_string("/proc/self/limits").unwrap();
+        let line = limits.lines().find(|l| l.starts_with("Max open files")).unwrap();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[3], words[4], "{line}");
+    }
 
     #[test]
     fn forced_direct_reads_go_around_the_page_cache_and_return_the_bytes() {

@@ -2,8 +2,6 @@
 //! cold file is read front to back, docs/adr/0016), by sampling a few
 //! pages, without bringing any in.
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::fs::File;
 
 use super::page_size;
@@ -79,10 +77,10 @@ impl<'a> ResidencyProbe<'a> {
             }
         }
         let (len, file) = (self.len, self.file);
-        // SAFETY: the map is read-only, and no byte of it is ever read (only
-        // its address is passed to mincore), so no page is faulted in and a
-        // truncation cannot raise SIGBUS.
         let map = self.map.get_or_insert_with(|| {
+            // SAFETY: the map is read-only, and no byte of it is ever read (only
+            // its address is passed to mincore), so no page is faulted in and a
+            // truncation cannot raise SIGBUS.
             usize::try_from(len).ok().and_then(|l| unsafe { memmap2::MmapOptions::new().len(l).map(file) }.ok())
         });
         let Some(map) = map else { return false };
@@ -148,9 +146,7 @@ mod tests {
     /// Drops the file's clean pages from the page cache.
     fn evict(file: &File) {
         file.sync_all().unwrap();
-        // SAFETY: posix_fadvise reads no memory of ours.
-        let r = unsafe { libc::posix_fadvise(std::os::fd::AsRawFd::as_raw_fd(file), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        assert_eq!(r, 0);
+        rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
     }
 
     #[test]
@@ -168,9 +164,8 @@ mod tests {
             assert!(!Source::open(&path, ReadMode::Mmap).unwrap().is_cold(), "{pages} pages, read");
             // The second half evicted (whole folios only are dropped, so not
             // just the last page): the last page is among the samples.
-            let tail = (pages / 2 * page) as i64;
-            // SAFETY: posix_fadvise reads no memory of ours.
-            unsafe { libc::posix_fadvise(std::os::fd::AsRawFd::as_raw_fd(&f), tail, 0, libc::POSIX_FADV_DONTNEED) };
+            let tail = (pages / 2 * page) as u64;
+            let _ = rustix::fs::fadvise(&f, tail, None, rustix::fs::Advice::DontNeed);
             assert!(Source::open(&path, ReadMode::Mmap).unwrap().is_cold(), "{pages} pages, second half evicted");
         }
         let empty = dir.path().join("empty");

@@ -2,8 +2,6 @@
 //! it got, the first bytes it keeps, and the verdict of the format's parser
 //! once its length is known. `Source` wraps it (`Source::from_reader`).
 
-#![deny(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-
 use std::io;
 
 use crate::error::{Error, Result};

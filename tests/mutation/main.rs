@@ -3,6 +3,10 @@
 //! only tests that hold `common::harness::serial()` from first line to last
 //! (all of these do) may share it.
 
+// A test builds its inputs byte by byte and indexes what it reads back: a
+// panic there is a failed test, so the crate's byte-handling lints do not apply.
+#![allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
 // The one test writer and runner every test binary shares.
 #[path = "../common/mod.rs"]
 mod common;
