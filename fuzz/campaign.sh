@@ -7,9 +7,9 @@
 #
 # Defaults: 600 seconds each, every target (the list below, as in
 # Cargo.toml). Needs cargo-fuzz (`cargo install cargo-fuzz --locked`). It
-# builds with the default toolchain and RUSTC_BOOTSTRAP=1 (cargo-fuzz passes
-# flags a stable rustc takes only with it; `.ci/run` checks the same crate
-# the same way); FUZZ_TOOLCHAIN=nightly uses `cargo +nightly` instead.
+# builds with the default toolchain: without a sanitizer (-s none) cargo-fuzz
+# passes only flags a stable rustc takes. FUZZ_TOOLCHAIN=nightly uses
+# `cargo +nightly` instead.
 # Logs go to fuzz/target/logs/<target>.log; crashes to fuzz/artifacts/<target>/.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -19,12 +19,8 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(parse payloads label json st_header st_index
     ollama_manifest ollama_config envelope statement)
 
-if [ -n "${FUZZ_TOOLCHAIN:-}" ]; then
-    cargo=(cargo "+$FUZZ_TOOLCHAIN")
-else
-    cargo=(cargo)
-    export RUSTC_BOOTSTRAP=1
-fi
+cargo=(cargo)
+[ -z "${FUZZ_TOOLCHAIN:-}" ] || cargo=(cargo "+$FUZZ_TOOLCHAIN")
 
 # The seeds follow the test suite's writers: written again each time (the
 # inputs the fuzzer added to a corpus stay).
