@@ -6,16 +6,23 @@
 //! type), the spec's vector files, the first KVs of the real SmolLM2 model
 //! when it is installed, and shard pairs for the `label` target; for
 //! `st_header` and `st_index`, safetensors files and index files from the
-//! test suite's safetensors writer (tests/common/st.rs). The corpus
-//! is generated, not committed: it follows the writer as the writer changes.
+//! test suite's safetensors writer (tests/common/st.rs); for
+//! `ollama_manifest` and `ollama_config`, manifests from the test suite's
+//! store writer (tests/common/ollama.rs) and configs as Ollama writes them;
+//! for `statement` and `envelope`, statements shaped as `gguf-digest
+//! statement` writes them, in DSSE envelopes and Sigstore bundles; for
+//! `json`, all of those JSON texts. The corpus is generated, not committed:
+//! it follows the writers as they change.
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::ollama::{self as ol, Layer, Store};
 use common::st::{ALL_DTYPES, St, StTensor};
 use common::*;
+use serde_json::json;
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) {
     std::fs::create_dir_all(dir).expect("corpus dir");
@@ -115,6 +122,36 @@ fn main() {
         write(&out.join("st_index"), name, bytes);
     }
     println!("wrote {} st_header and {} st_index seeds", headers.len(), indexes.len());
+    let (manifests, configs) = ollama_seeds();
+    let (statements, envelopes) = provenance_seeds();
+    for (target, seeds) in [
+        ("ollama_manifest", &manifests),
+        ("ollama_config", &configs),
+        ("statement", &statements),
+        ("envelope", &envelopes),
+    ] {
+        for (name, bytes) in seeds {
+            write(&out.join(target), name, bytes);
+        }
+        println!("wrote {} {target} seeds", seeds.len());
+    }
+    // The strict JSON reader gets every JSON text the other targets start
+    // from: safetensors headers (without their length prefix), indexes,
+    // manifests, configs, statements, envelopes.
+    let mut json = 0;
+    let header_json = |b: &[u8]| {
+        let n = u64::from_le_bytes(b.get(..8)?.try_into().ok()?);
+        b.get(8..8 + usize::try_from(n).ok()?).map(<[u8]>::to_vec)
+    };
+    for (name, bytes) in headers.iter().filter_map(|(n, b)| Some((n, header_json(b)?))) {
+        write(&out.join("json"), &format!("header-{name}.json"), &bytes);
+        json += 1;
+    }
+    for (name, bytes) in [&indexes, &manifests, &configs, &statements, &envelopes].into_iter().flatten() {
+        write(&out.join("json"), name, bytes);
+        json += 1;
+    }
+    println!("wrote {json} json seeds");
 }
 
 /// A seed: its file name and bytes.
@@ -165,4 +202,143 @@ fn safetensors_seeds() -> (Vec<Seed>, Vec<Seed>) {
     let (_, index) = St::new().sharded("model", &[]);
     indexes.push(("index-empty.json".into(), index.into_bytes()));
     (headers, indexes)
+}
+
+/// A layer of `media_type` whose blob would hold `content`.
+fn layer(media_type: &str, content: &[u8], name: Option<&str>) -> Layer {
+    let bytes = content.len() as u64;
+    Layer {
+        media_type: media_type.into(),
+        digest: format!("sha256:{}", hex(&sha(content))),
+        size: bytes,
+        name: name.map(Into::into),
+    }
+}
+
+/// Manifests (every layer kind, names, extra members, an upper-case
+/// digest, pretty-printed) and configs (as Ollama writes them, with
+/// capabilities, string-or-null members, zero values at every depth and
+/// number forms the canonical encoding keeps apart).
+fn ollama_seeds() -> (Vec<Seed>, Vec<Seed>) {
+    let config = layer(ol::CONFIG, b"{}", None);
+    let model = layer(ol::MODEL, b"GGUF model", None);
+    let mut manifests = vec![
+        ("manifest-model.json".to_string(), Store::manifest_text(&config, std::slice::from_ref(&model))),
+        ("manifest-empty.json".to_string(), Store::manifest_text(&config, &[])),
+        (
+            "manifest-every-kind.json".to_string(),
+            Store::manifest_text(
+                &config,
+                &[
+                    model.clone(),
+                    layer(ol::TEMPLATE, b"{{ .Prompt }}", None),
+                    layer(ol::SYSTEM, b"You are", None),
+                    layer(ol::PARAMS, br#"{"stop":["<|im_end|>"]}"#, None),
+                    layer(ol::LICENSE, b"MIT", None),
+                    layer(ol::PROJECTOR, b"GGUF projector", None),
+                    layer(ol::ADAPTER, b"GGUF adapter", None),
+                    layer(ol::DRAFT, b"GGUF draft", None),
+                    model.clone(),
+                ],
+            ),
+        ),
+        (
+            "manifest-tensors.json".to_string(),
+            Store::manifest_text(
+                &config,
+                &[
+                    layer(ol::TENSOR, b"t0", Some("model.embed.weight")),
+                    layer(ol::TENSOR, b"t1", Some(r#"blk.0.attn \"q\" ✓"#)),
+                    layer(ol::TEMPLATE, b"t", None),
+                ],
+            ),
+        ),
+    ];
+    let upper = Layer { digest: model.digest.to_ascii_uppercase().replace("SHA256:", "sha256:"), ..model.clone() };
+    manifests.push(("manifest-upper-hex.json".into(), Store::manifest_text(&config, &[upper])));
+    let pretty = serde_json::to_string_pretty(&json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+        "config": {"mediaType": ol::CONFIG, "digest": config.digest, "size": config.size},
+        "layers": [{"mediaType": ol::MODEL, "digest": model.digest, "size": u64::MAX, "from": "/x/y"}],
+    }))
+    .expect("JSON");
+    manifests.push(("manifest-pretty.json".into(), format!("\n\t {pretty}\n")));
+
+    let configs = [
+        r#"{"model_format": "gguf", "model_family": "llama", "model_families": ["llama"], "model_type": "135M",
+           "file_type": "Q4_1", "architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}}"#,
+        r#"{"model_format":"gguf","capabilities":["completion","tools"],"capabilities_explicit":true,"renderer":"qwen3","parser":null}"#,
+        r#"{"capabilities":["vision"],"requires":"0.6.0","remote_host":"https://ollama.com:443","remote_model":"m","context_length":8192,"embedding_length":576,"base_name":"b"}"#,
+        r#"{"generation_defaults":{"temperature":0.7,"top_k":0,"top_p":1.50,"stop":[],"x":{"y":null,"z":false}},"a":[0,null,{"b":0},"",[],{}],"e1":-0,"e2":0.0e5,"e3":1e-400,"big":18446744073709551616}"#,
+        r#"{"draft":{"os":"x","model_format":"y"},"nested":[[[{"k":[0]}]]],"s":"\u00e9\ud83e\udd80","n":-12.5E+3}"#,
+        "{}",
+    ];
+    let configs =
+        configs.iter().enumerate().map(|(i, c)| (format!("config-{i}.json"), c.as_bytes().to_vec())).collect();
+    (manifests.into_iter().map(|(n, t)| (n, t.into_bytes())).collect(), configs)
+}
+
+/// Statements shaped as `gguf-digest statement` writes them (paths, an
+/// `ollama:` reference, an upper-case label, the predicate's model
+/// entries), and the same statements bare, in DSSE envelopes (standard and
+/// URL-safe base64, Ed25519- and DER-sized signatures) and in Sigstore
+/// bundles, plus a bundle that signs a blob.
+fn provenance_seeds() -> (Vec<Seed>, Vec<Seed>) {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    let label = hex(&sha(b"a label"));
+    let statement = |names: &[&str]| {
+        let subjects: Vec<_> = names.iter().map(|n| json!({"name": n, "digest": {"sha256": label}})).collect();
+        let models: Vec<_> = names
+            .iter()
+            .map(|n| {
+                json!({"subject": n, "format": "gguf", "contract": "gguf-digest/1", "label": label,
+                       "files": [{"path": n, "size": 1234}]})
+            })
+            .collect();
+        serde_json::to_vec(&json!({
+            "_type": "https://in-toto.io/Statement/v1",
+            "subject": subjects,
+            "predicateType": "https://gguf-digest.dev/label/v1",
+            "predicate": {"tool": {"name": "gguf-digest", "version": "0.1.0"}, "models": models},
+        }))
+        .expect("JSON")
+    };
+    let one = statement(&["model.gguf"]);
+    let many = statement(&["a/model-00001-of-00002.gguf", "./b.safetensors", "ollama:smollm2:135m", "dir"]);
+    let upper = String::from_utf8(statement(&["m.gguf"])).expect("UTF-8").replace(&label, &label.to_ascii_uppercase());
+    let statements: Vec<Seed> = vec![
+        ("statement-one.json".into(), one.clone()),
+        ("statement-many.json".into(), many.clone()),
+        ("statement-upper.json".into(), upper.into_bytes()),
+    ];
+
+    let envelope = |payload: &[u8], url_safe: bool| {
+        let enc = |b: &[u8]| if url_safe { URL_SAFE_NO_PAD.encode(b) } else { STANDARD.encode(b) };
+        json!({
+            "payloadType": "application/vnd.in-toto+json",
+            "payload": enc(payload),
+            "signatures": [{"keyid": "ed", "sig": enc(&[7u8; 64])}, {"sig": enc(&[0x30; 70])}],
+        })
+    };
+    let bundle = |env: serde_json::Value| {
+        json!({
+            "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+            "verificationMaterial": {"publicKey": {"hint": "k"}, "tlogEntries": []},
+            "dsseEnvelope": env,
+        })
+    };
+    let to_vec = |v: serde_json::Value| serde_json::to_vec(&v).expect("JSON");
+    let mut envelopes: Vec<Seed> = statements.iter().map(|(n, b)| (format!("bare-{n}"), b.clone())).collect();
+    envelopes.extend([
+        ("dsse-one.json".to_string(), to_vec(envelope(&one, false))),
+        ("dsse-many-url-safe.json".to_string(), to_vec(envelope(&many, true))),
+        ("dsse-no-signatures.json".to_string(), to_vec(json!({"payloadType": "application/vnd.in-toto+json", "payload": "", "signatures": []}))),
+        ("bundle-one.json".to_string(), to_vec(bundle(envelope(&one, false)))),
+        ("bundle-many.json".to_string(), to_vec(bundle(envelope(&many, true)))),
+        ("bundle-blob.json".to_string(), to_vec(json!({"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+            "messageSignature": {"messageDigest": {"algorithm": "SHA2_256", "digest": STANDARD.encode(sha(b"x"))}, "signature": "AAAA"}}))),
+    ]);
+    (statements, envelopes)
 }
