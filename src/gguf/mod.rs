@@ -14,6 +14,7 @@ mod model;
 mod name;
 mod parse;
 pub mod partial;
+mod shard;
 mod shards;
 mod skeleton;
 mod tensors;

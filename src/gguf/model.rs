@@ -7,9 +7,8 @@ use std::path::Path;
 
 use crate::error::{Error, ErrorKind, Result, Subject};
 use crate::format::{self, OpenOptions};
-use crate::gguf::parse::{
-    ALIGNMENT_KEY, DEFAULT_ALIGNMENT, GgufFile, Kv, SPLIT_PREFIX, TensorInfo, align_up, parse_prefix,
-};
+use crate::gguf::parse::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT, Kv, SPLIT_PREFIX, TensorInfo, align_up};
+pub use crate::gguf::shard::Shard;
 use crate::gguf::shards::ShardName;
 pub(crate) use crate::gguf::tensors::ModelTensor;
 use crate::gguf::tensors::{Slot, Tensors};
@@ -17,33 +16,6 @@ use crate::gguf::value::Value;
 use crate::hash::{Digest, Job, PieceSizes, Sha256Digest};
 use crate::source::{ReadMode, Source, changed};
 use sha2::{Digest as _, Sha256};
-
-/// One file of a model, opened and parsed.
-#[derive(Debug)]
-pub struct Shard {
-    /// The open file.
-    pub source: Source,
-    /// What its metadata says.
-    pub file: GgufFile,
-}
-
-impl Shard {
-    fn from_source(source: Source) -> Result<Shard> {
-        // The metadata ends where the data starts.
-        let file = source.parse(|bytes, len| {
-            parse_prefix(bytes, len).map(|f| {
-                let end = f.data_start;
-                (f, end)
-            })
-        })?;
-        Ok(Shard { source, file })
-    }
-
-    /// The path the shard was opened by.
-    pub fn path(&self) -> &Path {
-        self.source.path()
-    }
-}
 
 /// A KV of the logical model.
 #[derive(Debug, Clone, PartialEq)]
@@ -235,12 +207,6 @@ impl Model {
     /// order), after checking that no file changed while it was read.
     pub fn finish(&self, tensor_sha256: Vec<Sha256Digest>) -> Result<Digest> {
         format::finish(self, tensor_sha256)
-    }
-
-    /// The skeleton bytes (hashes every tensor).
-    pub fn skeleton(&self) -> Result<Vec<u8>> {
-        let digest = self.digest()?;
-        Ok(crate::gguf::skeleton::skeleton_bytes(self, digest.tensor_sha256()))
     }
 
     /// The label: 64 lowercase hex digits (hashes every tensor).

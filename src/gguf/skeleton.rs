@@ -52,3 +52,11 @@ pub fn skeleton_bytes(model: &Model, tensor_sha256: &[Sha256Digest]) -> Vec<u8> 
     write_skeleton(model, tensor_sha256, &mut |piece| out.extend_from_slice(piece));
     out
 }
+
+impl Model {
+    /// The skeleton bytes (hashes every tensor).
+    pub fn skeleton(&self) -> crate::error::Result<Vec<u8>> {
+        let digest = self.digest()?;
+        Ok(skeleton_bytes(self, digest.tensor_sha256()))
+    }
+}

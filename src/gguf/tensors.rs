@@ -3,8 +3,8 @@
 //! order, only where that info is and its recomputed offset (24 bytes). A
 //! model of a million tensors thus holds each info once.
 
-use crate::gguf::model::Shard;
 use crate::gguf::parse::TensorInfo;
+use crate::gguf::shard::Shard;
 
 /// A tensor of the logical model.
 #[derive(Debug, Clone, Copy, PartialEq)]
