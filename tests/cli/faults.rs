@@ -33,10 +33,10 @@ use common::*;
 use gguf_digest::{ErrorKind, Model, OpenOptions as ModelOptions, ReadMode, parse};
 
 /// What a finished run of the binary left.
-struct Run {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
+pub(super) struct Run {
+    pub(super) status: ExitStatus,
+    pub(super) stdout: String,
+    pub(super) stderr: String,
 }
 
 impl Run {
@@ -75,7 +75,7 @@ fn drain(mut r: impl Read + Send + 'static) -> JoinHandle<String> {
 
 /// Waits for `child` at most `limit`; a child still running then is killed
 /// and the test fails: the tool hung.
-fn finish(mut child: Child, limit: Duration, what: &str) -> Run {
+pub(super) fn finish(mut child: Child, limit: Duration, what: &str) -> Run {
     let out = drain(child.stdout.take().expect("piped stdout"));
     let err = drain(child.stderr.take().expect("piped stderr"));
     let start = Instant::now();

@@ -11,49 +11,17 @@
 use crate::common;
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
 
-/// How a run of the binary ended.
-struct Run {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-}
-
-/// Waits for `child` at most `limit` (a hang fails the test), with its output.
-fn finish(mut child: Child, limit: Duration, what: &str) -> Run {
-    let drain = |r: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut s = Vec::new();
-            if let Some(mut r) = r {
-                let _ = r.read_to_end(&mut s);
-            }
-            String::from_utf8_lossy(&s).into_owned()
-        })
-    };
-    let out = drain(child.stdout.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
-    let err = drain(child.stderr.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: still running after {limit:?}, killed: the tool hung");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    Run { status, stdout: out.join().expect("stdout"), stderr: err.join().expect("stderr") }
-}
+// The bounded wait of the fault tests: a hang fails the test.
+use super::faults::{Run, finish};
 
 fn spawn(cmd: &mut Command) -> Child {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start gguf-digest")
