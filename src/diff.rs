@@ -17,20 +17,7 @@ use crate::ollama;
 use crate::safetensors;
 use crate::schedule::BatchOptions;
 
-/// How much of a changed value `diff` shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DiffOptions {
-    /// Strings up to this many bytes are shown; longer ones by length and digest only.
-    pub width: usize,
-    /// Array elements shown for an added or removed array KV.
-    pub items: usize,
-}
-
-impl Default for DiffOptions {
-    fn default() -> Self {
-        DiffOptions { width: 64, items: 8 }
-    }
-}
+pub use crate::render::DiffOptions;
 
 /// The differences between two models, by format.
 #[derive(Debug, Clone, PartialEq)]

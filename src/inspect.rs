@@ -14,22 +14,7 @@ use crate::safetensors;
 use crate::schedule::BatchOptions;
 use crate::source::{ReadMode, Source};
 
-/// How much of a model `inspect` shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InspectOptions {
-    /// Bytes of a string shown before it is elided (its length is shown).
-    pub width: usize,
-    /// Array elements shown per KV, nested elements included.
-    pub items: usize,
-    /// Tensors listed, in file order; `None` lists all of them.
-    pub limit: Option<usize>,
-}
-
-impl Default for InspectOptions {
-    fn default() -> Self {
-        InspectOptions { width: 64, items: 8, limit: None }
-    }
-}
+pub use crate::render::InspectOptions;
 
 /// The inspection of a model, by format.
 #[derive(Debug, Clone, PartialEq)]
