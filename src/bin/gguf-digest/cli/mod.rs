@@ -23,8 +23,8 @@ use gguf_digest::output::{
     JsonWriter, begin_document, end_document, error_line, quote_name, sums_line, write_error_json,
 };
 use gguf_digest::{
-    AnyModel, BatchOptions, Digest, NamedModels, OpenOptions, Opener, ReadMode, approximate_bytes, digest_paths,
-    expand_arguments, open_model, schedule,
+    AnyModel, BatchOptions, Digest, Labelled, NamedModels, OpenOptions, Opener, ReadMode, approximate_bytes,
+    digest_paths, expand_arguments, open_model, schedule,
 };
 
 const EXAMPLES: &str = "\
@@ -393,7 +393,7 @@ fn digest_with_progress(
     paths: &[PathBuf],
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
-    open: &Opener<'_>,
+    open: &Opener<'_, AnyModel>,
     mut emit: impl FnMut(usize, gguf_digest::Result<(AnyModel, Digest)>),
 ) {
     let mut opts = opts.clone();
