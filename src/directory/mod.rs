@@ -4,4 +4,5 @@
 //! which component.
 
 pub mod group;
+pub mod members;
 pub mod skeleton;
