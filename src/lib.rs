@@ -75,6 +75,7 @@ pub use input::{
 };
 pub use pipeline::{DirectReads, hash_front_to_back, hash_front_to_back_with, reads_front_to_back};
 pub use schedule::{AnyModel, BatchOptions, Opener, digest, schedule, schedule_all};
+pub use schedule::{MAX_THREADS, hashing_pool};
 pub use source::{Beside, Last, MAX_READ_METADATA, ReadMode, Root, Source, UNKNOWN_LEN, raise_open_file_limit};
 pub use text::escape_bytes;
 

@@ -20,6 +20,9 @@ use crate::format::{self, Labelled, OpenOptions};
 use crate::hash::{Digest, Sha256Digest};
 use crate::pipeline;
 
+mod pool;
+pub use pool::{MAX_THREADS, hashing_pool};
+
 /// A labelled model of some format, as the scheduler hands it back.
 pub type AnyModel = Box<dyn Labelled>;
 

@@ -169,7 +169,7 @@ fn label_all<T: Send>(
     let cancel = Arc::new(AtomicBool::new(false));
     let mut opts = read.batch();
     opts.cancel = Some(Arc::clone(&cancel));
-    let pool = cli::hashing_pool(read.threads.unwrap_or(0))
+    let pool = gguf_digest::hashing_pool(read.threads.unwrap_or(0))
         .map_err(|e| plain_error(py, format!("cannot start hashing threads: {e}"), None))?;
     run(py, &cancel, || {
         let all = schedule_all(paths, &opts, &pool, &|p, o| open_in_python(p, o, via));
@@ -509,7 +509,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Ollama blob per tensor), held open at once.
     gguf_digest::raise_open_file_limit();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("MAX_THREADS", cli::MAX_THREADS)?;
+    m.add("MAX_THREADS", gguf_digest::MAX_THREADS)?;
     m.add_function(wrap_pyfunction!(labels, m)?)?;
     m.add_function(wrap_pyfunction!(open_model, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;

@@ -23,8 +23,8 @@ use gguf_digest::output::{
     JsonWriter, begin_document, end_document, error_line, quote_name, sums_line, write_error_json,
 };
 use gguf_digest::{
-    AnyModel, BatchOptions, Digest, NamedModels, OpenOptions, Opener, ReadMode, approximate_bytes, digest_paths,
-    expand_arguments, open_model, schedule,
+    AnyModel, BatchOptions, Digest, MAX_THREADS, NamedModels, OpenOptions, Opener, ReadMode, approximate_bytes,
+    digest_paths, expand_arguments, hashing_pool, open_model, schedule,
 };
 
 const EXAMPLES: &str = "\
@@ -183,12 +183,6 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> u8 {
     }
 }
 
-/// The most hashing threads `-j` (and Python's `threads=`) may ask for.
-/// More never help: hashing is bound by the cores and the disk, and an
-/// idle pool of thousands of threads took seconds to start and stop (25 s
-/// for 4,096 on two cores, for a 24-byte file).
-pub(crate) const MAX_THREADS: usize = 1024;
-
 /// `-j N`: a thread count from 1 to [`MAX_THREADS`].
 pub(crate) fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
     let n: usize = arg.parse().map_err(|e: std::num::ParseIntError| e.to_string())?;
@@ -199,35 +193,11 @@ pub(crate) fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
     Ok(n)
 }
 
-/// A pool of `threads` hashing threads (0: rayon's default: its
-/// variables, else one per core), named as `ps` and `perf` show them. Any
-/// count above [`MAX_THREADS`], given or from the environment, is refused.
-pub(crate) fn hashing_pool(threads: usize) -> io::Result<rayon::ThreadPool> {
-    let asked = if threads == 0 { threads_from_env(|var| std::env::var(var).ok()) } else { Some(("threads", threads)) };
-    if let Some((what, n)) = asked.filter(|&(_, n)| n > MAX_THREADS) {
-        return Err(io::Error::other(format!("{what}={n}: at most {MAX_THREADS} hashing threads")));
-    }
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("gguf-digest-{i}"))
-        .build()
-        .map_err(io::Error::other)
-}
-
-/// The thread count rayon takes from its variables (`get` reads one): in
-/// its order, parsed as it parses them (a value it cannot parse, or 0, it
-/// passes over).
-fn threads_from_env(get: impl Fn(&str) -> Option<String>) -> Option<(&'static str, usize)> {
-    ["RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"]
-        .into_iter()
-        .find_map(|var| Some((var, get(var)?.parse::<usize>().ok().filter(|&n| n > 0)?)))
-}
-
 fn run(args: &Args) -> io::Result<u8> {
     // One pool, of the subcommand's -j when it has one (the top-level flag
     // cannot be combined with a subcommand).
     let threads = args.command.as_ref().map_or(args.threads, |c| c.read().threads);
-    let pool = hashing_pool(threads.map_or(0, NonZeroUsize::get))?;
+    let pool = hashing_pool(threads.map_or(0, NonZeroUsize::get)).map_err(io::Error::other)?;
     let opts = BatchOptions {
         open: OpenOptions {
             join_shards: !args.no_join,
@@ -500,28 +470,6 @@ mod tests {
         let mut v = vec!["gguf-digest"];
         v.extend_from_slice(extra);
         Args::parse_from(v)
-    }
-
-    #[test]
-    fn rayon_variables_are_read_as_rayon_reads_them() {
-        let env = |pairs: &[(&str, &str)]| {
-            let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-            threads_from_env(move |var| pairs.iter().find(|(k, _)| k == var).map(|(_, v)| v.clone()))
-        };
-        assert_eq!(env(&[]), None);
-        assert_eq!(env(&[("RAYON_NUM_THREADS", "1024")]), Some(("RAYON_NUM_THREADS", 1024)));
-        assert_eq!(env(&[("RAYON_NUM_THREADS", "3"), ("RAYON_RS_NUM_CPUS", "5")]), Some(("RAYON_NUM_THREADS", 3)));
-        for passed_over in ["x", "0", " 3", "-1"] {
-            let got = env(&[("RAYON_NUM_THREADS", passed_over), ("RAYON_RS_NUM_CPUS", "5")]);
-            assert_eq!(got, Some(("RAYON_RS_NUM_CPUS", 5)), "{passed_over:?}");
-        }
-    }
-
-    #[test]
-    fn a_pool_of_more_than_1024_threads_is_refused() {
-        let refused = hashing_pool(MAX_THREADS + 1).err().map(|e| e.to_string());
-        assert_eq!(refused.as_deref(), Some("threads=1025: at most 1024 hashing threads"));
-        assert_eq!(hashing_pool(2).ok().map(|p| p.current_num_threads()), Some(2));
     }
 
     #[test]
