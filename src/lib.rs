@@ -64,6 +64,11 @@ pub mod diff;
 pub mod inspect;
 pub mod render;
 
+// The command (flags, exit codes, the progress bar), for the binary and the
+// Python wheel's `gguf-digest`; the only user of clap and indicatif.
+#[cfg(feature = "cli")]
+pub mod cli;
+
 pub use error::{Error, ErrorKind, Result, SYMBOLIC_LINK, Subject};
 pub use format::{Labelled, OpenOptions, end_entry, finish, hash_order, run_job};
 pub use hash::{

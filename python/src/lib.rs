@@ -15,11 +15,6 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-// The binary's command, compiled in: `gguf-digest` installed by the wheel
-// runs exactly the code the binary does (see `main`).
-#[path = "../../src/bin/gguf-digest/cli/mod.rs"]
-mod cli;
-
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -29,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use gguf_digest::check::{Line, MISFORMATTED_LINE, NO_ENTRIES, read_list};
+use gguf_digest::cli;
 use gguf_digest::output::quote_name;
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement as statements;

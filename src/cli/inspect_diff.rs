@@ -1,14 +1,14 @@
 //! `gguf-digest inspect` and `gguf-digest diff`: flags and printing only;
-//! the work is in the library (`gguf_digest::inspect`, `gguf_digest::diff`).
+//! the work is in the library (`crate::inspect`, `crate::diff`).
 
 use std::io::{self, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
-use gguf_digest::diff::{DiffOptions, diff_paths};
-use gguf_digest::inspect::{InspectOptions, inspect_path, what_could_be_read};
-use gguf_digest::output::error_line;
-use gguf_digest::{BatchOptions, ReadMode};
+use crate::diff::{DiffOptions, diff_paths};
+use crate::inspect::{InspectOptions, inspect_path, what_could_be_read};
+use crate::output::error_line;
+use crate::{BatchOptions, ReadMode};
 
 use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
 

@@ -1,9 +1,10 @@
 //! The `gguf-digest` command: parses flags, calls the library, prints.
 //!
-//! A module of its own, not `main.rs`, because two executables run it: the
-//! binary (`main.rs`) and the `gguf-digest` command the Python wheel
-//! installs (`python/src/lib.rs` compiles this folder into the extension,
-//! so `pip install` gives the very same command).
+//! In the library, behind the `cli` feature (on by default; docs/adr/0022),
+//! because two executables run it: the binary (`src/bin/gguf-digest/main.rs`)
+//! and the `gguf-digest` command the Python wheel installs (its extension
+//! calls [`main`]), so `pip install` gives the very same command. Without the
+//! feature the library builds without `clap` and `indicatif`.
 
 mod inspect_diff;
 mod provenance;
@@ -17,15 +18,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
-use gguf_digest::check::{self, CheckOptions};
-use gguf_digest::output::{
-    JsonWriter, begin_document, end_document, error_line, quote_name, sums_line, write_error_json,
-};
-use gguf_digest::{
+use crate::check::{self, CheckOptions};
+use crate::output::{JsonWriter, begin_document, end_document, error_line, quote_name, sums_line, write_error_json};
+use crate::{
     AnyModel, BatchOptions, Digest, MAX_THREADS, NamedModels, OpenOptions, Opener, ReadMode, approximate_bytes,
     digest_paths, expand_arguments, hashing_pool, open_model, schedule,
 };
+use clap::{Parser, Subcommand};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -154,15 +153,18 @@ impl Command {
     }
 }
 
-/// Exit statuses (also in --help and README.md).
-pub(crate) const EXIT_OK: u8 = 0;
-pub(crate) const EXIT_MISMATCH: u8 = 1;
-pub(crate) const EXIT_ERROR: u8 = 2;
+// Exit statuses (also in --help and README.md).
+/// Exit status: every file labelled (with `--check`: every label matched).
+pub const EXIT_OK: u8 = 0;
+/// Exit status: `--check`, `verify` or `diff` found a difference.
+pub const EXIT_MISMATCH: u8 = 1;
+/// Exit status: something could not be labelled or read, or bad usage.
+pub const EXIT_ERROR: u8 = 2;
 
 /// Runs the command with these arguments (the program's name first);
 /// returns the exit status.
 pub fn main(argv: impl IntoIterator<Item = OsString>) -> u8 {
-    gguf_digest::raise_open_file_limit();
+    crate::raise_open_file_limit();
     let args = match Args::try_parse_from(argv) {
         Ok(a) => a,
         Err(e) => {
@@ -248,7 +250,7 @@ fn run(args: &Args) -> io::Result<u8> {
             io_result = write_error_json(w, e.path().unwrap_or(std::path::Path::new("")), e);
         }
     }
-    let report = |i: usize, r: gguf_digest::Result<(AnyModel, Digest)>| {
+    let report = |i: usize, r: crate::Result<(AnyModel, Digest)>| {
         let Some(path) = files.get(i) else { return };
         let step = match (r, json.as_mut()) {
             (Ok((model, digest)), Some(w)) => io_result.is_ok().then(|| model.write_json(w, path, &digest)),
@@ -333,7 +335,7 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
             check::read_list(&mut io::stdin().lock(), true)
         } else {
             std::fs::File::open(list)
-                .map_err(gguf_digest::Error::from)
+                .map_err(crate::Error::from)
                 .and_then(|f| check::read_list(&mut io::BufReader::new(f), false))
         };
         let lines = match lines {
@@ -344,7 +346,7 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
                 continue;
             }
         };
-        let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
+        let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, crate::Result<String>)| {
             digest_with_progress(args, paths, opts, pool, &open_model, |i, r| emit(i, r.map(|(_, d)| d.label())));
         };
         let summary = check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
@@ -364,7 +366,7 @@ fn digest_with_progress(
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
     open: &Opener<'_>,
-    mut emit: impl FnMut(usize, gguf_digest::Result<(AnyModel, Digest)>),
+    mut emit: impl FnMut(usize, crate::Result<(AnyModel, Digest)>),
 ) {
     let mut opts = opts.clone();
     let progress = Progress::start(args, paths, &mut opts);

@@ -4,13 +4,13 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use gguf_digest::check::{self, CheckOptions, Line};
-use gguf_digest::output::{JsonWriter, error_line, quote_name};
-use gguf_digest::provenance::keys::PublicKey;
-use gguf_digest::provenance::statement;
-use gguf_digest::provenance::subjects;
-use gguf_digest::provenance::verify;
-use gguf_digest::{BatchOptions, ErrorKind, NamedModels, schedule, schedule_all};
+use crate::check::{self, CheckOptions, Line};
+use crate::output::{JsonWriter, error_line, quote_name};
+use crate::provenance::keys::PublicKey;
+use crate::provenance::statement;
+use crate::provenance::subjects;
+use crate::provenance::verify;
+use crate::{BatchOptions, ErrorKind, NamedModels, schedule, schedule_all};
 
 use super::inspect_diff::ReadArgs;
 use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
@@ -173,7 +173,7 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
     let check_opts = CheckOptions { quiet: args.quiet, status: args.status, ..CheckOptions::default() };
     let batch = args.read.options(opts);
     // A model named by several subjects is labelled once.
-    let label = |_: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
+    let label = |_: &[PathBuf], emit: &mut dyn FnMut(usize, crate::Result<String>)| {
         // Each subject opened beneath the root (Claims::open), never by its path alone.
         verify::label_once_each(
             located,
