@@ -6,6 +6,7 @@
 //! calls [`main`]), so `pip install` gives the very same command. Without the
 //! feature the library builds without `clap` and `indicatif`.
 
+mod check;
 mod inspect_diff;
 mod provenance;
 
@@ -18,11 +19,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::check::{self, CheckOptions};
-use crate::output::{JsonWriter, begin_document, end_document, error_line, quote_name, sums_line, write_error_json};
+use crate::output::{JsonWriter, begin_document, end_document, error_line, sums_line, write_error_json};
 use crate::{
     AnyModel, BatchOptions, Digest, MAX_THREADS, NamedModels, OpenOptions, Opener, ReadMode, approximate_bytes,
-    digest_paths, expand_arguments, hashing_pool, open_model, schedule,
+    digest_paths, expand_arguments, hashing_pool, schedule,
 };
 use clap::{Parser, Subcommand};
 
@@ -218,7 +218,7 @@ fn run(args: &Args) -> io::Result<u8> {
         None => {}
     }
     if args.check {
-        return run_check(args, &opts, &pool);
+        return check::run_check(args, &opts, &pool);
     }
     // No FILE: standard input, as sha256sum reads it.
     let given = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
@@ -312,50 +312,6 @@ fn run_skeleton(files: &[PathBuf], opts: &BatchOptions, pool: &rayon::ThreadPool
         }
         None => Ok(EXIT_ERROR),
     }
-}
-
-fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
-    let check_opts = CheckOptions {
-        ignore_missing: args.ignore_missing,
-        quiet: args.quiet,
-        status: args.status,
-        strict: args.strict,
-        warn: args.warn,
-    };
-    let lists = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
-    let stdout = io::stdout();
-    let stderr = io::stderr();
-    let mut code = EXIT_OK;
-    for list in &lists {
-        let from_stdin = list.as_os_str() == "-";
-        let name = quote_name(if from_stdin { &b"standard input"[..] } else { list.as_os_str().as_encoded_bytes() });
-        // A line at a time, never the whole list (`-c /dev/zero` ends at
-        // its first line, too long).
-        let lines = if from_stdin {
-            check::read_list(&mut io::stdin().lock(), true)
-        } else {
-            std::fs::File::open(list)
-                .map_err(crate::Error::from)
-                .and_then(|f| check::read_list(&mut io::BufReader::new(f), false))
-        };
-        let lines = match lines {
-            Ok(lines) => lines,
-            Err(e) => {
-                eprintln!("gguf-digest: {name}: {}", e.detail());
-                code = EXIT_ERROR;
-                continue;
-            }
-        };
-        let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, crate::Result<String>)| {
-            digest_with_progress(args, paths, opts, pool, &open_model, |i, r| emit(i, r.map(|(_, d)| d.label())));
-        };
-        let summary = check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
-        if !summary.passed(&check_opts) && code == EXIT_OK {
-            code = EXIT_MISMATCH;
-        }
-    }
-    stdout.lock().flush()?;
-    Ok(code)
 }
 
 /// Labels `paths` like [`digest_paths`], with a progress bar when one is

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use crate::check::{self, CheckOptions, Line};
+use crate::check::{CheckOptions, Line};
 use crate::output::{JsonWriter, error_line, quote_name};
 use crate::provenance::keys::PublicKey;
 use crate::provenance::statement;
@@ -186,7 +186,8 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
         );
     };
     let stdout = io::stdout();
-    let summary = check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut io::stderr().lock())?;
+    let summary =
+        super::check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut io::stderr().lock())?;
     stdout.lock().flush()?;
     Ok(if summary.passed(&check_opts) { EXIT_OK } else { EXIT_MISMATCH })
 }
