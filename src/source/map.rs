@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use memmap2::{Advice, Mmap, UncheckedAdvice};
 
 use super::system::page_size;
-use super::{PrefixParser, ReadMode, Source, changed};
-use crate::error::{Error, Result, Step};
+use super::{PrefixParser, ReadMode, Source, Step, changed};
+use crate::error::{Error, Result};
 use crate::map_guard::Guard;
 
 /// A map of a whole file with the guard that makes reading it safe.

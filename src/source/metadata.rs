@@ -5,8 +5,8 @@
 use std::io;
 
 use super::stream::Stream;
-use super::{Backing, PrefixParser, ReadMode, Source, changed, lock};
-use crate::error::{Error, ErrorKind, Result, Step};
+use super::{Backing, PrefixParser, ReadMode, Source, Step, changed, lock};
+use crate::error::{Error, ErrorKind, Result};
 
 /// The first metadata read in `Pread` mode is 1/64 of the file, between
 /// these bounds; it grows while the parser asks for more. Big models have big

@@ -36,7 +36,7 @@ pub(crate) use map::MappedRange;
 pub use metadata::MAX_READ_METADATA;
 pub(crate) use metadata::metadata_too_big;
 pub(crate) use open::changed;
-pub(crate) use prefix::PrefixParser;
+pub(crate) use prefix::{PrefixParser, Step};
 pub use system::raise_open_file_limit;
 
 use map::FileMap;
