@@ -223,7 +223,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// order and answers with `(path, result)` pairs in the same order; the
 /// report goes to `out` and `err` as sha256sum writes it. `list_name` is
 /// the list's name as messages show it (quoted: see [`crate::output::quote_name`]).
-pub fn verify(
+pub fn verify_list(
     lines: &[Line],
     list_name: &str,
     opts: &CheckOptions,

@@ -377,7 +377,7 @@ fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::
         let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
             digest_with_progress(args, paths, opts, pool, &open_model, |i, r| emit(i, r.map(|(_, d)| d.label())));
         };
-        let summary = check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
+        let summary = check::verify_list(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
         if !summary.passed(&check_opts) && code == EXIT_OK {
             code = EXIT_MISMATCH;
         }
