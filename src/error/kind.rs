@@ -186,6 +186,9 @@ macro_rules! error_kind {
     };
 }
 
+// A new format's kinds: a file beside these with its macro, named in this
+// list. A message that reads a tuple field in an expression (`.0`) is a
+// function there (`#[error(fmt = ..)]`; see `gguf::bad_magic`).
 gguf_kinds! { [safetensors_kinds, ollama_kinds, provenance_kinds, error_kind] }
 
 /// What [`ErrorKind::NotRegularFile`] says of a symbolic link that was not
