@@ -312,6 +312,20 @@ pub enum ErrorKind {
         /// What is wrong.
         why: String,
     },
+    /// An `hf:` reference that is malformed (`huggingface_hub` would refuse
+    /// its repository id, or its revision is no ref name or commit).
+    /// The message leaves the name out: it is the error's path.
+    #[error("not a valid Hugging Face reference: {why}")]
+    HfName {
+        /// The reference as given.
+        name: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// An `hf:` reference the Hugging Face cache does not hold: what is
+    /// missing, and the call that would download it (this tool never does).
+    #[error("{0}")]
+    HfNotCached(String),
     /// An Ollama blob that is not what its layer says (missing, not a file,
     /// another size, another digest): the store is damaged.
     #[error("{0}")]
