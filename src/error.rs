@@ -466,9 +466,12 @@ impl Error {
         self.0.subject.as_ref()
     }
 
-    /// True when the error came from the operating system not finding the file.
+    /// True when the error came from the operating system not finding the
+    /// file, or an `hf:` reference is not in the cache (what
+    /// `--ignore-missing` leaves out).
     pub fn is_not_found(&self) -> bool {
         matches!(&self.0.kind, ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
+            || matches!(&self.0.kind, ErrorKind::HfNotCached(_))
     }
 
     /// The same error again, for a second subject that names the same file

@@ -354,6 +354,17 @@ fn sums_lines_check_and_json_take_references() {
     let out = c.gd(&["-c", "sums"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("hf:o/n: FAILED"), "{}", text(&out.stdout));
+    // A reference not in the cache is a missing file to --ignore-missing.
+    std::fs::write(c.work.join("sums2"), format!("{b}  hf:o/n@refs/pr/1\n{a}  hf:o/not-here\n")).unwrap();
+    let out = c.gd(&["-c", "--ignore-missing", "sums2"]);
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(0), "hf:o/n@refs/pr/1: OK\n".into()),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = c.gd(&["-c", "sums2"]);
+    assert_eq!(out.status.code(), Some(1), "without it, a failure: {}", text(&out.stderr));
     let out = c.gd(&["--json", "hf:o/n@v1"]);
     assert_eq!(out.status.code(), Some(0));
     let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
