@@ -112,6 +112,12 @@ impl Reference {
     /// argument, for messages).
     pub fn parse(full: &str) -> Result<Reference> {
         let name = full.strip_prefix(SCHEME).unwrap_or(full);
+        if name.is_empty() {
+            return Err(bad_name(
+                full,
+                "it names no repository ('hf:' alone, as an argument of the labelling command, lists the cache)",
+            ));
+        }
         // A repository id holds no '@'; a ref may (not as "@{").
         let (repo_id, revision) = match name.split_once('@') {
             Some((id, rev)) => (id, Some(rev)),
