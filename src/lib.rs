@@ -57,6 +57,7 @@ pub struct ReadmeDoctests;
 // The formats.
 pub mod directory;
 pub mod gguf;
+pub mod hf;
 pub mod ollama;
 pub mod safetensors;
 

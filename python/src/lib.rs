@@ -179,13 +179,15 @@ fn label_all<T: Send>(
 /// Opens a model as the command does, except two names that are no one
 /// model in Python: `-` (the library would read the interpreter's standard
 /// input, where a blocked read could not be interrupted; the wheel's
-/// `gguf-digest` command reads `-` as the binary does), and `ollama:`
-/// alone (every model of the store, which `ollama_models()` lists).
+/// `gguf-digest` command reads `-` as the binary does), and `ollama:` or
+/// `hf:` alone (every model of the store or cache; `ollama_models()` lists
+/// the store's).
 /// Through `via`.
 fn open_in_python(path: &Path, opts: &OpenOptions, via: Via<'_>) -> gguf_digest::Result<AnyModel> {
     let why = match path.as_os_str().as_encoded_bytes() {
         b"-" => "standard input is not read by the Python API; pass a file (the gguf-digest command reads '-')",
         b"ollama:" => "ollama: alone names every model of the store; pass one ollama:NAME (ollama_models() lists them)",
+        b"hf:" => "hf: alone names every snapshot of the Hugging Face cache; pass one hf:ORG/NAME[@REV]",
         _ => {
             return match via {
                 Via::Arguments => gguf_digest::open_model(path, opts),

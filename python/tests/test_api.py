@@ -833,3 +833,30 @@ def test_threads_must_be_a_positive_int(corpus: Corpus) -> None:
             gguf_digest.label(model, threads=bad)  # type: ignore[arg-type]
     assert gguf_digest._native.MAX_THREADS == 1024  # what `gguf-digest -j` accepts
     assert gguf_digest.open(model, threads=1).label == gguf_digest.label(model, threads=2)
+
+
+def test_hf_references(repo: Path, cargo_cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A cache written with huggingface_hub's own functions (hf_cache.py).
+    hub = tmp_path / "hub"
+    scan = json.loads(interop(repo, "hf_cache.py", str(hub)).decode().splitlines()[-1])
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    env = {"HF_HUB_CACHE": str(hub)}
+    snapshot = Path(scan["loaded"]["hf:org/model"])
+    want = cargo_cli.label("hf:org/model", env=env)
+    assert gguf_digest.label("hf:org/model") == want == gguf_digest.label(snapshot)
+    pr = cargo_cli.label("hf:org/model@refs/pr/1", env=env)
+    assert gguf_digest.labels(["hf:org/model", "hf:org/model@refs/pr/1"]) == [want, pr]
+    assert gguf_digest.open("hf:org/model@v1.0").label == want
+    # --check's rules, a statement naming the reference as given, verify.
+    sums = tmp_path / "sums"
+    sums.write_text(f"{want}  hf:org/model\n{pr}  hf:org/model@refs/pr/1\n")
+    assert [r.ok for r in gguf_digest.check(sums)] == [True, True]
+    text = gguf_digest.statement(["hf:org/model"])
+    assert [s["name"] for s in json.loads(text)["subject"]] == ["hf:org/model"]
+    assert text.encode() == cargo_cli.run("statement", "hf:org/model", env=env).stdout
+    (tmp_path / "s.json").write_text(text)
+    assert gguf_digest.verify(tmp_path / "s.json", no_signature=True).ok
+    # Refusals: hf: alone, a malformed name, a reference not in the cache.
+    assert "hf: alone" in str(raises("hf:"))
+    assert "not a valid Hugging Face reference" in str(raises("hf:org/.."))
+    assert 'snapshot_download("org/missing", revision="main")' in str(raises("hf:org/missing"))

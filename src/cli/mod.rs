@@ -34,12 +34,15 @@ Examples:
   gguf-digest -c models.sums                 verify them later (OK / FAILED per file)
   curl -L URL | gguf-digest                  standard input ('-', or no FILE), read once
   gguf-digest ollama:smollm2                 a model in the Ollama store
+  gguf-digest hf:org/name@v1.0               a snapshot in the Hugging Face cache (never downloaded)
   gguf-digest --json model.gguf              every KV and tensor leaf, as JSON
   gguf-digest --skeleton model.gguf | sha256sum
                                              the label is the SHA-256 of the skeleton
 
 Environment:
   OLLAMA_MODELS      the Ollama store for ollama:NAME (default: ~/.ollama/models)
+  HF_HUB_CACHE       the Hugging Face cache for hf:ORG/NAME (default: $HF_HOME/hub,
+                     else ~/.cache/huggingface/hub)
   RAYON_NUM_THREADS  hashing threads when -j is not given (default: one per core)
 
 Exit status:
@@ -74,8 +77,10 @@ struct Args {
     /// later shards named with it are covered by its line),
     /// *.safetensors.index.json files, directories, ollama:NAME references
     /// to the store at $OLLAMA_MODELS, else ~/.ollama/models ('ollama:'
-    /// alone: every model in it), '-' for standard input (none: standard
-    /// input, as sha256sum reads it); with --check, label lists to verify
+    /// alone: every model in it), hf:ORG/NAME[@REV] references to the
+    /// Hugging Face cache ('hf:' alone: every snapshot a ref names), '-' for
+    /// standard input (none: standard input, as sha256sum reads it); with
+    /// --check, label lists to verify
     /// ('-' or none: standard input).
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,

@@ -3,14 +3,16 @@
 //! One flat enum, so that a kind is `ErrorKind::X` wherever it is raised or
 //! matched (the crate, the command line, Python, the tests). Its variants
 //! are written in the file of what they are about: the core's here, each
-//! format's in `gguf.rs`, `safetensors.rs`, `ollama.rs` and `provenance.rs`
-//! beside this file. Each of those files defines a macro that appends its
-//! variants to the ones handed in and hands them on to the next macro
-//! named; the last, `error_kind!`, writes the enum with the core's kinds.
+//! format's in `gguf.rs`, `safetensors.rs`, `ollama.rs`, `hf.rs` (the
+//! Hugging Face cache) and `provenance.rs` beside this file. Each of those
+//! files defines a macro that appends its variants to the ones handed in
+//! and hands them on to the next macro named; the last, `error_kind!`,
+//! writes the enum with the core's kinds.
 
 use std::path::{Path, PathBuf};
 
 use super::gguf::gguf_kinds;
+use super::hf::hf_kinds;
 use super::ollama::ollama_kinds;
 use super::provenance::provenance_kinds;
 use super::safetensors::safetensors_kinds;
@@ -189,7 +191,7 @@ macro_rules! error_kind {
 // A new format's kinds: a file beside these with its macro, named in this
 // list. A message that reads a tuple field in an expression (`.0`) is a
 // function there (`#[error(fmt = ..)]`; see `gguf::bad_magic`).
-gguf_kinds! { [safetensors_kinds, ollama_kinds, provenance_kinds, error_kind] }
+gguf_kinds! { [safetensors_kinds, ollama_kinds, hf_kinds, provenance_kinds, error_kind] }
 
 /// What [`ErrorKind::NotRegularFile`] says of a symbolic link that was not
 /// followed.

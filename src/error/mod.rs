@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use crate::text::defang;
 
 mod gguf;
+mod hf;
 mod kind;
 mod ollama;
 mod provenance;
@@ -114,10 +115,13 @@ impl Error {
     pub fn subject(&self) -> Option<&Subject> {
         self.0.subject.as_ref()
     }
-
+    /// True when the error came from the operating system not finding the
+    /// file, or an `hf:` reference is not in the cache (what
+    /// `--ignore-missing` leaves out).
     /// True when the error came from the operating system not finding the file.
     pub fn is_not_found(&self) -> bool {
         matches!(&self.0.kind, ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
+            || matches!(&self.0.kind, ErrorKind::HfNotCached(_))
     }
 
     /// The same error again, for a second subject that names the same file

@@ -1,7 +1,7 @@
 //! What an argument names, which format reads it, and labelling arguments.
 //!
 //! An argument is a file, a directory, standard input (`-`) or a store
-//! reference (`ollama:NAME`): the variants of [`Input`]. A file is
+//! reference (`ollama:NAME`, `hf:ORG/NAME[@REV]`): the variants of [`Input`]. A file is
 //! opened once and sniffed by its first bytes (an index file by its name,
 //! an Ollama manifest by where it lies in a store);
 //! the format that claims it parses the same open file (`formats`, the
@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::format::OpenOptions;
 use crate::formats::{AnyModel, Format};
 use crate::hash::Digest;
+use crate::hf;
 use crate::ollama;
 use crate::schedule::{BatchOptions, schedule, schedule_all};
 use crate::source::{Beside, Last, Root, Source};
@@ -38,6 +39,9 @@ pub enum Input {
     Directory(PathBuf),
     /// `ollama:NAME`: a model in the Ollama store.
     Ollama(String),
+    /// `hf:ORG/NAME[@REV]`: a snapshot in the Hugging Face cache, labelled
+    /// as its directory is.
+    Hf(String),
     /// `-`: standard input, read once, front to back (GGUF or safetensors).
     Stdin,
 }
@@ -53,6 +57,9 @@ impl Input {
         if let Some(s) = arg.to_str().filter(|s| s.starts_with(ollama::SCHEME)) {
             return Input::Ollama(s.to_string());
         }
+        if let Some(s) = arg.to_str().filter(|s| s.starts_with(hf::SCHEME)) {
+            return Input::Hf(s.to_string());
+        }
         if arg.is_dir() { Input::Directory(arg.to_path_buf()) } else { Input::File(arg.to_path_buf()) }
     }
 }
@@ -65,6 +72,7 @@ pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
     match Input::from_arg(path) {
         Input::Ollama(reference) => Ok(AnyModel::Ollama(Box::new(ollama::open_reference(&reference, *opts)?))),
         Input::Directory(dir) => open_in_directory(&Beside::around(&dir)?, opts),
+        Input::Hf(reference) => open_in_directory(&hf_snapshot(&reference)?, opts),
         Input::Stdin => {
             let source = Source::stdin()?;
             let format = Format::of_bytes(&source.head(SNIFF_BYTES)?);
@@ -91,6 +99,13 @@ fn open_in_directory(dir: &Beside, opts: &OpenOptions) -> Result<AnyModel> {
     open_source(dir.open(&name, opts.read_mode)?, opts)
 }
 
+/// The snapshot folder an `hf:` reference names, beneath its repository
+/// folder as a snapshot directory given by path is (`Root::around`).
+fn hf_snapshot(reference: &str) -> Result<Beside> {
+    let s = hf::resolve(reference)?;
+    Ok(Beside::new(s.repo, s.rel, s.shown))
+}
+
 /// The model an open file holds: a file some format claims by its name or
 /// place (an index, a manifest in a store), else by its first bytes, else
 /// by its extension.
@@ -111,9 +126,11 @@ fn read_as(source: Source, format: Option<Format>, opts: &OpenOptions) -> Result
 }
 
 /// The arguments with `ollama:` alone expanded to every model in the store
-/// (`ollama:host/namespace/model:tag`, sorted); every other argument as it
-/// is. Beside them, each entry of the store that is no manifest (an error
-/// naming it): the listing goes on past it, the caller reports it.
+/// (`ollama:host/namespace/model:tag`, sorted) and `hf:` alone to every
+/// snapshot a ref names in the Hugging Face cache (`hf::every_snapshot`);
+/// every other argument as it is. Beside them, each entry of the store or
+/// cache that is no model (an error naming it): the listing goes on past
+/// it, the caller reports it.
 pub fn expand_arguments(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Error>)> {
     let mut out = Vec::with_capacity(args.len());
     let mut strays = Vec::new();
@@ -121,6 +138,10 @@ pub fn expand_arguments(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Error>)> 
         if a.as_os_str() == ollama::SCHEME {
             let listing =
                 store_with_manifests().and_then(|root| ollama::every_model(&root)).map_err(|e| e.for_argument(a))?;
+            out.extend(listing.models.into_iter().map(PathBuf::from));
+            strays.extend(listing.strays);
+        } else if a.as_os_str() == hf::SCHEME {
+            let listing = hf::cache_root().and_then(|c| hf::every_snapshot(&c)).map_err(|e| e.for_argument(a))?;
             out.extend(listing.models.into_iter().map(PathBuf::from));
             strays.extend(listing.strays);
         } else {
@@ -150,6 +171,9 @@ fn store_with_manifests() -> Result<PathBuf> {
 /// the model it names (shard siblings, the files of an index, the model in
 /// a directory). For a progress bar's length; 0 where nothing can be seen.
 pub fn approximate_bytes(path: &Path) -> u64 {
+    if let Input::Hf(r) = Input::from_arg(path) {
+        return hf::resolve(&r).map_or(0, |s| approximate_bytes(&s.shown));
+    }
     if path.is_dir() {
         let dir = Beside::around(path);
         return dir.and_then(|d| directory::model_in(&d).map(|m| d.path_of(&m))).map_or(0, |m| approximate_bytes(&m));

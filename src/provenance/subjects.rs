@@ -68,14 +68,14 @@ pub fn of_statement(json: &Json) -> Result<Vec<Subject>> {
 }
 
 /// Where subject `name` is looked for under `root`: the path, or the
-/// `ollama:` reference as it is. Refused: an empty name, `-`, an absolute
+/// `ollama:` or `hf:` reference as it is. Refused: an empty name, `-`, an absolute
 /// path, a `..` component, a NUL, and any path that (through symbolic
 /// links) resolves outside the root now. That last check is only an early,
 /// clear refusal: a link put in place after it is refused by the open
 /// itself, which resolves the path beneath the root.
 pub fn locate(root: &Path, name: &str) -> Result<PathBuf> {
     let refuse = |why: &str| Err(Error::schema(format!("subject {name:?} is refused: {why}; nothing was opened")));
-    if name.starts_with(crate::ollama::SCHEME) {
+    if name.starts_with(crate::ollama::SCHEME) || name.starts_with(crate::hf::SCHEME) {
         return Ok(PathBuf::from(name));
     }
     if let Some(why) = unlocatable(name) {
@@ -118,11 +118,11 @@ fn unlocatable(name: &str) -> Option<&'static str> {
 /// look in). Refused, so that a statement never names a subject `verify`
 /// must refuse: a name that is absolute, holds `..`, is `-` or empty, is
 /// not under `root`, or is not UTF-8 (a subject's name is a JSON string).
-/// `ollama:` references are names as they are.
+/// `ollama:` and `hf:` references are names as they are.
 pub fn name_for(path: &Path, root: Option<&Path>) -> Result<String> {
     let given = path.to_string_lossy();
     let refuse = |why: String| Err(Error::schema(format!("{given:?} cannot be a subject's name: {why}")));
-    if path.to_str().is_some_and(|p| p.starts_with(crate::ollama::SCHEME)) {
+    if path.to_str().is_some_and(|p| p.starts_with(crate::ollama::SCHEME)) || crate::hf::is_reference(path) {
         return Ok(given.into_owned());
     }
     let relative = match root {

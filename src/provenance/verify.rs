@@ -39,9 +39,10 @@ impl Claims {
     /// Opens the model at `path`, one of [`Claims::paths`]: beneath the
     /// root, so that no link (however it changes meanwhile) leads a
     /// subject, its shards, an index's files or a directory's entries out
-    /// of it; an `ollama:` reference in its store.
+    /// of it; an `ollama:` reference in its store, an `hf:` reference in
+    /// the Hugging Face cache.
     pub fn open(&self, path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
-        if path.to_str().is_some_and(|p| p.starts_with(crate::ollama::SCHEME)) {
+        if path.to_str().is_some_and(|p| p.starts_with(crate::ollama::SCHEME)) || crate::hf::is_reference(path) {
             return crate::input::open_model(path, opts);
         }
         match path.strip_prefix(self.root.path()) {

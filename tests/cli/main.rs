@@ -20,6 +20,7 @@ mod error_arguments;
 mod faults;
 mod first_hour;
 mod golden;
+mod hf;
 mod inspect_diff;
 mod inspect_truncated;
 mod lease;
