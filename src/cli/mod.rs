@@ -7,6 +7,7 @@
 //! feature the library builds without `clap` and `indicatif`.
 
 mod check;
+mod docs;
 mod inspect_diff;
 mod provenance;
 
@@ -173,16 +174,21 @@ enum Command {
     /// Check the signature of a DSSE envelope or Sigstore bundle first (before
     /// any subject is opened), then relabel every subject it claims.
     Verify(provenance::VerifyArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(docs::CompletionsArgs),
+    /// Print the man page (roff): `gguf-digest man | man -l -`.
+    Man(docs::ManArgs),
 }
 
 impl Command {
-    /// The subcommand's reading and threading flags.
-    fn read(&self) -> &ReadArgs {
+    /// The subcommand's reading and threading flags (`None`: it reads no model).
+    fn read(&self) -> Option<&ReadArgs> {
         match self {
-            Command::Inspect(a) => &a.read,
-            Command::Diff(a) => &a.read,
-            Command::Statement(a) => &a.read,
-            Command::Verify(a) => &a.read,
+            Command::Inspect(a) => Some(&a.read),
+            Command::Diff(a) => Some(&a.read),
+            Command::Statement(a) => Some(&a.read),
+            Command::Verify(a) => Some(&a.read),
+            Command::Completions(_) | Command::Man(_) => None,
         }
     }
 }
@@ -232,7 +238,12 @@ fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
 fn run(args: &Args) -> io::Result<u8> {
     // The subcommand's reading flags when there is one (the top-level ones
     // cannot be combined with a subcommand): one pool, of its -j.
-    let read = args.command.as_ref().map_or(&args.read, Command::read);
+    match &args.command {
+        Some(Command::Completions(a)) => return docs::run_completions(a),
+        Some(Command::Man(a)) => return docs::run_man(a),
+        _ => {}
+    }
+    let read = args.command.as_ref().and_then(Command::read).unwrap_or(&args.read);
     let pool = hashing_pool(read.threads.map_or(0, NonZeroUsize::get)).map_err(io::Error::other)?;
     let base = OpenOptions { verify_blobs: args.verify_blobs, ..OpenOptions::default() };
     let opts = read.options(&BatchOptions { open: base, progress: None, cancel: None });
@@ -241,7 +252,7 @@ fn run(args: &Args) -> io::Result<u8> {
         Some(Command::Diff(a)) => return inspect_diff::run_diff(a, &opts, &pool),
         Some(Command::Statement(a)) => return provenance::run_statement(a, &opts, &pool),
         Some(Command::Verify(a)) => return provenance::run_verify(a, &opts, &pool),
-        None => {}
+        Some(Command::Completions(_) | Command::Man(_)) | None => {}
     }
     if args.check {
         return check::run_check(args, &opts, &pool);
