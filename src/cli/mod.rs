@@ -125,9 +125,10 @@ struct Args {
     /// size (a store audit; the label is the same).
     // Shown between --no-mmap and -j, as before the reading flags were
     // shared: clap numbers the subcommands and flags in the order they are
-    // declared (the 4 subcommands 0-3, --check 4, ... --no-mmap 13, -j 14),
-    // and breaks a tie by name. The golden `--help` outputs pin it.
-    #[arg(long, display_order = 13)]
+    // declared (the 6 subcommands 0-5, --check 6, ... --no-mmap 15, -j 16),
+    // and breaks a tie by name: a new subcommand moves this number by one.
+    // The golden `--help` outputs pin it.
+    #[arg(long, display_order = 15)]
     verify_blobs: bool,
 }
 
