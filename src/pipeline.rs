@@ -504,7 +504,6 @@ fn hash_pieces(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::Swap;
     use sha2::{Digest as _, Sha256};
 
     fn batch(free: &mpsc::SyncSender<Vec<u8>>, bytes: &[u8]) -> Batch {

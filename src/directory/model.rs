@@ -18,14 +18,15 @@ use sha2::{Digest as _, Sha256};
 
 use crate::directory::group::{Planned, group};
 use crate::directory::skeleton::{Kind, skeleton};
-use crate::directory::walk::{Found, Tree, walk};
+use crate::directory::walk::{Found, Tree, walk, walk_within};
 use crate::error::{Error, ErrorKind, Result, Subject};
 use crate::format::OpenOptions;
 use crate::gguf;
 use crate::hash::{Conversion, Digest, Job, Sha256Digest};
 use crate::output::JsonWriter;
 use crate::safetensors;
-use crate::source::{Last, Source};
+use crate::source::{Last, Root, Source};
+use crate::text::escape_name;
 
 /// What a Git LFS pointer file begins with.
 const LFS_POINTER: &[u8] = b"version https://git-lfs.github.com/spec/v1";
@@ -136,7 +137,19 @@ impl Model {
     /// files and opens every one, once, beneath its root. Errors name the
     /// file (or `d/P` for a grouping refused).
     pub fn open(dir: &Path, opts: &OpenOptions) -> Result<Model> {
-        let tree = walk(dir)?;
+        Model::open_tree(walk(dir)?, dir, opts)
+    }
+
+    /// Opens the directory `rel` beneath `root`, shown as `shown` (a
+    /// statement's subject under `verify`'s root): it, and any blob store
+    /// its links reach, must lie inside the root.
+    pub fn open_beneath(root: &Root, rel: &Path, shown: &Path, opts: &OpenOptions) -> Result<Model> {
+        let at = if root.path().as_os_str().is_empty() { Path::new(".") } else { root.path() };
+        let within = std::fs::canonicalize(at).map_err(|e| Error::from(e).in_file(root.path()))?;
+        Model::open_tree(walk_within(&root.path().join(rel), shown, Some(&within))?, shown, opts)
+    }
+
+    fn open_tree(tree: Tree, dir: &Path, opts: &OpenOptions) -> Result<Model> {
         let found: HashMap<&[u8], &Found> = tree.files.iter().map(|f| (f.name.as_slice(), f)).collect();
         let open = |name: &[u8]| -> Result<Source> {
             let f = found.get(name).ok_or_else(|| Error::internal("a file the walk did not find"))?;
@@ -275,7 +288,10 @@ impl Model {
 
     /// Warnings about the directory, one line each, for standard error.
     pub fn warnings(&self) -> Vec<String> {
-        self.incomplete.iter().map(|p| format!("{}: a partial download, not part of the label", p.display())).collect()
+        let line = |p: &PathBuf| {
+            format!("{}: a partial download, not part of the label", escape_name(p.as_os_str().as_bytes()))
+        };
+        self.incomplete.iter().map(line).collect()
     }
 
     fn audit_source(&self, a: &Audit) -> Option<&Source> {

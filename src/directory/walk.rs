@@ -291,9 +291,15 @@ fn kind_name(t: FileType) -> &'static str {
 
 /// The layout of the directory `dir` names: its real path, and whether it
 /// is a Hugging Face cache snapshot.
-fn layout(dir: &Path) -> Result<Layout> {
-    let at = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+fn layout(path: &Path, dir: &Path, within: Option<&Path>) -> Result<Layout> {
+    let at = if path.as_os_str().is_empty() { Path::new(".") } else { path };
     let real = std::fs::canonicalize(at).map_err(|e| Error::from(e).in_file(dir))?;
+    let inside = |p: &Path| within.is_none_or(|w| p.starts_with(w));
+    if !inside(&real) {
+        return Err(
+            Error::new(ErrorKind::OutsideRoot { root: within.unwrap_or(Path::new("")).to_path_buf() }).in_file(dir)
+        );
+    }
     if !real.is_dir() {
         return Err(Error::from(std::io::Error::from_raw_os_error(libc::ENOTDIR)).in_file(dir));
     }
@@ -301,7 +307,8 @@ fn layout(dir: &Path) -> Result<Layout> {
         let repo = snapshots.parent()?;
         let (repo_name, rev) = (repo.file_name()?, real.file_name()?);
         let blobs = std::fs::symlink_metadata(repo.join("blobs")).ok()?;
-        blobs.is_dir().then(|| (repo.to_path_buf(), repo_name.as_bytes().to_vec(), rev.as_bytes().to_vec()))
+        let found = (repo.to_path_buf(), repo_name.as_bytes().to_vec(), rev.as_bytes().to_vec());
+        (blobs.is_dir() && inside(repo)).then_some(found)
     });
     let shown = dir.to_path_buf();
     let Some((repo, repo_name, rev)) = snapshot else {
@@ -310,7 +317,7 @@ fn layout(dir: &Path) -> Result<Layout> {
     };
     let main = Root::open(&repo).map_err(|e| e.in_file(dir))?;
     let cache = repo.parent().map(Path::to_path_buf).unwrap_or_default();
-    let shared = shared_store(&cache).filter(|_| repo_name.as_slice() != b"blobs");
+    let shared = shared_store(&cache).filter(|_| repo_name.as_slice() != b"blobs" && inside(&cache.join("blobs")));
     let root = vec![repo_name.clone(), b"snapshots".to_vec(), rev];
     Ok(Layout { main, shared, repo: Some(repo_name), root, base: cache, shown })
 }
@@ -328,7 +335,15 @@ fn shared_store(cache: &Path) -> Option<Arc<Root>> {
 
 /// Walks the directory `dir` names (contract §2). Errors name the file.
 pub fn walk(dir: &Path) -> Result<Tree> {
-    let layout = layout(dir)?;
+    walk_within(dir, dir, None)
+}
+
+/// Walks the directory at `path`, shown as `dir`; with `within` (a real
+/// path), a directory or store outside it is not used: the directory is
+/// refused, a snapshot is walked as a plain directory, a shared store is
+/// left out (`verify`'s subjects stay beneath its root).
+pub fn walk_within(path: &Path, dir: &Path, within: Option<&Path>) -> Result<Tree> {
+    let layout = layout(path, dir, within)?;
     let mut files = Vec::new();
     // (place, relative path) of each directory still to list.
     let mut pending: Vec<(Place, Vec<u8>)> = vec![(layout.root.clone(), Vec::new())];

@@ -295,11 +295,7 @@ fn same_content(a: &Value, b: &Value) -> bool {
 }
 
 /// Opens the siblings of a first shard whose split.count is above 1.
-fn open_shard_set(
-    first: Shard,
-    mode: ReadMode,
-    open_sibling: Option<&mut OpenSibling<'_>>,
-) -> Result<Vec<Shard>> {
+fn open_shard_set(first: Shard, mode: ReadMode, open_sibling: Option<&mut OpenSibling<'_>>) -> Result<Vec<Shard>> {
     let path = first.path().to_path_buf();
     let located = |e: Error| e.in_file(&path);
     let count = first.file.split_value(b"split.count").unwrap_or(0);

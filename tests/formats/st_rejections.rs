@@ -21,7 +21,7 @@ use std::process::Command;
 use common::st::*;
 use common::*;
 use gguf_digest::safetensors::{self, Model};
-use gguf_digest::{Error, ErrorKind, OpenOptions, ReadMode, Subject, open_model};
+use gguf_digest::{AnyModel, Error, ErrorKind, OpenOptions, ReadMode, Subject, open_model};
 
 // ---------------------------------------------------------------- helpers
 
@@ -63,7 +63,7 @@ fn label_mode(p: &Path, read_mode: ReadMode) -> Result<String, Error> {
 /// What the binary does with an argument: sniff, open, label.
 fn label_any(p: &Path) -> Result<String, Error> {
     let m = open_model(p, &OpenOptions::default())?;
-    Ok(gguf_digest::digest(m.as_ref(), &Default::default())?.label())
+    Ok(gguf_digest::digest(&m, &Default::default())?.label())
 }
 
 /// Opens `p` both ways of reading and as the binary does; all must fail alike.
@@ -1103,7 +1103,7 @@ fn directory_index_wins_over_its_shards() {
     // Another single file beside them: the index level comes first.
     d.write("consolidated.safetensors", &St::new().tensor(StTensor::filled("q", "U8", &[1], 0)).build());
     let m = dir_model(&d);
-    let m = m.as_any().downcast_ref::<Model>().expect("a safetensors model");
+    let AnyModel::Safetensors(m) = &m else { panic!("a safetensors model: {m:?}") };
     let index_path = m.index().map(|i| i.path.clone());
     assert_eq!(index_path, Some(d.path("model.safetensors.index.json")));
     assert_eq!(label_any(d.dir.path()).unwrap(), st.expected_label());
@@ -1117,7 +1117,7 @@ fn directory_safetensors_wins_over_gguf() {
     let g = Gguf::new().kv("general.name", Val::str("m")).tensor(Tensor::filled("w", &[8], 0, 1));
     d.write("model.gguf", &g.build());
     let m = dir_model(&d);
-    assert!(m.as_any().downcast_ref::<Model>().is_some(), "the safetensors file is the model");
+    assert!(matches!(m, AnyModel::Safetensors(_)), "the safetensors file is the model: {m:?}");
     assert_eq!(label_any(d.dir.path()).unwrap(), st.expected_label());
 }
 
