@@ -350,7 +350,9 @@ pub fn walk_within(path: &Path, dir: &Path, within: Option<&Path>) -> Result<Tre
     while let Some((place, rel)) = pending.pop() {
         let (store, beneath) = layout.locate(&place, false).ok_or_else(|| layout.outside())?;
         let shown_dir = dir.join(OsStr::from_bytes(&rel));
-        let names = layout.root_of(store)?.entries(&beneath).map_err(|e| e.in_file(&shown_dir))?;
+        let mut names = layout.root_of(store)?.entries(&beneath).map_err(|e| e.in_file(&shown_dir))?;
+        // Sorted: of several bad entries, the same one is named every time.
+        names.sort();
         for name in names {
             let name = name.as_bytes().to_vec();
             if SKIPPED.contains(&name.as_slice()) {
