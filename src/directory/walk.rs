@@ -434,7 +434,8 @@ mod tests {
         symlink(snap.join("real"), snap.join("abs")).unwrap();
         let tree = walk(&snap).unwrap();
         assert!(tree.snapshot && tree.shared.is_some());
-        let got: Vec<(&[u8], Store, &Path, Option<&[u8]>)> =
+        type Row<'a> = (&'a [u8], Store, &'a Path, Option<&'a [u8]>);
+        let got: Vec<Row<'_>> =
             tree.files.iter().map(|f| (f.name.as_slice(), f.store, f.at.as_path(), f.blob.as_deref())).collect();
         assert_eq!(
             got,
