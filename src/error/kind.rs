@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::directory::directory_kinds;
 use super::gguf::gguf_kinds;
 use super::hf::hf_kinds;
 use super::ollama::ollama_kinds;
@@ -134,12 +135,6 @@ macro_rules! error_kind {
             /// The recomputed offsets or the data start do not fit in u64.
             #[error("{0} overflows u64")]
             OffsetOverflow(&'static str),
-            /// A directory that holds no model.
-            #[error("holds no model: no *.safetensors.index.json, *.safetensors or *.gguf file")]
-            NoModelInDirectory,
-            /// A directory that holds several models.
-            #[error("holds several models; name one of them: {}", .0.iter().map(|p| name(p)).collect::<Vec<_>>().join(", "))]
-            SeveralModels(Vec<PathBuf>),
 
             // Hashing, and the commands.
             /// A byte-order conversion was handed part of a block. Input cannot
@@ -182,7 +177,7 @@ macro_rules! error_kind {
                 limit: usize,
             },
 
-            // Each format's (`gguf.rs`, `safetensors.rs`, `ollama.rs`, `provenance.rs`).
+            // Each format's (`gguf.rs`, `safetensors.rs`, `ollama.rs`, `provenance.rs`, `directory.rs`).
             $($format_kinds)*
         }
     };
@@ -191,7 +186,7 @@ macro_rules! error_kind {
 // A new format's kinds: a file beside these with its macro, named in this
 // list. A message that reads a tuple field in an expression (`.0`) is a
 // function there (`#[error(fmt = ..)]`; see `gguf::bad_magic`).
-gguf_kinds! { [safetensors_kinds, ollama_kinds, hf_kinds, provenance_kinds, error_kind] }
+gguf_kinds! { [safetensors_kinds, ollama_kinds, hf_kinds, provenance_kinds, directory_kinds, error_kind] }
 
 /// What [`ErrorKind::NotRegularFile`] says of a symbolic link that was not
 /// followed.

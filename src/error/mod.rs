@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::text::defang;
 
+mod directory;
 mod gguf;
 mod hf;
 mod kind;
@@ -284,10 +285,12 @@ mod tests {
 
     #[test]
     fn messages_never_hold_a_raw_control_character() {
-        let names = vec![PathBuf::from("d/a\r\x1b[2Kx.gguf"), PathBuf::from("d/b\u{202e}.gguf")];
-        let e = Error::new(ErrorKind::SeveralModels(names)).in_file(Path::new("d\n"));
-        assert_eq!(e.detail(), "holds several models; name one of them: d/a\\r\\u{1b}[2Kx.gguf, d/b\\u{202e}.gguf");
+        let first = PathBuf::from("d/a\r\x1b[2Kx.gguf");
+        let e = Error::new(ErrorKind::NotFirstShard { no: 2, count: 2, first }).in_file(Path::new("d\n"));
+        assert_eq!(e.detail(), "this is shard 2 of 2; pass the first shard instead: d/a\\r\\u{1b}[2Kx.gguf");
         assert_eq!(e.to_string(), format!("d\\n: {}", e.detail()));
+        let other = PathBuf::from("d/b\u{202e}.gguf");
+        assert_eq!(Error::new(ErrorKind::TensorInTwoShards { other }).detail(), "tensor is also in d/b\\u{202e}.gguf");
         let raw = Error::new(ErrorKind::DamagedStore("the blob /s/\x1b]0;x\x07 is bad".into()));
         assert_eq!(raw.to_string(), "the blob /s/\\u{1b}]0;x\\u{7} is bad");
     }
