@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde_json::Value as JsonValue;
 
+use crate::directory::{self, Directory};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::Description;
 use crate::formats::AnyModel;
@@ -32,6 +33,8 @@ pub enum Diff {
     Safetensors(safetensors::diff::Diff),
     /// Two Ollama models, or an Ollama model and a GGUF or safetensors model.
     Ollama(ollama::diff::Diff),
+    /// Two directories, component by component.
+    Directory(directory::diff::Diff),
 }
 
 impl Diff {
@@ -41,6 +44,7 @@ impl Diff {
             Diff::Gguf(d) => d.labels_equal(),
             Diff::Safetensors(d) => d.labels_equal(),
             Diff::Ollama(d) => d.labels_equal(),
+            Diff::Directory(d) => d.labels_equal(),
         }
     }
 
@@ -50,6 +54,7 @@ impl Diff {
             Diff::Gguf(d) => d.text(),
             Diff::Safetensors(d) => d.text(),
             Diff::Ollama(d) => d.text(),
+            Diff::Directory(d) => d.text(),
         }
     }
 
@@ -59,6 +64,7 @@ impl Diff {
             Diff::Gguf(d) => d.to_json(),
             Diff::Safetensors(d) => d.to_json(),
             Diff::Ollama(d) => d.to_json(),
+            Diff::Directory(d) => d.to_json(),
         }
     }
 }
@@ -81,6 +87,7 @@ pub fn diff_paths(
             Diff::Safetensors(Safetensors::diff(a, &da, b, &db, opts)?)
         }
         (AnyModel::Ollama(a), AnyModel::Ollama(b)) => Diff::Ollama(Ollama::diff(a, &da, b, &db, opts)?),
+        (AnyModel::Directory(a), AnyModel::Directory(b)) => Diff::Directory(Directory::diff(a, &da, b, &db, opts)?),
         (AnyModel::Ollama(x), other) => match file_model(other, &db) {
             Some(f) => Diff::Ollama(ollama::diff::diff_with_file(x, &da, f, true, opts)?),
             None => return Err(different_formats(&ma, &mb)),

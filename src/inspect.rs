@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value as JsonValue;
 
-use crate::directory::Directory;
+use crate::directory::{self, Directory};
 use crate::error::{Error, Result};
 use crate::format::Description;
 use crate::formats::{AnyModel, Format};
@@ -29,6 +29,8 @@ pub enum Inspection {
     Safetensors(safetensors::inspect::Inspection),
     /// An Ollama model.
     Ollama(ollama::inspect::Inspection),
+    /// A directory.
+    Directory(directory::inspect::Inspection),
 }
 
 impl Inspection {
@@ -38,6 +40,7 @@ impl Inspection {
             Inspection::Gguf(i) => i.text(),
             Inspection::Safetensors(i) => i.text(),
             Inspection::Ollama(i) => i.text(),
+            Inspection::Directory(i) => i.text(),
         }
     }
 
@@ -47,6 +50,7 @@ impl Inspection {
             Inspection::Gguf(i) => i.to_json(),
             Inspection::Safetensors(i) => i.to_json(),
             Inspection::Ollama(i) => i.to_json(),
+            Inspection::Directory(i) => i.to_json(),
         }
     }
 }
@@ -64,7 +68,7 @@ pub fn inspect_path(
         AnyModel::Gguf(m) => Inspection::Gguf(Gguf::inspect(m, &digest, opts)?),
         AnyModel::Safetensors(m) => Inspection::Safetensors(Safetensors::inspect(m, &digest, opts)?),
         AnyModel::Ollama(m) => Inspection::Ollama(Ollama::inspect(m, &digest, opts)?),
-        AnyModel::Directory(m) => match Directory::inspect(m, &digest, opts)? {},
+        AnyModel::Directory(m) => Inspection::Directory(Directory::inspect(m, &digest, opts)?),
     })
 }
 

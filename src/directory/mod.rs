@@ -3,7 +3,9 @@
 //! file by its bytes. `group` decides, by names alone, which files form
 //! which component.
 
+pub mod diff;
 pub mod group;
+pub mod inspect;
 pub mod members;
 pub mod model;
 pub mod skeleton;
@@ -44,22 +46,20 @@ impl crate::format::Labelled for Model {
 
 /// The directory "format", as the core's list of formats names it
 /// (`formats.rs`). No file is one: a directory argument is opened by
-/// [`Model::open`]; `inspect` and `diff` of a directory are not built yet.
+/// [`Model::open`].
 #[derive(Debug, Clone, Copy)]
 pub struct Directory;
 
-/// `inspect` and `diff` of a directory: not built yet (an error says so).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NoSection {}
-
-fn no_section(what: &str) -> crate::Error {
-    crate::Error::from(std::io::Error::other(format!("{what} of a directory is not available yet")))
+/// Why a file cannot be read as a directory (the input layer opens a
+/// directory by its path, never as a file).
+fn not_a_file() -> crate::Error {
+    crate::Error::internal("a file was handed to the directory format")
 }
 
 impl crate::format::Description for Directory {
     type Model = Model;
-    type Inspection = NoSection;
-    type Diff = NoSection;
+    type Inspection = inspect::Inspection;
+    type Diff = diff::Diff;
 
     const WHAT: &'static str = "a directory";
     const EXTENSIONS: &'static [&'static str] = &[];
@@ -73,7 +73,7 @@ impl crate::format::Description for Directory {
     }
 
     fn from_source(source: crate::source::Source, _opts: crate::format::OpenOptions) -> crate::Result<Model> {
-        Err(no_section("a file read as a directory").in_file(source.path()))
+        Err(not_a_file().in_file(source.path()))
     }
 
     fn first_shard_of(_later: &std::path::Path) -> Option<std::path::PathBuf> {
@@ -97,20 +97,20 @@ impl crate::format::Description for Directory {
     }
 
     fn inspect(
-        _model: &Model,
-        _digest: &crate::hash::Digest,
-        _opts: &crate::render::InspectOptions,
-    ) -> crate::Result<NoSection> {
-        Err(no_section("inspect"))
+        model: &Model,
+        digest: &crate::hash::Digest,
+        opts: &crate::render::InspectOptions,
+    ) -> crate::Result<inspect::Inspection> {
+        inspect::inspect(model, digest, opts)
     }
 
     fn diff(
-        _a: &Model,
-        _da: &crate::hash::Digest,
-        _b: &Model,
-        _db: &crate::hash::Digest,
-        _opts: &crate::render::DiffOptions,
-    ) -> crate::Result<NoSection> {
-        Err(no_section("diff"))
+        a: &Model,
+        da: &crate::hash::Digest,
+        b: &Model,
+        db: &crate::hash::Digest,
+        opts: &crate::render::DiffOptions,
+    ) -> crate::Result<diff::Diff> {
+        diff::diff(a, da, b, db, opts)
     }
 }

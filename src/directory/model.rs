@@ -58,7 +58,7 @@ pub struct Component {
 impl Component {
     /// The open files it is hashed from (an index is not one: see
     /// [`Model::sources`]).
-    fn sources(&self) -> Vec<&Source> {
+    pub(crate) fn sources(&self) -> Vec<&Source> {
         match &self.part {
             Part::Safetensors(m) => m.files().iter().map(|f| &f.source).collect(),
             Part::Gguf(m) => m.shards().iter().map(|s| &s.source).collect(),
@@ -343,6 +343,21 @@ impl Model {
             }
         }
         Ok(digests)
+    }
+
+    /// Each component's own digest (its label, and the data digests of its
+    /// jobs), in [`Model::components`] order: what `inspect` and `diff`
+    /// hand a weights component's own section.
+    pub fn sub_digests(&self, data: &[Sha256Digest]) -> Result<Vec<Digest>> {
+        let labels = self.component_digests(data)?;
+        let mut next = 0usize;
+        let mut out = Vec::with_capacity(labels.len());
+        for (c, label) in self.components.iter().zip(labels) {
+            let start = next;
+            next = next.saturating_add(c.job_count());
+            out.push(Digest::from_label(label, data.get(start..next).unwrap_or(&[]).to_vec()));
+        }
+        Ok(out)
     }
 
     /// The hashing job `i`: the components' jobs, then the audits'.

@@ -17,6 +17,7 @@ mod bounded;
 mod cli;
 mod containment;
 mod directory;
+mod directory_views;
 mod docs;
 mod error_arguments;
 mod faults;

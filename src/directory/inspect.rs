@@ -1,0 +1,200 @@
+//! The directory section of `gguf-digest inspect`: every component with its
+//! kind, name, digest, files and size, then each weights component's own
+//! inspection (GGUF or safetensors) below.
+
+use std::fmt::{self, Write as _};
+
+use serde_json::{Map, Value as JsonValue, json};
+
+use crate::directory::model::{Model, Part};
+use crate::error::Result;
+use crate::gguf;
+use crate::hash::Digest;
+use crate::output::{JSON_FORMAT, put_name};
+use crate::render::{InspectOptions, count, path_text, short_digest, table};
+use crate::safetensors;
+use crate::text::escape_bytes;
+
+/// A component as shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComponentRow {
+    /// `SFTN`, `GGUF` or `FILE`.
+    pub kind: &'static str,
+    /// `d/P` for weights, the relative path for a file (raw bytes).
+    pub name: Vec<u8>,
+    /// Its digest: a weights label, or a file's SHA-256.
+    pub digest: [u8; 32],
+    /// Its files' relative paths (an index first).
+    pub files: Vec<Vec<u8>>,
+    /// The bytes of the files it is hashed from.
+    pub size: u64,
+}
+
+/// A weights component's own inspection.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Weights {
+    /// A safetensors model.
+    Safetensors(safetensors::inspect::Inspection),
+    /// A GGUF model.
+    Gguf(gguf::inspect::Inspection),
+}
+
+/// Everything `inspect` shows about a directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inspection {
+    /// The directory as given.
+    pub path: String,
+    /// The label.
+    pub label: String,
+    /// Every component, in skeleton order (kind, then name).
+    pub components: Vec<ComponentRow>,
+    /// Each weights component's inspection, by name, in the same order.
+    pub weights: Vec<(Vec<u8>, Weights)>,
+    /// What the model warns of (partial downloads in a snapshot's blobs).
+    pub warnings: Vec<String>,
+}
+
+/// The kind of a component, as its four bytes read.
+pub(crate) fn kind_text(part: &Part) -> &'static str {
+    match part {
+        Part::Safetensors(_) => "SFTN",
+        Part::Gguf(_) => "GGUF",
+        Part::File(_) => "FILE",
+    }
+}
+
+/// Inspects a directory whose jobs were hashed into `digest`.
+pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<Inspection> {
+    let subs = model.sub_digests(digest.tensor_sha256())?;
+    let mut components = Vec::new();
+    let mut weights = Vec::new();
+    for (c, d) in model.components().iter().zip(&subs) {
+        let size = c.sources().iter().fold(0u64, |t, s| t.saturating_add(s.len()));
+        components.push(ComponentRow {
+            kind: kind_text(&c.part),
+            name: c.name.clone(),
+            digest: *d.label_bytes(),
+            files: c.files.clone(),
+            size,
+        });
+        match &c.part {
+            Part::Safetensors(m) => {
+                weights.push((c.name.clone(), Weights::Safetensors(safetensors::inspect::inspect(m, d, opts))));
+            }
+            Part::Gguf(m) => weights.push((c.name.clone(), Weights::Gguf(gguf::inspect::inspect(m, d, opts)?))),
+            Part::File(_) => {}
+        }
+    }
+    // Skeleton order: the order a diff of two labels walks.
+    let order = |r: &ComponentRow| (r.kind, r.name.clone());
+    components.sort_by_key(order);
+    weights.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Inspection {
+        path: path_text(model.path()),
+        label: digest.label(),
+        components,
+        weights,
+        warnings: model.warnings(),
+    })
+}
+
+impl Inspection {
+    /// The text report.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = self.write_text(&mut out);
+        out
+    }
+
+    fn write_text(&self, out: &mut String) -> fmt::Result {
+        let bytes = self.components.iter().fold(0u64, |t, c| t.saturating_add(c.size));
+        for (k, v) in [
+            ("directory", self.path.clone()),
+            ("format", "directory (directory-skeleton-v1)".to_string()),
+            ("label", self.label.clone()),
+            ("files", format!("{} in {}", count(bytes, "byte", "bytes"), count_components(&self.components))),
+        ] {
+            writeln!(out, "{k:<12}{v}")?;
+        }
+        for w in &self.warnings {
+            writeln!(out, "warning     {w}")?;
+        }
+        writeln!(out, "\nComponents ({}):", self.components.len())?;
+        let rows: Vec<Vec<String>> = self
+            .components
+            .iter()
+            .map(|c| {
+                let files = match c.files.as_slice() {
+                    [one] if *one == c.name => String::new(),
+                    [one] => escape_bytes(one),
+                    many => count(many.len() as u64, "file", "files"),
+                };
+                vec![c.kind.to_string(), escape_bytes(&c.name), short_digest(&c.digest), c.size.to_string(), files]
+            })
+            .collect();
+        table(out, &["kind", "name", "digest", "bytes", "files"], &[false, false, false, true, false], &rows)?;
+        for (name, w) in &self.weights {
+            match w {
+                Weights::Safetensors(i) => {
+                    writeln!(out, "\n== SFTN {}: safetensors weights ==", escape_bytes(name))?;
+                    out.push_str(&i.text());
+                }
+                Weights::Gguf(i) => {
+                    writeln!(out, "\n== GGUF {}: GGUF weights ==", escape_bytes(name))?;
+                    out.push_str(&i.text());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The JSON document.
+    pub fn to_json(&self) -> JsonValue {
+        json!({
+            "format": JSON_FORMAT,
+            "model_format": "directory",
+            "spec": "directory-skeleton-v1",
+            "path": self.path,
+            "label": self.label,
+            "warnings": self.warnings,
+            "components": self.components.iter().map(component_json).collect::<Vec<_>>(),
+            "weights": self.weights.iter().map(|(n, w)| {
+                let (kind, inspection) = match w {
+                    Weights::Safetensors(i) => ("SFTN", i.to_json()),
+                    Weights::Gguf(i) => ("GGUF", i.to_json()),
+                };
+                let mut o = Map::new();
+                o.insert("kind".into(), json!(kind));
+                put_name(&mut o, "name", n);
+                o.insert("inspection".into(), inspection);
+                JsonValue::Object(o)
+            }).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// A component in JSON: kind, name, digest, files and size (names that are
+/// not UTF-8 with their bytes in hex beside, as every name in the output).
+pub(crate) fn component_json(c: &ComponentRow) -> JsonValue {
+    let mut o = Map::new();
+    o.insert("kind".into(), json!(c.kind));
+    put_name(&mut o, "name", &c.name);
+    o.insert("digest".into(), json!(hex::encode(c.digest)));
+    let files = c.files.iter().map(|f| {
+        let mut file = Map::new();
+        put_name(&mut file, "path", f);
+        JsonValue::Object(file)
+    });
+    o.insert("files".into(), JsonValue::Array(files.collect()));
+    o.insert("size".into(), json!(c.size));
+    JsonValue::Object(o)
+}
+
+/// `12 components (1 SFTN, 11 FILE)`.
+fn count_components(rows: &[ComponentRow]) -> String {
+    let by = |k: &str| rows.iter().filter(|r| r.kind == k).count();
+    let parts: Vec<String> =
+        ["SFTN", "GGUF", "FILE"].iter().filter(|k| by(k) > 0).map(|k| format!("{} {k}", by(k))).collect();
+    format!("{} ({})", count(rows.len() as u64, "component", "components"), parts.join(", "))
+}
