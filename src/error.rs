@@ -359,6 +359,10 @@ pub enum ErrorKind {
         /// The root, as it was named.
         root: PathBuf,
     },
+    /// A private key `sign` cannot use: not a key file it reads, a kind or
+    /// curve it does not sign with, a wrong password, no password to be had.
+    #[error("private key: {0}")]
+    PrivateKey(String),
 }
 
 /// A root as messages name it: `.` for the working directory.
