@@ -13,6 +13,7 @@
 //!   (PKCS#8, encrypted PKCS#8, cosign's key files) and their passwords;
 //! - `bundle`: writing a Sigstore bundle of a DSSE envelope;
 //! - `sign`: a statement signed into a bundle, written whole or not at all;
+//! - `oms_sign`: an OpenSSF model signature of a directory (`sign --format oms`);
 //! - `subjects`: a statement's subjects, and where each may be looked for
 //!   (never outside the root);
 //! - `verify`: a signed statement checked and its subjects located, ready
@@ -24,6 +25,7 @@ pub mod bundle;
 pub mod cosign_key;
 pub mod envelope;
 pub mod keys;
+pub mod oms_sign;
 pub mod password;
 pub mod private_keys;
 pub mod sign;
