@@ -26,5 +26,6 @@ mod lease;
 mod names_in_output;
 mod ollama;
 mod provenance;
+mod sign;
 mod st_cli;
 mod stream;

@@ -7,6 +7,7 @@
 
 mod inspect_diff;
 mod provenance;
+mod sign;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
@@ -141,6 +142,8 @@ enum Command {
     /// Check the signature of a DSSE envelope or Sigstore bundle first (before
     /// any subject is opened), then relabel every subject it claims.
     Verify(provenance::VerifyArgs),
+    /// Sign the models' statement (or a directory, --format oms) into a Sigstore bundle.
+    Sign(sign::SignArgs),
 }
 
 impl Command {
@@ -151,6 +154,7 @@ impl Command {
             Command::Diff(a) => &a.read,
             Command::Statement(a) => &a.read,
             Command::Verify(a) => &a.read,
+            Command::Sign(a) => &a.read,
         }
     }
 }
@@ -244,6 +248,7 @@ fn run(args: &Args) -> io::Result<u8> {
         Some(Command::Diff(a)) => return inspect_diff::run_diff(a, &opts, &pool),
         Some(Command::Statement(a)) => return provenance::run_statement(a, &opts, &pool),
         Some(Command::Verify(a)) => return provenance::run_verify(a, &opts, &pool),
+        Some(Command::Sign(a)) => return sign::run_sign(a, &opts, &pool),
         None => {}
     }
     if args.check {
