@@ -15,3 +15,4 @@ mod interop;
 mod interop_ollama;
 mod interop_provenance;
 mod interop_safetensors;
+mod interop_sign;
