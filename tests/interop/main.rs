@@ -13,6 +13,7 @@ mod common;
 
 mod interop;
 mod interop_ollama;
+mod interop_precommit;
 mod interop_provenance;
 mod interop_safetensors;
 mod interop_sign;

@@ -5,13 +5,12 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use gguf_digest::output::{error_line, quote_name};
-use gguf_digest::provenance::private_keys::{self, KeyFile};
-use gguf_digest::provenance::{oms_sign, password, sign, statement};
-use gguf_digest::{BatchOptions, ErrorKind};
+use crate::output::{error_line, quote_name};
+use crate::provenance::private_keys::{self, KeyFile};
+use crate::provenance::{oms_sign, password, sign, statement};
+use crate::{BatchOptions, ErrorKind};
 
-use super::inspect_diff::ReadArgs;
-use super::{EXIT_ERROR, EXIT_OK};
+use super::{EXIT_ERROR, EXIT_OK, ReadArgs};
 
 /// What `sign` signs.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +64,7 @@ pub struct SignArgs {
 }
 
 /// Runs `sign`; returns the exit status.
-pub fn run_sign(args: &SignArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
+pub fn run_sign(args: &SignArgs, options: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
     // The key first: a wrong password costs no hashing.
     let shown = args.key.display().to_string();
     let key = match private_keys::read_key_file(&args.key, &mut |kind| password::obtain(kind, &shown)) {
@@ -80,7 +79,6 @@ pub fn run_sign(args: &SignArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) 
             return Ok(EXIT_ERROR);
         }
     };
-    let options = args.read.options(opts);
     let bundle = match args.format {
         SignFormat::Oms => {
             let [dir] = args.models.as_slice() else {
@@ -97,7 +95,7 @@ pub fn run_sign(args: &SignArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) 
         }
         SignFormat::Label => {
             let (names, done) =
-                match super::provenance::label_subjects("sign", &args.models, args.root.as_deref(), &options, pool) {
+                match super::provenance::label_subjects("sign", &args.models, args.root.as_deref(), options, pool) {
                     Ok(labelled) => labelled,
                     Err(code) => return Ok(code),
                 };
@@ -116,7 +114,7 @@ pub fn run_sign(args: &SignArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) 
         Some(path) => {
             if let Err(e) = sign::write_whole(path, &bundle) {
                 let name = quote_name(path.as_os_str().as_encoded_bytes());
-                eprintln!("gguf-digest: sign: {name}: {}", gguf_digest::Error::new(ErrorKind::Io(e)));
+                eprintln!("gguf-digest: sign: {name}: {}", crate::Error::new(ErrorKind::Io(e)));
                 return Ok(EXIT_ERROR);
             }
         }
