@@ -292,3 +292,39 @@ fn an_oms_signature_of_a_directory_carries_its_labels() {
     let o = gd_env(dir, &["sign", "--format", "oms", "--key", "p.key", "model", "model"], &[]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn on_a_terminal_the_password_is_asked_for() {
+    let d = models();
+    let dir = &d.path("");
+    let Some(()) = key_pair(dir, "p", P256) else { return };
+    openssl(
+        dir,
+        &["pkcs8", "-topk8", "-in", "p.key", "-v2", "aes-256-cbc", "-passout", "pass:hunter2", "-out", "e.key"],
+    );
+    // util-linux's script runs the command on a pseudo-terminal, its input
+    // from ours. (What the terminal echoes before the prompt turns echo off
+    // depends on timing, so only the outcome is checked.)
+    let command = format!("{} sign --key e.key --out s.json m.gguf", gguf_digest_bin());
+    let mut child = match Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(dir)
+        .env_remove("GGUF_DIGEST_PASSWORD")
+        .env_remove("COSIGN_PASSWORD")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(_) if !py::in_ci() => return eprintln!("SKIPPED: util-linux script not found"),
+        Err(e) => panic!("script is needed under CI: {e}"),
+    };
+    use std::io::Write as _;
+    child.stdin.take().unwrap().write_all(b"hunter2\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("Password for e.key: "), "{}", text(&o.stdout));
+    let v = gd_in(dir, &["verify", "--key", "p.pub", "s.json"]);
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v.stderr));
+}
