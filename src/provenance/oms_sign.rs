@@ -222,7 +222,14 @@ pub fn sign_directory(dir: &Path, key: &SigningKey, out: Option<&Path>, opts: &O
     }
     let tree = walk(dir)?;
     let mut ignore: Vec<String> = IGNORED.iter().map(|s| (*s).to_string()).collect();
-    if let Some(rel) = out.and_then(|o| inside(dir, o)) {
+    if let Some((out, rel)) = out.and_then(|o| Some((o, inside(dir, o)?))) {
+        // An old signature there would enter the directory label (which
+        // takes every file), while verifiers leave the signature out.
+        if std::fs::symlink_metadata(out).is_ok() {
+            let what = "a file is already there, inside the directory being signed: its bytes would enter the \
+                        directory's label; remove it first, or write the signature outside the directory";
+            return Err(Error::new(ErrorKind::Io(std::io::Error::other(what))).in_file(out));
+        }
         ignore.push(rel);
     }
     let allow_symlinks = tree.snapshot

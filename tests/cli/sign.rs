@@ -284,6 +284,12 @@ fn an_oms_signature_of_a_directory_carries_its_labels() {
         g["components"],
         serde_json::json!([{"kind": "GGUF", "name": "m", "label": text(&m.stdout).split(' ').next().unwrap()}])
     );
+    // Signing again into the same place inside the directory: refused, the
+    // old signature would enter the directory label.
+    let o = gd_env(dir, &["sign", "--format", "oms", "--key", "p.key", "--out", "model/model.sig", "model"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("remove it first"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read(dir.join("model/model.sig")).unwrap(), bundle, "left as it was");
     // Ed25519 is refused (model_signing has none), and so is more than one directory.
     let o = gd_env(dir, &["sign", "--format", "oms", "--key", "ed.key", "--out", "x.sig", "model"], &[]);
     assert_eq!(o.status.code(), Some(2));
