@@ -234,7 +234,7 @@ pub enum Verdict {
     Missing(Error),
 }
 
-/// One line of a list, checked: what [`verify`] hands on for every line
+/// One line of a list, checked: what [`verify_list`] hands on for every line
 /// that is not a comment or empty, in the list's order.
 #[derive(Debug)]
 pub enum Checked<'a> {
@@ -266,7 +266,7 @@ pub enum Checked<'a> {
 /// so a caller can print each as `sha256sum -c` does while the rest is
 /// still being labelled. Returns the counts by which the list passes or
 /// fails ([`CheckSummary::passed`]).
-pub fn verify(
+pub fn verify_list(
     lines: &[Line],
     opts: &CheckOptions,
     label: impl FnOnce(&[PathBuf], &mut dyn FnMut(usize, Result<String>)),
@@ -295,7 +295,7 @@ pub fn verify(
     tally.sum
 }
 
-/// [`verify`]'s running state: the counts, and how far the list's lines
+/// [`verify_list`]'s running state: the counts, and how far the list's lines
 /// were handed on.
 struct Tally<'a, F> {
     lines: &'a [Line],
@@ -432,7 +432,7 @@ mod tests {
         for ignore_missing in [false, true] {
             let mut seen = Vec::new();
             let opts = CheckOptions { ignore_missing, ..CheckOptions::default() };
-            let sum = verify(&lines, &opts, label, |c| {
+            let sum = verify_list(&lines, &opts, label, |c| {
                 seen.push(match c {
                     Checked::Misformatted { line_no } => format!("{line_no}: misformatted"),
                     Checked::Entry { index, line_no, expected, path, verdict } => {

@@ -263,11 +263,11 @@ pub struct Job<'a> {
 
 /// Told the size of every piece as it is hashed. An error it returns (a
 /// cancelled run: [`ErrorKind::Cancelled`]) stops the hashing there.
-pub type Progress<'a> = dyn Fn(u64) -> Result<()> + Sync + 'a;
+pub type ProgressCallback<'a> = dyn Fn(u64) -> Result<()> + Sync + 'a;
 
 /// Hashes one job in pieces of `pieces`; `progress` is called with each
 /// piece's size after it is hashed.
-pub fn hash_job(job: &Job<'_>, pieces: &PieceSizes, progress: &Progress<'_>) -> Result<Sha256Digest> {
+pub fn hash_job(job: &Job<'_>, pieces: &PieceSizes, progress: &ProgressCallback<'_>) -> Result<Sha256Digest> {
     let located = |e: Error| e.about(job.subject.clone());
     let plan = pieces.plan(job.conversion.block);
     if let Some(range) = job.source.map_range(job.start, job.len, pieces.min_mapped).map_err(located)? {
@@ -278,7 +278,12 @@ pub fn hash_job(job: &Job<'_>, pieces: &PieceSizes, progress: &Progress<'_>) -> 
 
 /// Streams a mapped range: data hashed as stored is hashed where it lies,
 /// with no copy; converted data goes through a chunk-sized buffer.
-fn hash_mapped(range: &MappedRange, job: &Job<'_>, plan: Plan, progress: &Progress<'_>) -> Result<Sha256Digest> {
+fn hash_mapped(
+    range: &MappedRange,
+    job: &Job<'_>,
+    plan: Plan,
+    progress: &ProgressCallback<'_>,
+) -> Result<Sha256Digest> {
     let mut hasher = Hasher::new(job.conversion.digest);
     let mut converted = Vec::new();
     let mut done = 0usize;
@@ -307,7 +312,7 @@ fn hash_mapped(range: &MappedRange, job: &Job<'_>, plan: Plan, progress: &Progre
 }
 
 /// Streams a range with `pread` into one chunk-sized buffer.
-fn hash_read(job: &Job<'_>, plan: Plan, progress: &Progress<'_>) -> Result<Sha256Digest> {
+fn hash_read(job: &Job<'_>, plan: Plan, progress: &ProgressCallback<'_>) -> Result<Sha256Digest> {
     let chunk = plan.chunk as u64;
     let mut buf = vec![0u8; usize::try_from(chunk.min(job.len)).unwrap_or(0)];
     let mut hasher = Hasher::new(job.conversion.digest);
@@ -413,6 +418,21 @@ mod tests {
             c.apply(&mut vec![0u8; 3 * size]).unwrap();
             c.apply(&mut []).unwrap();
         }
+    }
+
+    #[test]
+    fn a_git_blob_id_is_sha1_of_its_header_and_bytes() {
+        // `git hash-object` of an empty file and of "hello\n".
+        let id = |bytes: &[u8]| {
+            let mut h = Hasher::new(Algorithm::GitBlobSha1 { len: bytes.len() as u64 });
+            h.update(bytes);
+            h.finalize()
+        };
+        assert_eq!(hex::encode(&id(b"")[..20]), "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+        assert_eq!(hex::encode(id(b"hello\n")), format!("ce013625030ba8dba906f756967f9e9ca394464a{}", "0".repeat(24)));
+        let mut h = Hasher::new(Algorithm::Sha256);
+        h.update(b"abc");
+        assert_eq!(h.finalize(), <[u8; 32]>::from(Sha256::digest(b"abc")));
     }
 
     #[test]

@@ -24,7 +24,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use gguf_digest::check::{
-    CheckOptions, CheckSummary, Checked, Line, MISFORMATTED_LINE, NO_ENTRIES, Verdict, read_list, verify as check_list,
+    CheckOptions, CheckSummary, Checked, Line, MISFORMATTED_LINE, NO_ENTRIES, Verdict, read_list,
+    verify_list as check_list,
 };
 use gguf_digest::cli;
 use gguf_digest::output::quote_name;
@@ -303,7 +304,7 @@ fn open_model(
 /// One checked entry: (line or subject number, name, expected, actual, error).
 type Row = (usize, OsString, String, Option<String>, Option<Py<PyAny>>);
 
-/// Verifies `lines` by `--check`'s rules (the library's `check::verify`),
+/// Verifies `lines` by `--check`'s rules (the library's `check::verify_list`),
 /// a file listed several times labelled once, as `verify` does: the counts,
 /// and one row per entry (an entry whose file does not exist left out with
 /// `ignore_missing`). `located`: where each entry is read from, when that

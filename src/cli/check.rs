@@ -46,7 +46,7 @@ pub(super) fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPo
         let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, crate::Result<String>)| {
             digest_with_progress(args, paths, opts, pool, &open_model, |i, r| emit(i, r.map(|(_, d)| d.label())));
         };
-        let summary = verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
+        let summary = verify_and_print(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
         if !summary.passed(&check_opts) && code == EXIT_OK {
             code = EXIT_MISMATCH;
         }
@@ -55,12 +55,12 @@ pub(super) fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPo
     Ok(code)
 }
 
-/// [`check::verify`], each line's verdict printed as it comes (results to
+/// [`check::verify_list`], each line's verdict printed as it comes (results to
 /// `out`, warnings and why a file could not be read to `err`), then the
 /// summary. `list_name` is the list as messages show it (quoted: see
 /// [`quote_name`]). A failed write stops nothing but the printing: the
 /// first such error is returned once the list is done, before its summary.
-pub(super) fn verify(
+pub(super) fn verify_and_print(
     lines: &[Line],
     list_name: &str,
     opts: &CheckOptions,
@@ -71,7 +71,7 @@ pub(super) fn verify(
     let mut io_result = Ok(());
     // An entry is not printed after a warning before it failed to be.
     let mut warned = Ok(());
-    let summary = check::verify(lines, opts, label, |c| {
+    let summary = check::verify_list(lines, opts, label, |c| {
         let step = match &c {
             Checked::Misformatted { .. } => {
                 let r = print_line(&c, list_name, opts, out, err);

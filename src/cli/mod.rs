@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::output::{JsonWriter, begin_document, end_document, error_line, quote_name, sums_line, write_error_json};
+use crate::output::{JsonWriter, begin_document, end_document, error_line, sums_line, write_error_json};
 use crate::{
     AnyModel, BatchOptions, Digest, Labelled, MAX_THREADS, NamedModels, OpenOptions, Opener, ReadMode,
     approximate_bytes, digest_paths, expand_arguments, hashing_pool, schedule,
@@ -281,7 +281,10 @@ fn run(args: &Args) -> io::Result<u8> {
         let Some(path) = files.get(i) else { return };
         if let Ok((AnyModel::Directory(m), _)) = &r {
             for w in m.warnings() {
-                eprintln!("gguf-digest: warning: {}: {w}", quote_name(path.as_os_str().as_encoded_bytes()));
+                eprintln!(
+                    "gguf-digest: warning: {}: {w}",
+                    crate::output::quote_name(path.as_os_str().as_encoded_bytes())
+                );
             }
         }
         let step = match (r, json.as_mut()) {

@@ -200,8 +200,14 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
         );
     };
     let stdout = io::stdout();
-    let summary =
-        super::check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut io::stderr().lock())?;
+    let summary = super::check::verify_and_print(
+        &lines,
+        &name,
+        &check_opts,
+        label,
+        &mut stdout.lock(),
+        &mut io::stderr().lock(),
+    )?;
     stdout.lock().flush()?;
     Ok(if summary.passed(&check_opts) { EXIT_OK } else { EXIT_MISMATCH })
 }

@@ -200,3 +200,26 @@ fn verify_blobs_checks_every_file_against_its_blob() {
         assert!(e.to_string().contains(algorithm) && e.to_string().contains("not the name of the blob"), "{e}");
     }
 }
+
+#[test]
+fn read_front_to_back_the_audits_and_the_label_are_the_same() {
+    // The reader a cold file gets (pipeline.rs) runs the Git SHA-1 jobs as
+    // the mapped path does, beside the tensor jobs of the same files.
+    let d = Dir::new();
+    let verify = OpenOptions { verify_blobs: true, ..OpenOptions::default() };
+    let snap = tree::snapshot(&d.path("hub"), "n", &files(), true);
+    let m = directory::Model::open(&snap, &verify).unwrap();
+    let mapped = m.digest().unwrap();
+    let quiet = |_: u64| Ok(());
+    let pieces = gguf_digest::PieceSizes::default();
+    for direct in [gguf_digest::DirectReads::Auto, gguf_digest::DirectReads::Always] {
+        let data = gguf_digest::hash_front_to_back_with(&m, &pieces, 2, direct, &quiet).unwrap();
+        assert_eq!(data, mapped.tensor_sha256(), "{direct:?}");
+        assert_eq!(gguf_digest::finish(&m, data).unwrap().label(), expected());
+    }
+    flip_last_byte(&std::fs::canonicalize(tree::blob_of(&snap, "README.md")).unwrap());
+    let m = directory::Model::open(&snap, &verify).unwrap();
+    let data = gguf_digest::hash_front_to_back(&m, &pieces, 2, &quiet).unwrap();
+    let e = gguf_digest::finish(&m, data).unwrap_err();
+    assert!(e.to_string().contains("Git blob SHA-1"), "{e}");
+}
