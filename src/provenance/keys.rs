@@ -1,6 +1,7 @@
-//! Public keys and signature checks: Ed25519 and ECDSA P-256 with SHA-256
-//! (cosign's key pairs), read from PEM (SubjectPublicKeyInfo), checked with
-//! RustCrypto's and dalek's crates.
+//! Public keys and signature checks: Ed25519, ECDSA P-256 with SHA-256
+//! and P-384 with SHA-384 (the hashes cosign, sigstore-go and
+//! `model_signing` pair with those curves), read from PEM
+//! (SubjectPublicKeyInfo), checked with RustCrypto's and dalek's crates.
 
 use ed25519_dalek::pkcs8::DecodePublicKey as _;
 
@@ -13,6 +14,8 @@ pub enum PublicKey {
     Ed25519(ed25519_dalek::VerifyingKey),
     /// ECDSA over P-256 with SHA-256: DER (or raw 64-byte) signatures.
     P256(p256::ecdsa::VerifyingKey),
+    /// ECDSA over P-384 with SHA-384: DER (or raw 96-byte) signatures.
+    P384(p384::ecdsa::VerifyingKey),
 }
 
 impl PublicKey {
@@ -24,8 +27,11 @@ impl PublicKey {
         if let Ok(k) = p256::ecdsa::VerifyingKey::from_public_key_pem(text) {
             return Ok(PublicKey::P256(k));
         }
+        if let Ok(k) = p384::ecdsa::VerifyingKey::from_public_key_pem(text) {
+            return Ok(PublicKey::P384(k));
+        }
         Err(Error::new(ErrorKind::Signature(
-            "not a PEM public key of a supported kind (Ed25519, ECDSA P-256)".to_string(),
+            "not a PEM public key of a supported kind (Ed25519, ECDSA P-256, ECDSA P-384)".to_string(),
         )))
     }
 
@@ -45,6 +51,7 @@ impl PublicKey {
         match self {
             PublicKey::Ed25519(_) => "Ed25519",
             PublicKey::P256(_) => "ECDSA P-256",
+            PublicKey::P384(_) => "ECDSA P-384",
         }
     }
 
@@ -57,6 +64,11 @@ impl PublicKey {
             PublicKey::P256(k) => {
                 use p256::ecdsa::signature::Verifier as _;
                 let s = p256::ecdsa::Signature::from_der(sig).or_else(|_| p256::ecdsa::Signature::from_slice(sig));
+                s.is_ok_and(|s| k.verify(message, &s).is_ok())
+            }
+            PublicKey::P384(k) => {
+                use p384::ecdsa::signature::Verifier as _;
+                let s = p384::ecdsa::Signature::from_der(sig).or_else(|_| p384::ecdsa::Signature::from_slice(sig));
                 s.is_ok_and(|s| k.verify(message, &s).is_ok())
             }
         }

@@ -7,17 +7,28 @@
 //! - `envelope`: reading what a signing tool hands back (a bare statement,
 //!   a DSSE envelope, a Sigstore bundle holding one) and DSSE's
 //!   pre-authentication encoding;
-//! - `keys`: public keys (Ed25519, ECDSA P-256) and signature checks, with
-//!   RustCrypto's crates: nothing hand-written;
+//! - `keys`: public keys (Ed25519, ECDSA P-256 and P-384) and signature
+//!   checks, with RustCrypto's crates: nothing hand-written;
+//! - `private_keys`, `cosign_key`, `password`: the keys `sign` signs with
+//!   (PKCS#8, encrypted PKCS#8, cosign's key files) and their passwords;
+//! - `bundle`: writing a Sigstore bundle of a DSSE envelope;
+//! - `sign`: a statement signed into a bundle, written whole or not at all;
+//! - `oms_sign`: an OpenSSF model signature of a directory (`sign --format oms`);
 //! - `subjects`: a statement's subjects, and where each may be looked for
 //!   (never outside the root);
 //! - `verify`: a signed statement checked and its subjects located, ready
 //!   to be relabelled.
 //!
-//! See docs/adr/0017-provenance.md and docs/statement-predicate.schema.json.
+//! See docs/adr/0017-provenance.md, docs/adr/0026-signing.md and docs/statement-predicate.schema.json.
 
+pub mod bundle;
+pub mod cosign_key;
 pub mod envelope;
 pub mod keys;
+pub mod oms_sign;
+pub mod password;
+pub mod private_keys;
+pub mod sign;
 pub mod statement;
 pub mod subjects;
 pub mod verify;

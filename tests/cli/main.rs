@@ -30,5 +30,6 @@ mod lease;
 mod names_in_output;
 mod ollama;
 mod provenance;
+mod sign;
 mod st_cli;
 mod stream;

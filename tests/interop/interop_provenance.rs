@@ -165,8 +165,8 @@ fn minisign_signs_a_sums_file_and_check_verifies_it() {
 }
 
 /// The README's signing recipe, run as written: its `sh` block is cut out
-/// of README.md and run by bash in a folder of models, with the venv's
-/// python3 (securesystemslib) and the binary first on PATH.
+/// of README.md and run by bash in a folder of models, with the binary
+/// first on PATH (openssl makes the key, `gguf-digest sign` signs).
 #[test]
 fn readme_signing_recipe_runs_as_written() {
     let Some(py) = prerequisites(WHAT) else { return };
@@ -192,9 +192,11 @@ fn readme_signing_recipe_runs_as_written() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", describe("the README recipe", &o));
     assert_eq!(text(&o.stdout), "models/a.gguf: OK\nmodels/b.gguf: OK\n");
-    // The envelope it wrote is refused once a model changes.
+    // No warning: the recipe's key is not readable by others.
+    assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
+    // The bundle it wrote is refused once a model changes.
     flip_last_byte(&d.path("models/b.gguf"));
-    let o = gd_in(&d.path(""), &["verify", "--key", "models.pub", "models.intoto.dsse.json"]);
+    let o = gd_in(&d.path(""), &["verify", "--key", "models.pub", "models.sigstore.json"]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(text(&o.stdout), "models/a.gguf: OK\nmodels/b.gguf: FAILED\n");
 }

@@ -17,3 +17,4 @@ mod interop_ollama;
 mod interop_precommit;
 mod interop_provenance;
 mod interop_safetensors;
+mod interop_sign;

@@ -1,0 +1,66 @@
+//! `sign`: the statement `statement` writes for the same models, signed
+//! into a Sigstore bundle (docs/adr/0026-signing.md), and the bundle
+//! written whole or not at all.
+
+use std::io::{self, Write as _};
+use std::path::Path;
+
+use crate::error::Result;
+use crate::provenance::private_keys::SigningKey;
+use crate::provenance::statement::{self, Subject};
+use crate::provenance::{PAYLOAD_TYPE, bundle};
+
+/// The bundle of the statement of these labelled models (byte for byte
+/// what `gguf-digest statement` prints for them, final newline included),
+/// signed by `key` and naming it by cosign's hint.
+pub fn sign_statement(labelled: &[Subject<'_>], leaves: bool, key: &SigningKey) -> Result<Vec<u8>> {
+    let payload = statement::statement_text(labelled, leaves)?;
+    Ok(bundle::write(payload.as_bytes(), PAYLOAD_TYPE, key, &key.cosign_hint()?))
+}
+
+/// Writes `bytes` to `path` whole or not at all: into a new file beside
+/// it, flushed to disk, then renamed over `path`. On any error the new file
+/// is removed and `path` is as it was.
+pub fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().ok_or_else(|| io::Error::other("names no file"))?;
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(name);
+    temp_name.push(format!(".{}.partial", std::process::id()));
+    let temp = dir.join(temp_name);
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&temp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_that_fails_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("m.sigstore.json");
+        write_whole(&out, b"one").unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"one");
+        write_whole(&out, b"two").unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"two");
+        // A directory in the way: the rename fails, no partial file stays.
+        let blocked = dir.path().join("d");
+        std::fs::create_dir(&blocked).unwrap();
+        std::fs::write(blocked.join("x"), b"").unwrap();
+        assert!(write_whole(&blocked, b"three").is_err());
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+    }
+}
