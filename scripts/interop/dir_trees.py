@@ -509,6 +509,27 @@ def cmd_synthetic(out: Path, seed: int) -> None:
     changed["pooler.dense.weight"][3, 4] += 1.0
     t.same(checkpoint(out / "weights", changed, "shards2", rng), "weights", "one weight changed, 2 shards")
 
+    def renamed_shards(d: Path) -> None:
+        ix = json.loads((d / "model.safetensors.index.json").read_text())
+        names = {f: f"part-{chr(97 + i)}.bin.safetensors" for i, f in enumerate(sorted(set(ix["weight_map"].values())))}
+        for old, new in names.items():
+            (d / old).rename(d / new)
+        ix["weight_map"] = {k: names[v] for k, v in ix["weight_map"].items()}
+        own(d / "model.safetensors.index.json", json.dumps(ix, indent=2).encode())
+
+    d = out / "index-other-names"
+    copy_tree(out / "shards3", d, out)
+    renamed_shards(d)
+    t.same(d, "A", "an index listing files of other names (part-a.bin.safetensors ...)")
+    d = out / "set-of-one"
+    copy_tree(base, d, out)
+    (d / "model.safetensors").rename(d / "model-00001-of-00001.safetensors")
+    t.same(d, "A", "model-00001-of-00001.safetensors, a set of one named model")
+    d = out / "odd-shard-name"
+    copy_tree(base, d, out)
+    (d / "model.safetensors").rename(d / "model-00003-of-00002.safetensors")
+    t.same(d, "odd-shard-name", "model-00003-of-00002.safetensors, a single file of that whole stem")
+
     # A diffusers-style pipeline.
     def pipeline(dst: Path, unet_layout: str, vae_seed: int = 3) -> Path:
         (dst / "scheduler").mkdir(parents=True)
@@ -544,6 +565,10 @@ def cmd_synthetic(out: Path, seed: int) -> None:
     t.same(out / "gguf-split", "gguf", "GGUF repository, F32 as a set of 2 shards")
     t.same(hf_cache(cache, "test/tiny-gguf", out / "gguf-split", out, "gguf-split"), "gguf",
            "GGUF repository with a split set, in the hub cache")
+    g1 = out / "gguf-set-of-one"
+    copy_tree(out / "gguf", g1, out)
+    (g1 / "tiny-F16.gguf").rename(g1 / "tiny-F16-00001-of-00001.gguf")
+    t.same(g1, "gguf", "GGUF repository, tiny-F16-00001-of-00001.gguf a set of one")
     gq = out / "gguf-two"
     copy_tree(out / "gguf", gq, out, skip=lambda r: r.endswith("Q8_0.gguf"))
     t.same(gq, "gguf-two", "GGUF repository without its Q8_0 file")

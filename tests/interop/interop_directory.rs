@@ -14,9 +14,10 @@
 //! implementation of the contract (weights through `st_oracle.py` and
 //! `ollama_oracle.py`'s GGUF skeleton) that shares no code with the crate.
 //!
-//! * (a) 40 synthetic trees in 23 groups: a small checkpoint in every layout
+//! * (a) 44 synthetic trees in 24 groups: a small checkpoint in every layout
 //!   (single file, 2 and 3 shards, shards without index, rewritten header,
-//!   cache snapshots, shared Xet store, `local_dir`, git clone, LFS links into
+//!   an index listing other names, a set of one, cache snapshots, shared Xet
+//!   store, `local_dir`, git clone, LFS links into
 //!   `.git/lfs`, a link to the root, a link out of the root and back in, empty
 //!   directories) is one label; each change (a token, the pooling mode, a chat
 //!   template, an added, hidden, empty or non-UTF-8-named file, a `.cache`
