@@ -11,26 +11,16 @@ use std::path::Path;
 use serde_json::Value as Json;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::gguf;
+use crate::format::Description;
+use crate::formats::AnyModel;
+use crate::gguf::{self, Gguf};
+use crate::hash::Digest;
 use crate::input::label_paths;
-use crate::ollama;
-use crate::safetensors;
+use crate::ollama::{self, Ollama};
+use crate::safetensors::{self, Safetensors};
 use crate::schedule::BatchOptions;
 
-/// How much of a changed value `diff` shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DiffOptions {
-    /// Strings up to this many bytes are shown; longer ones by length and digest only.
-    pub width: usize,
-    /// Array elements shown for an added or removed array KV.
-    pub items: usize,
-}
-
-impl Default for DiffOptions {
-    fn default() -> Self {
-        DiffOptions { width: 64, items: 8 }
-    }
-}
+pub use crate::render::DiffOptions;
 
 /// The differences between two models, by format.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,48 +75,34 @@ pub fn diff_paths(
     let [ra, rb] = label_paths([a.to_path_buf(), b.to_path_buf()], open, pool);
     let (ma, da) = ra?;
     let (mb, db) = rb?;
-    let (a, b) = (ma.as_any(), mb.as_any());
-    if let (Some(a), Some(b)) = (a.downcast_ref::<gguf::Model>(), b.downcast_ref::<gguf::Model>()) {
-        return gguf::diff::diff(a, &da, b, &db, opts).map(Diff::Gguf);
-    }
-    let (oa, ob) = (a.downcast_ref::<ollama::Model>(), b.downcast_ref::<ollama::Model>());
-    match (oa, ob) {
-        (Some(x), Some(y)) => return ollama::diff::diff(x, &da, y, &db, opts).map(Diff::Ollama),
-        (Some(x), None) => {
-            if let Some(f) = file_model(b, &db) {
-                return ollama::diff::diff_with_file(x, &da, f, true, opts).map(Diff::Ollama);
-            }
+    Ok(match (&ma, &mb) {
+        (AnyModel::Gguf(a), AnyModel::Gguf(b)) => Diff::Gguf(Gguf::diff(a, &da, b, &db, opts)?),
+        (AnyModel::Safetensors(a), AnyModel::Safetensors(b)) => {
+            Diff::Safetensors(Safetensors::diff(a, &da, b, &db, opts)?)
         }
-        (None, Some(y)) => {
-            if let Some(f) = file_model(a, &da) {
-                return ollama::diff::diff_with_file(y, &db, f, false, opts).map(Diff::Ollama);
-            }
-        }
-        (None, None) => {}
-    }
-    if let (Some(a), Some(b)) = (a.downcast_ref::<safetensors::Model>(), b.downcast_ref::<safetensors::Model>()) {
-        return Ok(Diff::Safetensors(safetensors::diff::diff(a, &da, b, &db, opts)));
-    }
-    Err(Error::new(ErrorKind::DifferentFormats { a: format_of(a), b: format_of(b) }))
+        (AnyModel::Ollama(a), AnyModel::Ollama(b)) => Diff::Ollama(Ollama::diff(a, &da, b, &db, opts)?),
+        (AnyModel::Ollama(x), other) => match file_model(other, &db) {
+            Some(f) => Diff::Ollama(ollama::diff::diff_with_file(x, &da, f, true, opts)?),
+            None => return Err(different_formats(&ma, &mb)),
+        },
+        (other, AnyModel::Ollama(y)) => match file_model(other, &da) {
+            Some(f) => Diff::Ollama(ollama::diff::diff_with_file(y, &db, f, false, opts)?),
+            None => return Err(different_formats(&ma, &mb)),
+        },
+        _ => return Err(different_formats(&ma, &mb)),
+    })
 }
 
 /// A GGUF or safetensors model, as an Ollama model's weights are compared with it.
-fn file_model<'a>(m: &'a dyn std::any::Any, d: &'a crate::hash::Digest) -> Option<ollama::diff::FileModel<'a>> {
-    if let Some(f) = m.downcast_ref::<gguf::Model>() {
-        return Some(ollama::diff::FileModel::Gguf(f, d));
+fn file_model<'a>(m: &'a AnyModel, d: &'a Digest) -> Option<ollama::diff::FileModel<'a>> {
+    match m {
+        AnyModel::Gguf(f) => Some(ollama::diff::FileModel::Gguf(f, d)),
+        AnyModel::Safetensors(f) => Some(ollama::diff::FileModel::Safetensors(f, d)),
+        AnyModel::Ollama(_) | AnyModel::Directory(_) => None,
     }
-    m.downcast_ref::<safetensors::Model>().map(|f| ollama::diff::FileModel::Safetensors(f, d))
 }
 
-/// What a model is, in words, for the message of a diff across formats.
-fn format_of(m: &dyn std::any::Any) -> &'static str {
-    if m.is::<gguf::Model>() {
-        "a GGUF model"
-    } else if m.is::<safetensors::Model>() {
-        "a safetensors model"
-    } else if m.is::<ollama::Model>() {
-        "an Ollama model"
-    } else {
-        "a model of another format"
-    }
+/// The error of a diff across formats that cannot be compared.
+fn different_formats(a: &AnyModel, b: &AnyModel) -> Error {
+    Error::new(ErrorKind::DifferentFormats { a: a.format().what(), b: b.format().what() })
 }

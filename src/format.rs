@@ -8,13 +8,13 @@
 //! file changed, and hashes the skeleton into the label. See
 //! docs/adr/0011-one-core-one-folder-per-format.md.
 
-use std::any::Any;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::Result;
 use crate::hash::{Digest, Job, PieceSizes, Progress, Sha256Digest, hash_job};
 use crate::output::JsonWriter;
+use crate::render::{DiffOptions, InspectOptions};
 use crate::source::{ReadMode, Source};
 
 /// How to open a model, whatever its format.
@@ -78,10 +78,57 @@ pub trait Labelled: Send + Sync {
     /// The format's name and the contract its label follows (for the
     /// predicate of a statement): `("gguf", "canonical-skeleton-v1")`.
     fn contract(&self) -> (&'static str, &'static str);
+}
 
-    /// The model as its own type, for the per-format sections of `inspect`
-    /// and `diff`.
-    fn as_any(&self) -> &dyn Any;
+/// What the core knows of a format besides its opened models, described
+/// once, in the format's folder, on a type that stands for the format
+/// (`gguf::Gguf`). `formats.rs` holds the one list of them; adding a format
+/// is a folder with this description and one variant there
+/// (docs/adr/0025-formats-behind-an-enum.md).
+pub trait Description {
+    /// The format's opened model.
+    type Model: Labelled;
+    /// What `inspect` shows of one model.
+    type Inspection;
+    /// What `diff` shows of two models of the format.
+    type Diff;
+
+    /// What a model of the format is, in words: "a GGUF model".
+    const WHAT: &'static str;
+
+    /// File name extensions (without the dot) that promise the format, for a
+    /// file whose first bytes claim none (so that a broken file gets its
+    /// format's error).
+    const EXTENSIONS: &'static [&'static str];
+
+    /// Whether a file's first bytes carry the format's signature.
+    fn claims_bytes(head: &[u8]) -> bool;
+
+    /// Whether a file is the format's by its name or place alone, whatever
+    /// its bytes (a safetensors index, a manifest in an Ollama store).
+    fn claims_path(path: &Path) -> bool;
+
+    /// Opens the model an open file holds: its other files are opened
+    /// beside it, beneath the same root.
+    fn from_source(source: Source, opts: OpenOptions) -> Result<Self::Model>;
+
+    /// For a later shard of a set (by its name), the set's first shard.
+    fn first_shard_of(later: &Path) -> Option<PathBuf>;
+
+    /// Whether a later shard of `model`, named alone, names `model` too
+    /// (through its index) rather than being refused for not being first.
+    fn shard_alone_names_model(model: &Self::Model) -> bool;
+
+    /// About how many bytes labelling `path` reads, when its name says the
+    /// format's files are more than itself (a first shard, an index, a
+    /// store reference); `None` leaves it to the file's own size.
+    fn approximate_bytes(path: &Path) -> Option<u64>;
+
+    /// The `inspect` section of a labelled model.
+    fn inspect(model: &Self::Model, digest: &Digest, opts: &InspectOptions) -> Result<Self::Inspection>;
+
+    /// The `diff` section of two labelled models of the format.
+    fn diff(a: &Self::Model, da: &Digest, b: &Self::Model, db: &Digest, opts: &DiffOptions) -> Result<Self::Diff>;
 }
 
 /// Job indices, largest first: the order that keeps every core busy until

@@ -6,30 +6,18 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
+use crate::directory::Directory;
 use crate::error::{Error, Result};
-use crate::gguf;
-use crate::input::{Format, Input, label_paths, sniff};
-use crate::ollama;
-use crate::safetensors;
+use crate::format::Description;
+use crate::formats::{AnyModel, Format};
+use crate::gguf::{self, Gguf};
+use crate::input::{Input, label_paths};
+use crate::ollama::{self, Ollama};
+use crate::safetensors::{self, Safetensors};
 use crate::schedule::BatchOptions;
 use crate::source::{ReadMode, Source};
 
-/// How much of a model `inspect` shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InspectOptions {
-    /// Bytes of a string shown before it is elided (its length is shown).
-    pub width: usize,
-    /// Array elements shown per KV, nested elements included.
-    pub items: usize,
-    /// Tensors listed, in file order; `None` lists all of them.
-    pub limit: Option<usize>,
-}
-
-impl Default for InspectOptions {
-    fn default() -> Self {
-        InspectOptions { width: 64, items: 8, limit: None }
-    }
-}
+pub use crate::render::InspectOptions;
 
 /// The inspection of a model, by format.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,17 +60,12 @@ pub fn inspect_path(
 ) -> Result<Inspection> {
     let [labelled] = label_paths([path.to_path_buf()], open, pool);
     let (model, digest) = labelled?;
-    let any = model.as_any();
-    if let Some(m) = any.downcast_ref::<gguf::Model>() {
-        return gguf::inspect::inspect(m, &digest, opts).map(Inspection::Gguf);
-    }
-    if let Some(m) = any.downcast_ref::<ollama::Model>() {
-        return ollama::inspect::inspect(m, &digest, opts).map(Inspection::Ollama);
-    }
-    if let Some(m) = any.downcast_ref::<safetensors::Model>() {
-        return Ok(Inspection::Safetensors(safetensors::inspect::inspect(m, &digest, opts)));
-    }
-    Err(Error::internal("inspect knows no section for this model's format"))
+    Ok(match &model {
+        AnyModel::Gguf(m) => Inspection::Gguf(Gguf::inspect(m, &digest, opts)?),
+        AnyModel::Safetensors(m) => Inspection::Safetensors(Safetensors::inspect(m, &digest, opts)?),
+        AnyModel::Ollama(m) => Inspection::Ollama(Ollama::inspect(m, &digest, opts)?),
+        AnyModel::Directory(m) => match Directory::inspect(m, &digest, opts)? {},
+    })
 }
 
 /// What `inspect` could read of a file it could not label, shown before
@@ -114,19 +97,19 @@ impl Partial {
 /// is about a place in it (a byte offset): a missing shard or a file that
 /// cannot be opened shows nothing. `None` too when nothing could be read.
 pub fn what_could_be_read(path: &Path, error: &Error, opts: &InspectOptions) -> Option<Partial> {
-    let named_file = matches!(Input::from_arg(path), Input::File(_)) && !safetensors::is_index_name(path);
+    let named_file = matches!(Input::from_arg(path), Input::File(_)) && Format::of_path(path).is_none();
     let about_it = error.offset().is_some() && error.path().is_none_or(|p| p == path);
     if !named_file || !about_it || error.argument_beside_path().is_some() {
         return None;
     }
     let source = Source::open(path, ReadMode::Pread).ok()?;
     let head = source.head(SNIFF_BYTES).ok()?;
-    match sniff(&head) {
+    match Format::of_bytes(&head) {
         Some(Format::Gguf) => gguf::partial::partial(source, opts.width, opts.items, opts.limit).map(Partial::Gguf),
         Some(Format::Safetensors) => {
             safetensors::partial::partial(&source, opts.width, opts.limit).map(Partial::Safetensors)
         }
-        None => None,
+        Some(Format::Ollama | Format::Directory) | None => None,
     }
 }
 

@@ -36,6 +36,7 @@
 pub mod check;
 mod error;
 mod format;
+mod formats;
 mod hash;
 mod input;
 pub mod json;
@@ -65,16 +66,16 @@ pub mod inspect;
 pub mod render;
 
 pub use error::{Error, ErrorKind, Result, SYMBOLIC_LINK, Subject};
-pub use format::{Labelled, OpenOptions, end_entry, finish, hash_order, run_job};
+pub use format::{Description, Labelled, OpenOptions, end_entry, finish, hash_order, run_job};
+pub use formats::{AnyModel, Format, sniff};
 pub use hash::{
     CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, Progress, READ_CHUNKS, Sha256Digest, Swap, WINDOW, hash_job,
 };
 pub use input::{
-    Format, Input, Named, NamedModels, approximate_bytes, digest_paths, expand_arguments, label_paths, open_model,
-    sniff,
+    Input, Named, NamedModels, approximate_bytes, digest_paths, expand_arguments, label_paths, open_model,
 };
 pub use pipeline::{DirectReads, hash_front_to_back, hash_front_to_back_with, reads_front_to_back};
-pub use schedule::{AnyModel, BatchOptions, Opener, digest, schedule, schedule_all};
+pub use schedule::{BatchOptions, Opener, digest, schedule, schedule_all};
 pub use source::{Beside, Last, MAX_READ_METADATA, ReadMode, Root, Source, UNKNOWN_LEN, raise_open_file_limit};
 pub use text::escape_bytes;
 

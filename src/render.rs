@@ -11,6 +11,41 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::text::escape_bytes;
 
+// How much `inspect` and `diff` show: below every format's section, so a
+// section imports them without importing the command that calls it.
+
+/// How much of a model `inspect` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InspectOptions {
+    /// Bytes of a string shown before it is elided (its length is shown).
+    pub width: usize,
+    /// Array elements shown per KV, nested elements included.
+    pub items: usize,
+    /// Tensors listed, in file order; `None` lists all of them.
+    pub limit: Option<usize>,
+}
+
+impl Default for InspectOptions {
+    fn default() -> Self {
+        InspectOptions { width: 64, items: 8, limit: None }
+    }
+}
+
+/// How much of a changed value `diff` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiffOptions {
+    /// Strings up to this many bytes are shown; longer ones by length and digest only.
+    pub width: usize,
+    /// Array elements shown for an added or removed array KV.
+    pub items: usize,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        DiffOptions { width: 64, items: 8 }
+    }
+}
+
 /// A value prepared for showing: numbers as they are, strings and arrays cut
 /// to what is shown, with their full length or count kept beside.
 #[derive(Debug, Clone, PartialEq)]

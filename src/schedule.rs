@@ -20,9 +20,6 @@ use crate::format::{self, Labelled, OpenOptions};
 use crate::hash::{Digest, Sha256Digest};
 use crate::pipeline;
 
-/// A labelled model of some format, as the scheduler hands it back.
-pub type AnyModel = Box<dyn Labelled>;
-
 /// How to label a batch of paths.
 #[derive(Debug, Clone, Default)]
 pub struct BatchOptions {
@@ -80,9 +77,9 @@ fn contained<T>(work: impl FnOnce() -> Result<T>) -> Result<T> {
 /// digests they fill in. A few runners per file take its jobs in turn
 /// (`next`), so queueing a file of a million tensors costs a task per
 /// thread, not one per tensor.
-struct FileWork {
+struct FileWork<M> {
     index: usize,
-    model: AnyModel,
+    model: M,
     /// Job indices, largest first (empty when read front to back).
     order: Vec<usize>,
     /// The position in `order` of the next job to take.
@@ -119,10 +116,10 @@ impl Digests {
     }
 }
 
-impl FileWork {
+impl<M: Labelled> FileWork<M> {
     /// A file with every job still to do, in `order` (empty when the file
     /// is read front to back, which fills every slot at once).
-    fn new(index: usize, model: AnyModel, order: Vec<usize>) -> FileWork {
+    fn new(index: usize, model: M, order: Vec<usize>) -> FileWork<M> {
         let n = model.job_count();
         // Slots only for the jobs run one by one.
         let data = if order.is_empty() { Vec::new() } else { vec![[0u8; 32]; n] };
@@ -158,9 +155,8 @@ impl FileWork {
         if self.failed.load(Ordering::Relaxed) {
             return;
         }
-        let r = contained(|| {
-            tally.add(0).and_then(|()| format::run_job(self.model.as_ref(), t, &opts.pieces, &|n| tally.add(n)))
-        });
+        let r =
+            contained(|| tally.add(0).and_then(|()| format::run_job(&self.model, t, &opts.pieces, &|n| tally.add(n))));
         if r.is_err() {
             self.failed.store(true, Ordering::Relaxed);
         }
@@ -171,9 +167,9 @@ impl FileWork {
     /// cache) and fills every slot.
     fn run_front_to_back(&self, opts: &OpenOptions, threads: usize, tally: &Tally) {
         let r = contained(|| {
-            tally.add(0).and_then(|()| {
-                pipeline::hash_front_to_back(self.model.as_ref(), &opts.pieces, threads, &|n| tally.add(n))
-            })
+            tally
+                .add(0)
+                .and_then(|()| pipeline::hash_front_to_back(&self.model, &opts.pieces, threads, &|n| tally.add(n)))
         });
         let mut d = self.lock_digests();
         match r {
@@ -186,7 +182,7 @@ impl FileWork {
     }
 
     /// The finished digest, or the first error in tensor order.
-    fn finish(self) -> Result<(AnyModel, Digest)> {
+    fn finish(self) -> Result<(M, Digest)> {
         let d = self.digests.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((_, e)) = d.errors.into_iter().min_by_key(|&(t, _)| t) {
             return Err(e);
@@ -195,29 +191,29 @@ impl FileWork {
             // Only reached if a job was skipped without any job failing.
             return Err(Error::internal("tensor hashing was interrupted, and no job failed"));
         }
-        let digest = format::finish(self.model.as_ref(), d.data)?;
+        let digest = format::finish(&self.model, d.data)?;
         Ok((self.model, digest))
     }
 }
 
 /// Opens a model of whatever format a path holds (it may borrow, as
 /// [`NamedModels::open`](crate::NamedModels::open) does).
-pub type Opener<'a> = dyn Fn(&Path, &OpenOptions) -> Result<AnyModel> + 'a;
+pub type Opener<'a, M> = dyn Fn(&Path, &OpenOptions) -> Result<M> + 'a;
 
 /// Labels every path on `pool`, each opened by `open`, calling
 /// `emit(i, result)` for the i-th path in order, as soon as it and all
 /// before it are finished.
-pub fn schedule(
+pub fn schedule<M: Labelled + 'static>(
     paths: &[PathBuf],
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
-    open: &Opener<'_>,
-    mut emit: impl FnMut(usize, Result<(AnyModel, Digest)>),
+    open: &Opener<'_, M>,
+    mut emit: impl FnMut(usize, Result<(M, Digest)>),
 ) {
     let (done_tx, done_rx) = mpsc::channel::<usize>();
     let window = pool.current_num_threads().max(1).saturating_mul(2);
-    let mut in_flight: BTreeMap<usize, Arc<FileWork>> = BTreeMap::new();
-    let mut ready: BTreeMap<usize, Result<(AnyModel, Digest)>> = BTreeMap::new();
+    let mut in_flight: BTreeMap<usize, Arc<FileWork<M>>> = BTreeMap::new();
+    let mut ready: BTreeMap<usize, Result<(M, Digest)>> = BTreeMap::new();
     let mut next_open = 0;
     let mut next_emit = 0;
     while next_emit < paths.len() {
@@ -234,10 +230,10 @@ pub fn schedule(
                     ready.insert(index, Err(e));
                 }
                 Ok(model) if model.job_count() == 0 => {
-                    let r = format::finish(model.as_ref(), Vec::new()).map(|d| (model, d));
+                    let r = format::finish(&model, Vec::new()).map(|d| (model, d));
                     ready.insert(index, r);
                 }
-                Ok(model) if pipeline::reads_front_to_back(model.as_ref()) => {
+                Ok(model) if pipeline::reads_front_to_back(&model) => {
                     // One task reads the whole model front to back, with
                     // hashing threads of its own as many as the pool's.
                     let work = Arc::new(FileWork::new(index, model, Vec::new()));
@@ -250,7 +246,7 @@ pub fn schedule(
                     in_flight.insert(index, work);
                 }
                 Ok(model) => {
-                    let order = format::hash_order(model.as_ref());
+                    let order = format::hash_order(&model);
                     let runners = order.len().min(pool.current_num_threads().max(1));
                     let work = Arc::new(FileWork::new(index, model, order));
                     for _ in 0..runners {
@@ -294,13 +290,13 @@ pub fn schedule(
 /// Labels every path on `pool` like [`schedule`] and returns all the
 /// results at once, in argument order (for callers that need every model
 /// before they can say anything: a statement, `inspect`, `diff`, Python).
-pub fn schedule_all(
+pub fn schedule_all<M: Labelled + 'static>(
     paths: &[PathBuf],
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
-    open: &Opener<'_>,
-) -> Vec<Result<(AnyModel, Digest)>> {
-    let mut done: Vec<Option<Result<(AnyModel, Digest)>>> = paths.iter().map(|_| None).collect();
+    open: &Opener<'_, M>,
+) -> Vec<Result<(M, Digest)>> {
+    let mut done: Vec<Option<Result<(M, Digest)>>> = paths.iter().map(|_| None).collect();
     schedule(paths, opts, pool, open, |i, r| {
         if let Some(slot) = done.get_mut(i) {
             *slot = Some(r);
@@ -313,7 +309,7 @@ pub fn schedule_all(
 
 /// Takes the file's work back from the job that announced it (which may
 /// still hold its reference for an instant) and finishes it.
-fn finish_when_released(mut work: Arc<FileWork>) -> Result<(AnyModel, Digest)> {
+fn finish_when_released<M: Labelled>(mut work: Arc<FileWork<M>>) -> Result<(M, Digest)> {
     loop {
         match Arc::try_unwrap(work) {
             Ok(w) => return w.finish(),

@@ -35,7 +35,7 @@ use gguf_digest::provenance::statement as statements;
 use gguf_digest::provenance::subjects;
 use gguf_digest::provenance::verify;
 use gguf_digest::{
-    AnyModel, BatchOptions, Digest, Named, NamedModels, OpenOptions, ReadMode, expand_arguments, schedule_all,
+    AnyModel, BatchOptions, Digest, Labelled, Named, NamedModels, OpenOptions, ReadMode, expand_arguments, schedule_all,
 };
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -265,7 +265,7 @@ const MAX_STRING_VALUE: u64 = 1 << 20;
 /// Every GGUF STRING value up to [`MAX_STRING_VALUE`] bytes, in the order
 /// of the model's KVs (its `--json` entry's); empty for other formats.
 fn string_values(m: &AnyModel) -> gguf_digest::Result<Vec<Option<Vec<u8>>>> {
-    let Some(g) = m.as_any().downcast_ref::<gguf_digest::gguf::Model>() else { return Ok(Vec::new()) };
+    let AnyModel::Gguf(g) = m else { return Ok(Vec::new()) };
     g.kvs().iter().map(|kv| g.string_bytes(kv, MAX_STRING_VALUE)).collect()
 }
 
@@ -430,7 +430,7 @@ fn statement(
     // Every leaf of every model with --leaves: built without the GIL.
     let text = detached(py, || {
         let labelled: Vec<statements::Subject<'_>> =
-            done.iter().zip(&names).map(|((m, d), n)| (n.as_path(), m.as_ref(), d)).collect();
+            done.iter().zip(&names).map(|((m, d), n)| (n.as_path(), m.labelled(), d)).collect();
         statements::statement_text(&labelled, leaves)
     })?;
     text.map_err(|e| plain_error(py, e.to_string(), None))

@@ -13,7 +13,6 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::diff::DiffOptions;
 use crate::error::Result;
 use crate::gguf::arrays::{ElementDifference, first_difference, show_value};
 use crate::gguf::ggml_type::GgmlType;
@@ -22,6 +21,7 @@ use crate::gguf::model::{Model, ModelKv, ModelTensor, shard_of};
 use crate::gguf::value::Value;
 use crate::hash::{Digest, Sha256Digest};
 use crate::output::JSON_FORMAT;
+use crate::render::DiffOptions;
 use crate::render::{Shown, count, dims_text, path_text, short_digest};
 use crate::text::escape_bytes;
 

@@ -21,8 +21,8 @@ use crate::gguf::parse::SPLIT_PREFIX;
 use crate::gguf::value::Value;
 use crate::gguf::warnings::{Warning, WarningKind, kv_warnings, tensor_warnings};
 use crate::hash::{Digest, Sha256Digest};
-use crate::inspect::InspectOptions;
 use crate::output::JSON_FORMAT;
+use crate::render::InspectOptions;
 use crate::render::{Shown, count, dims_text, path_text, table};
 use crate::text::escape_bytes;
 

@@ -2,7 +2,8 @@
 //! file's byte order; `parse` turns a file's bytes into a [`GgufFile`] (pure,
 //! no I/O); `model` joins one file or the shards of a split model into a
 //! logical [`Model`], sorted; `skeleton` builds the canonical skeleton
-//! (docs/SPEC.md). The core reaches it only through [`Labelled`].
+//! (docs/SPEC.md). The core reaches it only through [`Labelled`] and its
+//! [`Description`], [`Gguf`].
 
 mod arrays;
 mod cursor;
@@ -21,11 +22,11 @@ mod tensors;
 mod value;
 pub mod warnings;
 
-use std::any::Any;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::format::Labelled;
+use crate::format::{Description, Labelled, OpenOptions};
 use crate::hash::{Digest, Job, Sha256Digest};
+use crate::render::{DiffOptions, InspectOptions};
 use crate::source::Source;
 
 pub use arrays::{ElementDifference, first_difference, show_value};
@@ -68,8 +69,56 @@ impl Labelled for Model {
     fn contract(&self) -> (&'static str, &'static str) {
         ("gguf", "canonical-skeleton-v1")
     }
+}
 
-    fn as_any(&self) -> &dyn Any {
-        self
+/// The GGUF format, as the core knows it (its [`Description`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Gguf;
+
+impl Description for Gguf {
+    type Model = Model;
+    type Inspection = inspect::Inspection;
+    type Diff = diff::Diff;
+
+    const WHAT: &'static str = "a GGUF model";
+    const EXTENSIONS: &'static [&'static str] = &["gguf"];
+
+    fn claims_bytes(head: &[u8]) -> bool {
+        head.starts_with(b"GGUF")
     }
+
+    fn claims_path(_: &Path) -> bool {
+        false
+    }
+
+    fn from_source(source: Source, opts: OpenOptions) -> crate::Result<Model> {
+        Model::from_source(source, opts)
+    }
+
+    fn first_shard_of(later: &Path) -> Option<PathBuf> {
+        ShardName::parse(later).filter(|n| n.no > 1).map(|n| n.sibling(1))
+    }
+
+    fn shard_alone_names_model(_: &Model) -> bool {
+        // A later shard alone is refused: it is not the first.
+        false
+    }
+
+    fn approximate_bytes(path: &Path) -> Option<u64> {
+        let name = ShardName::parse(path).filter(|n| n.no == 1)?;
+        Some((1..=name.count).fold(0u64, |t, no| t.saturating_add(file_size(&name.sibling(no)))))
+    }
+
+    fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> crate::Result<inspect::Inspection> {
+        inspect::inspect(model, digest, opts)
+    }
+
+    fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) -> crate::Result<diff::Diff> {
+        diff::diff(a, da, b, db, opts)
+    }
+}
+
+/// A file's size, 0 where it cannot be seen (a progress bar's estimate).
+fn file_size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
 }

@@ -1,13 +1,11 @@
-//! What an argument names, which format reads it, and labelling arguments:
-//! the one place that lists the formats (the core never imports one).
+//! What an argument names, which format reads it, and labelling arguments.
 //!
 //! An argument is a file, a directory, standard input (`-`) or a store
 //! reference (`ollama:NAME`): the variants of [`Input`]. A file is
 //! opened once and sniffed by its first bytes (an index file by its name,
 //! an Ollama manifest by where it lies in a store);
-//! the format that claims it parses the same open file. A directory names
-//! the one model in it (`directory`). Adding a format adds one arm to
-//! [`sniff`] and one to [`open_model`].
+//! the format that claims it parses the same open file (`formats`, the
+//! one list of them). A directory is labelled whole ([`directory::Model`]).
 //!
 //! What an argument leads to is opened beneath a root (docs/adr/0020): a
 //! directory's entries beneath the directory (a Hugging Face snapshot's
@@ -15,20 +13,19 @@
 //! its directory ([`Source::beside`]), a statement's subjects beneath
 //! `verify`'s root ([`open_model_beneath`]).
 
-mod directory;
 mod shard_sets;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::directory;
 use crate::error::{Error, Result};
 use crate::format::OpenOptions;
-use crate::gguf;
+use crate::formats::{AnyModel, Format};
 use crate::hash::Digest;
 use crate::ollama;
-use crate::safetensors;
-use crate::schedule::{AnyModel, BatchOptions, schedule, schedule_all};
-use crate::source::{Beside, Last, Root, Source};
+use crate::schedule::{BatchOptions, schedule, schedule_all};
+use crate::source::{Last, Root, Source};
 
 pub use shard_sets::{Named, NamedModels};
 
@@ -37,7 +34,7 @@ pub use shard_sets::{Named, NamedModels};
 pub enum Input {
     /// A file on disk.
     File(PathBuf),
-    /// A directory on disk: the one model in it is labelled.
+    /// A directory on disk: labelled as a whole (docs/adr/0023).
     Directory(PathBuf),
     /// `ollama:NAME`: a model in the Ollama store.
     Ollama(String),
@@ -60,48 +57,18 @@ impl Input {
     }
 }
 
-/// The formats a file can be read as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// A GGUF file (magic `GGUF`), one file or the first shard of a set.
-    Gguf,
-    /// A safetensors file (a little-endian header length, then JSON).
-    Safetensors,
-}
-
 /// Bytes read from the start of a file to tell its format.
 const SNIFF_BYTES: u64 = 9;
-
-/// The format whose signature `head` (a file's first bytes) carries, if any.
-pub fn sniff(head: &[u8]) -> Option<Format> {
-    if head.starts_with(b"GGUF") {
-        return Some(Format::Gguf);
-    }
-    if safetensors::sniff(head) {
-        return Some(Format::Safetensors);
-    }
-    None
-}
-
-/// The format a file's name promises, for files whose bytes claim none (so
-/// that a broken safetensors file gets safetensors' error, not GGUF's).
-fn by_extension(path: &Path) -> Option<Format> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("safetensors") => Some(Format::Safetensors),
-        Some("gguf") => Some(Format::Gguf),
-        _ => None,
-    }
-}
 
 /// Opens and parses the model at `path`, in whichever format it is.
 pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
     match Input::from_arg(path) {
-        Input::Ollama(reference) => Ok(Box::new(ollama::open_reference(&reference, *opts)?)),
-        Input::Directory(dir) => open_in_directory(&Beside::around(&dir)?, opts),
+        Input::Ollama(reference) => Ok(AnyModel::Ollama(Box::new(ollama::open_reference(&reference, *opts)?))),
+        Input::Directory(dir) => Ok(AnyModel::Directory(Box::new(directory::Model::open(&dir, opts)?))),
         Input::Stdin => {
             let source = Source::stdin()?;
-            let format = sniff(&source.head(SNIFF_BYTES)?);
-            model_from(source, format, opts)
+            let format = Format::of_bytes(&source.head(SNIFF_BYTES)?);
+            read_as(source, format, opts)
         }
         Input::File(path) => open_source(Source::open(&path, opts.read_mode)?, opts),
     }
@@ -113,44 +80,28 @@ pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
 /// entries, a store's blobs) is opened beneath the same root.
 pub(crate) fn open_model_beneath(root: &Arc<Root>, rel: &Path, shown: &Path, opts: &OpenOptions) -> Result<AnyModel> {
     if root.file_type(rel).is_ok_and(|t| t == rustix::fs::FileType::Directory) {
-        return open_in_directory(&Beside::new(Arc::clone(root), rel.to_path_buf(), shown.to_path_buf()), opts);
+        return Ok(AnyModel::Directory(Box::new(directory::Model::open_beneath(root, rel, shown, opts)?)));
     }
     open_source(Source::open_beneath(root, rel, shown, opts.read_mode, Last::Follow)?, opts)
 }
 
-/// The one model in a directory, opened beneath the directory's root.
-fn open_in_directory(dir: &Beside, opts: &OpenOptions) -> Result<AnyModel> {
-    let name = directory::model_in(dir)?;
-    open_source(dir.open(&name, opts.read_mode)?, opts)
-}
-
-/// The model an open file holds: an index (by its name), a manifest in a
-/// store, or a file sniffed by its first bytes.
+/// The model an open file holds: a file some format claims by its name or
+/// place (an index, a manifest in a store), else by its first bytes, else
+/// by its extension.
 fn open_source(source: Source, opts: &OpenOptions) -> Result<AnyModel> {
     let path = source.path().to_path_buf();
-    if safetensors::is_index_name(&path) {
-        return Ok(Box::new(safetensors::Model::from_source(source, *opts)?));
-    }
-    // A manifest given by path: known by where it lies in a store, not by
-    // its bytes (ollama::root_of_manifest); its blobs are opened beneath
-    // the store, four levels above its own directory.
-    if let Some(root) = ollama::root_of_manifest(&path) {
-        let store = source.root_above(4, &root)?;
-        drop(source);
-        return Ok(Box::new(ollama::Model::open_in(&path.to_string_lossy(), &store, &path, *opts)?));
+    if let Some(format) = Format::of_path(&path) {
+        return format.open(source, *opts);
     }
     let head = source.head(SNIFF_BYTES)?;
-    model_from(source, sniff(&head).or_else(|| by_extension(&path)), opts)
+    read_as(source, Format::of_bytes(&head).or_else(|| Format::of_extension(&path)), opts)
 }
 
 /// The model an opened source holds, read as `format`. A source no format
 /// claims is read as GGUF, whose parser says precisely what is wrong with
 /// it (empty, bad magic, ...).
-fn model_from(source: Source, format: Option<Format>, opts: &OpenOptions) -> Result<AnyModel> {
-    match format {
-        Some(Format::Safetensors) => Ok(Box::new(safetensors::Model::from_source(source, *opts)?)),
-        Some(Format::Gguf) | None => Ok(Box::new(gguf::Model::from_source(source, *opts)?)),
-    }
+fn read_as(source: Source, format: Option<Format>, opts: &OpenOptions) -> Result<AnyModel> {
+    format.unwrap_or(Format::Gguf).open(source, *opts)
 }
 
 /// The arguments with `ollama:` alone expanded to every model in the store
@@ -193,31 +144,7 @@ fn store_with_manifests() -> Result<PathBuf> {
 /// the model it names (shard siblings, the files of an index, the model in
 /// a directory). For a progress bar's length; 0 where nothing can be seen.
 pub fn approximate_bytes(path: &Path) -> u64 {
-    let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
-    let sum = |paths: &mut dyn Iterator<Item = PathBuf>| paths.fold(0u64, |t, p| t.saturating_add(size(&p)));
-    if path.is_dir() {
-        let dir = Beside::around(path);
-        return dir.and_then(|d| directory::model_in(&d).map(|m| d.path_of(&m))).map_or(0, |m| approximate_bytes(&m));
-    }
-    if let Input::Ollama(r) = Input::from_arg(path) {
-        return ollama::manifest_bytes(&r).unwrap_or(0);
-    }
-    if safetensors::is_index_name(path) {
-        let dir = path.parent().unwrap_or(Path::new(""));
-        let files = safetensors::read_index(path, crate::source::ReadMode::Pread).map(|i| i.files).unwrap_or_default();
-        return sum(&mut files.iter().filter_map(|f| safetensors::plain_name_in(dir, f).ok()));
-    }
-    if let Some(name) = gguf::ShardName::parse(path).filter(|n| n.no == 1) {
-        return sum(&mut (1..=name.count).map(|no| name.sibling(no)));
-    }
-    if let Some(name) = safetensors::ShardName::parse(path) {
-        let index = name.index_path();
-        if index.is_file() {
-            return approximate_bytes(&index);
-        }
-        return sum(&mut (1..=name.count).map(|no| name.sibling(no)));
-    }
-    size(path)
+    Format::approximate_bytes(path).unwrap_or_else(|| std::fs::metadata(path).map_or(0, |m| m.len()))
 }
 
 /// Labels every path on `pool` (all tensors of all files scheduled
@@ -241,29 +168,4 @@ pub fn label_paths<const N: usize>(
 ) -> [Result<(AnyModel, Digest)>; N] {
     let mut all = schedule_all(&paths, opts, pool, &open_model).into_iter();
     std::array::from_fn(|_| all.next().unwrap_or_else(|| Err(Error::internal("a path was not labelled"))))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sniffs_safetensors_by_header_start() {
-        assert_eq!(sniff(b"\x02\0\0\0\0\0\0\0{}"), Some(Format::Safetensors));
-        assert_eq!(sniff(b"\x02\0\0\0\0\0\0\0 {"), Some(Format::Safetensors));
-        assert_eq!(sniff(b"\x02\0\0\0\0\0\0\0["), None);
-        assert_eq!(sniff(b"\xff\xff\xff\xff\xff\xff\xff\xff{"), None);
-        assert_eq!(sniff(b"\x02\0\0\0\0\0\0\0"), None);
-        assert_eq!(by_extension(Path::new("a.safetensors")), Some(Format::Safetensors));
-        assert_eq!(by_extension(Path::new("a.bin")), None);
-    }
-
-    #[test]
-    fn sniffs_gguf_by_magic_only() {
-        assert_eq!(sniff(b"GGUF\x03\0\0\0"), Some(Format::Gguf));
-        assert_eq!(sniff(b"GGUF"), Some(Format::Gguf));
-        assert_eq!(sniff(b"GGU"), None);
-        assert_eq!(sniff(b""), None);
-        assert_eq!(sniff(b"FUGG\0\0\0\x03"), None);
-    }
 }

@@ -8,9 +8,7 @@ use std::sync::Mutex;
 
 use crate::error::Result;
 use crate::format::{Labelled, OpenOptions};
-use crate::gguf;
-use crate::safetensors;
-use crate::schedule::AnyModel;
+use crate::formats::{AnyModel, Format};
 
 use super::open_model;
 
@@ -60,9 +58,9 @@ impl NamedModels {
         let covered: Vec<Option<(PathBuf, bool)>> = if opts.join_shards {
             let named: HashSet<&Path> = args.iter().map(PathBuf::as_path).collect();
             let mut cover = |arg: &PathBuf| {
-                let first = first_shard_by_name(arg).filter(|f| named.contains(f.as_path()))?;
+                let first = Format::first_shard_of(arg).filter(|f| named.contains(f.as_path()))?;
                 let model = opened.entry(first.clone()).or_insert_with_key(|first| open_model(first, opts).ok());
-                let stands = stands_alone(model.as_deref()?, arg)?;
+                let stands = stands_alone(model.as_ref()?, arg)?;
                 Some((first, stands))
             };
             args.iter().map(&mut cover).collect()
@@ -116,12 +114,6 @@ impl NamedModels {
     }
 }
 
-/// The first shard a later shard's name points to (GGUF or safetensors).
-fn first_shard_by_name(path: &Path) -> Option<PathBuf> {
-    let gguf = gguf::ShardName::parse(path).filter(|n| n.no > 1).map(|n| n.sibling(1));
-    gguf.or_else(|| safetensors::ShardName::parse(path).filter(|n| n.no > 1).map(|n| n.sibling(1)))
-}
-
 /// Whether `model`, opened from a first shard, holds the later shard
 /// `shard` (`None`: it does not) and, if so, whether `shard` alone names
 /// the same model. A GGUF set holds a later shard only when its `split.`
@@ -129,9 +121,9 @@ fn first_shard_by_name(path: &Path) -> Option<PathBuf> {
 /// safetensors set without an index refuses its later shards alone by their
 /// names; through an index, a shard alone opens the same index, so names
 /// the same model.
-fn stands_alone(model: &dyn Labelled, shard: &Path) -> Option<bool> {
+fn stands_alone(model: &AnyModel, shard: &Path) -> Option<bool> {
     if !model.sources().iter().any(|s| s.path() == shard) {
         return None;
     }
-    Some(model.as_any().downcast_ref::<safetensors::Model>().is_some_and(|m| m.index().is_some()))
+    Some(model.shard_alone_names_model())
 }

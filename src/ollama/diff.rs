@@ -9,7 +9,6 @@ use std::fmt::{self, Write as _};
 
 use serde_json::{Value as Json, json};
 
-use crate::diff::DiffOptions;
 use crate::error::Result;
 use crate::gguf;
 use crate::hash::{Digest, Sha256Digest};
@@ -18,6 +17,7 @@ use crate::ollama::inspect::config_text;
 use crate::ollama::model::{ComponentKind, Model};
 use crate::ollama::served;
 use crate::output::JSON_FORMAT;
+use crate::render::DiffOptions;
 use crate::render::short_digest;
 use crate::safetensors;
 use crate::text::{escape_bytes, escape_name};

@@ -21,7 +21,10 @@ pub use name::{ModelName, SCHEME, store_root};
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::format::OpenOptions;
+use crate::format::{Description, OpenOptions};
+use crate::hash::Digest;
+use crate::render::{DiffOptions, InspectOptions};
+use crate::source::Source;
 
 /// Opens the model an `ollama:NAME` reference names, in the store.
 pub fn open_reference(reference: &str, opts: OpenOptions) -> Result<Model> {
@@ -223,9 +226,58 @@ impl crate::format::Labelled for Model {
     fn contract(&self) -> (&'static str, &'static str) {
         ("ollama", "ollama-skeleton-v1")
     }
+}
 
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
+/// Ollama models, as the core knows them (their [`Description`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Ollama;
+
+impl Description for Ollama {
+    type Model = Model;
+    type Inspection = inspect::Inspection;
+    type Diff = diff::Diff;
+
+    const WHAT: &'static str = "an Ollama model";
+    // A manifest has no extension of its own: where it lies tells.
+    const EXTENSIONS: &'static [&'static str] = &[];
+
+    fn claims_bytes(_: &[u8]) -> bool {
+        false
+    }
+
+    fn claims_path(path: &Path) -> bool {
+        root_of_manifest(path).is_some()
+    }
+
+    fn from_source(source: Source, opts: OpenOptions) -> Result<Model> {
+        // A manifest given by path: its blobs are opened beneath the store,
+        // four levels above its own directory.
+        let path = source.path().to_path_buf();
+        let root = root_of_manifest(&path).ok_or_else(|| crate::Error::internal("a manifest outside a store"))?;
+        let store = source.root_above(4, &root)?;
+        drop(source);
+        Model::open_in(&path.to_string_lossy(), &store, &path, opts)
+    }
+
+    fn first_shard_of(_: &Path) -> Option<PathBuf> {
+        None
+    }
+
+    fn shard_alone_names_model(_: &Model) -> bool {
+        false
+    }
+
+    fn approximate_bytes(path: &Path) -> Option<u64> {
+        let reference = path.to_str().filter(|s| s.starts_with(SCHEME))?;
+        Some(manifest_bytes(reference).unwrap_or(0))
+    }
+
+    fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<inspect::Inspection> {
+        inspect::inspect(model, digest, opts)
+    }
+
+    fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) -> Result<diff::Diff> {
+        diff::diff(a, da, b, db, opts)
     }
 }
 

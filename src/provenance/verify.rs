@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::OpenOptions;
+use crate::formats::AnyModel;
 use crate::provenance::envelope::{self, Signed};
 use crate::provenance::keys::PublicKey;
 use crate::provenance::{MAX_STATEMENT, PAYLOAD_TYPE, subjects};
-use crate::schedule::AnyModel;
 use crate::source::Root;
 
 /// What a statement claims, ready to be relabelled.

@@ -16,9 +16,9 @@ use std::path::PathBuf;
 
 use serde_json::{Value as Json, json};
 
-use crate::diff::DiffOptions;
 use crate::hash::{Digest, Sha256Digest};
 use crate::output::JSON_FORMAT;
+use crate::render::DiffOptions;
 use crate::render::{Shown, dims_text, path_text, short_digest};
 use crate::safetensors::model::Model;
 use crate::text::escape_bytes;

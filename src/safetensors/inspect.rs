@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use serde_json::{Value as Json, json};
 
 use crate::hash::{Digest, Sha256Digest};
-use crate::inspect::InspectOptions;
 use crate::output::JSON_FORMAT;
+use crate::render::InspectOptions;
 use crate::render::{Shown, count, dims_text, path_text, short_digest, table};
 use crate::safetensors::model::Model;
 use crate::text::escape_bytes;

@@ -3,7 +3,7 @@
 //! of its first bytes); `index` reads an index; `model` joins files into a
 //! logical model with its metadata groups; `skeleton` builds the canonical
 //! skeleton (docs/SPEC.md, "Safetensors"). The core reaches it only through
-//! [`Labelled`].
+//! [`Labelled`] and its [`Description`], [`Safetensors`].
 
 pub mod diff;
 mod dtype;
@@ -16,15 +16,16 @@ mod names;
 pub mod partial;
 mod skeleton;
 
-use std::any::Any;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::format::Labelled;
+use crate::format::{Description, Labelled, OpenOptions};
 use crate::hash::{Digest, Job, Sha256Digest};
+use crate::render::{DiffOptions, InspectOptions};
 use crate::source::Source;
 
 pub use dtype::{DTYPES, Dtype};
 pub use header::{MAX_DEPTH, MAX_HEADER, SafetensorsFile, TensorEntry, parse};
+pub(crate) use index::read_index_from;
 pub use index::{Index, parse_index, read_index};
 pub use json::write_model_json;
 pub use model::{Group, IndexInfo, Model, ModelTensor, StFile, is_index_name};
@@ -68,8 +69,67 @@ impl Labelled for Model {
     fn contract(&self) -> (&'static str, &'static str) {
         ("safetensors", "safetensors-skeleton-v1")
     }
+}
 
-    fn as_any(&self) -> &dyn Any {
-        self
+/// The safetensors format, as the core knows it (its [`Description`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Safetensors;
+
+impl Description for Safetensors {
+    type Model = Model;
+    type Inspection = inspect::Inspection;
+    type Diff = diff::Diff;
+
+    const WHAT: &'static str = "a safetensors model";
+    const EXTENSIONS: &'static [&'static str] = &["safetensors"];
+
+    fn claims_bytes(head: &[u8]) -> bool {
+        sniff(head)
     }
+
+    fn claims_path(path: &Path) -> bool {
+        is_index_name(path)
+    }
+
+    fn from_source(source: Source, opts: OpenOptions) -> crate::Result<Model> {
+        Model::from_source(source, opts)
+    }
+
+    fn first_shard_of(later: &Path) -> Option<PathBuf> {
+        ShardName::parse(later).filter(|n| n.no > 1).map(|n| n.sibling(1))
+    }
+
+    fn shard_alone_names_model(model: &Model) -> bool {
+        // Through an index, a shard alone opens the same index; without
+        // one, a later shard alone is refused by its name.
+        model.index().is_some()
+    }
+
+    fn approximate_bytes(path: &Path) -> Option<u64> {
+        let sum = |paths: &mut dyn Iterator<Item = PathBuf>| paths.fold(0u64, |t, p| t.saturating_add(file_size(&p)));
+        if is_index_name(path) {
+            let dir = path.parent().unwrap_or(Path::new(""));
+            let files = read_index(path, crate::source::ReadMode::Pread).map(|i| i.files).unwrap_or_default();
+            return Some(sum(&mut files.iter().filter_map(|f| plain_name_in(dir, f).ok())));
+        }
+        let name = ShardName::parse(path)?;
+        let index = name.index_path();
+        if index.is_file() {
+            return Self::approximate_bytes(&index);
+        }
+        Some(sum(&mut (1..=name.count).map(|no| name.sibling(no))))
+    }
+
+    fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> crate::Result<inspect::Inspection> {
+        Ok(inspect::inspect(model, digest, opts))
+    }
+
+    fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) -> crate::Result<diff::Diff> {
+        Ok(diff::diff(a, da, b, db, opts))
+    }
+}
+
+/// A file's size, 0 where it cannot be seen (a progress bar's estimate).
+fn file_size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
 }

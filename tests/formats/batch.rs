@@ -203,13 +203,15 @@ fn the_model_that_covers_a_left_out_shard_is_the_one_labelled() {
     let paths = write_set(&d, "m", &g.split(&[2, 2]));
     let opts = OpenOptions::default();
     let pieces = gguf_digest::PieceSizes::default();
-    let files = |m: &gguf_digest::AnyModel| m.sources().iter().map(|s| s.path().to_path_buf()).collect::<Vec<_>>();
+    let files = |m: &gguf_digest::AnyModel| {
+        gguf_digest::Labelled::sources(m).iter().map(|s| s.path().to_path_buf()).collect::<Vec<_>>()
+    };
 
     let named = NamedModels::new(&paths, &opts);
     assert_eq!(named.paths(), &paths[..1], "the second shard is the set's");
     let model = named.open(&paths[0], &opts).unwrap();
     assert_eq!(files(&model), paths, "the model handed over holds the shard left out");
-    assert_eq!(gguf_digest::digest(model.as_ref(), &pieces).unwrap().label(), g.expected_label());
+    assert_eq!(gguf_digest::digest(&model, &pieces).unwrap().label(), g.expected_label());
 
     let named = NamedModels::new(&paths, &opts);
     let other = Gguf::new().tensor(Tensor::filled("x", &[8], 0, 9));
@@ -219,7 +221,7 @@ fn the_model_that_covers_a_left_out_shard_is_the_one_labelled() {
     assert_eq!(files(&named.open(&paths[0], &pread).unwrap()), &paths[..1]);
     let model = named.open(&paths[0], &opts).unwrap();
     assert_eq!(files(&model), paths, "still the set that was seen");
-    let e = gguf_digest::digest(model.as_ref(), &pieces).unwrap_err();
+    let e = gguf_digest::digest(&model, &pieces).unwrap_err();
     assert!(matches!(e.kind(), gguf_digest::ErrorKind::FileChanged(_)), "{e}");
     // Handed over once: opened again, the path is what it now holds.
     assert_eq!(files(&named.open(&paths[0], &opts).unwrap()), &paths[..1]);

@@ -23,8 +23,8 @@ use gguf_digest::output::{
     JsonWriter, begin_document, end_document, error_line, quote_name, sums_line, write_error_json,
 };
 use gguf_digest::{
-    AnyModel, BatchOptions, Digest, NamedModels, OpenOptions, Opener, ReadMode, approximate_bytes, digest_paths,
-    expand_arguments, open_model, schedule,
+    AnyModel, BatchOptions, Digest, Labelled, NamedModels, OpenOptions, Opener, ReadMode, approximate_bytes,
+    digest_paths, expand_arguments, open_model, schedule,
 };
 
 const EXAMPLES: &str = "\
@@ -120,7 +120,8 @@ struct Args {
     no_mmap: bool,
 
     /// Ollama models: also check every weights blob against its digest and
-    /// size (a store audit; the label is the same).
+    /// size; Hugging Face cache snapshots: every file against the name of
+    /// the blob it links to (a store audit; the label is the same).
     #[arg(long)]
     verify_blobs: bool,
 
@@ -280,6 +281,11 @@ fn run(args: &Args) -> io::Result<u8> {
     }
     let report = |i: usize, r: gguf_digest::Result<(AnyModel, Digest)>| {
         let Some(path) = files.get(i) else { return };
+        if let Ok((AnyModel::Directory(m), _)) = &r {
+            for w in m.warnings() {
+                eprintln!("gguf-digest: warning: {}: {w}", quote_name(path.as_os_str().as_encoded_bytes()));
+            }
+        }
         let step = match (r, json.as_mut()) {
             (Ok((model, digest)), Some(w)) => io_result.is_ok().then(|| model.write_json(w, path, &digest)),
             (Ok((_, digest)), None) => io_result.is_ok().then(|| out.write_all(&sums_line(&digest.label(), path))),
@@ -393,7 +399,7 @@ fn digest_with_progress(
     paths: &[PathBuf],
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
-    open: &Opener<'_>,
+    open: &Opener<'_, AnyModel>,
     mut emit: impl FnMut(usize, gguf_digest::Result<(AnyModel, Digest)>),
 ) {
     let mut opts = opts.clone();

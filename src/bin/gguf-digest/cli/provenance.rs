@@ -118,7 +118,7 @@ pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::Th
         return Ok(EXIT_ERROR);
     }
     let labelled: Vec<statement::Subject<'_>> =
-        done.iter().zip(&names).map(|((m, d), n)| (n.as_path(), m.as_ref(), d)).collect();
+        done.iter().zip(&names).map(|((m, d), n)| (n.as_path(), m.labelled(), d)).collect();
     // Written as it is made: with --leaves every tensor of every model.
     let mut out = io::BufWriter::new(io::stdout().lock());
     statement::write_statement(&mut JsonWriter::pretty(&mut out), &labelled, args.leaves)?;
