@@ -450,7 +450,8 @@ def cmd_synthetic(out: Path, seed: int) -> None:
     t.same(ck("shards3", "shards3"), "A", "3 shards and an index")
     t.same(ck("shards3-noindex", "shards3-noindex"), "A", "3 shards, no index")
     t.same(ck("relayout", "relayout"), "A", "one file, header and data rewritten")
-    t.same(hf_cache(cache, "test/tiny-bert", base, out, "single"), "A", "hub cache snapshot")
+    snap_a = hf_cache(cache, "test/tiny-bert", base, out, "single")
+    t.same(snap_a, "A", "hub cache snapshot")
     t.same(hf_cache(cache, "test/tiny-bert", out / "shards3", out, "shards3", ref=None), "A",
            "hub cache snapshot of 3 shards")
     t.same(hf_cache(cache, "test/tiny-bert-xet", base, out, "xet", xet=("model.safetensors",)), "A",
@@ -525,6 +526,30 @@ def cmd_synthetic(out: Path, seed: int) -> None:
     changed["pooler.dense.weight"] = state["pooler.dense.weight"].copy()
     changed["pooler.dense.weight"][3, 4] += 1.0
     t.same(checkpoint(out / "weights", changed, "shards2", rng), "weights", "one weight changed, 2 shards")
+
+    def dangling_git(d: Path) -> None:
+        (d / ".git").symlink_to("nowhere")
+        (d / "x/.github").mkdir(parents=True)
+        (d / "x/.github/y.yml").write_text("y\n")
+        (d / "sub").mkdir()
+        (d / "sub/.gitignore").symlink_to("../../nowhere")
+        (d / "sub/.gitattributes").mkdir()
+        os.mkfifo(d / "sub/.gitattributes/pipe")
+
+    plus("skipped-oddities", "A", "a dangling link named .git, .github below the top, a FIFO below .gitattributes",
+         dangling_git)
+    plus("cache-link", "cache-link", "a link .cache to README.md at the top, content like any file",
+         lambda d: (d / ".cache").symlink_to("README.md"))
+
+    def chain(d: Path) -> None:
+        (d / "a.md").symlink_to("b.md")
+        (d / "b.md").symlink_to("1_Pooling/../README.md")
+
+    plus("chain", "chain", "a chain of two links, one through 1_Pooling/..", chain)
+    plus("empty-prefix", "empty-prefix", "the weights as .safetensors (an empty prefix)",
+         lambda d: (d / "model.safetensors").rename(d / ".safetensors"))
+    plus("empty-prefix-set", "empty-prefix", "the weights as -00001-of-00001.safetensors (an empty prefix)",
+         lambda d: (d / "model.safetensors").rename(d / "-00001-of-00001.safetensors"))
 
     def renamed_shards(d: Path) -> None:
         ix = json.loads((d / "model.safetensors.index.json").read_text())
@@ -668,6 +693,14 @@ def cmd_synthetic(out: Path, seed: int) -> None:
         (d / ".gitattributes").write_text(GITATTRIBUTES)
 
     bad("no-file", "a directory with only .git, .gitattributes and an empty directory", nothing, None)
+
+    bad("cache-link-dir", "a link .cache to a directory at the top", lambda d: (d / ".cache").symlink_to("1_Pooling"))
+
+    other = hf_cache(cache, "test/tiny-bert", base, out, "other-snapshot", ref=None)
+    for rel in files_of(base):
+        (other / rel).unlink()
+        (other / rel).symlink_to(os.path.relpath(snap_a / rel, (other / rel).parent))
+    t.same(other, "A", "a snapshot whose entries link to another snapshot's entries")
 
     def refs_link(d: Path) -> None:
         (d / "main.txt").symlink_to("../../refs/main")

