@@ -127,7 +127,7 @@ class Trees:
                 fail(f"groups {owners[label]} and {g} share the label {label}")
             owners[label] = g
         for c in self.contest:
-            if c["label"] != next(iter(by_group[c["group"]])):
+            if c["group"] in by_group and c["label"] != next(iter(by_group[c["group"]])):
                 fail(f"contested tree {c['what']}: not the label of group {c['group']}")
         print(json.dumps({"trees": self.trees, "rejected": self.rejected, "contested": self.contest,
                           "notes": self.notes}))
@@ -474,6 +474,13 @@ def cmd_synthetic(out: Path, seed: int) -> None:
                 "§2: 'a step is checked where it lands', and this one lands inside the root; the directory it "
                 "passes through (the root's parent) is a real directory. Against: 'Nothing is opened outside "
                 "the root' (the lookup of the root's name happens in its parent)")
+    empty_index = out / "empty-index"
+    copy_tree(base, empty_index, out)
+    (empty_index / "extra.safetensors.index.json").write_text('{"metadata": {"total_size": 0}, "weight_map": {}}\n')
+    t.contested(empty_index, "empty-index", "an index with an empty weight_map beside the checkpoint",
+                "directory §3.1 reads a model 'as safetensors-skeleton-v1.md §5 reads it', and §5 reads an "
+                "empty weight_map as a model of no file (gguf-digest INDEX and st_oracle.py both label it); "
+                "the crate's grouping refuses it ('its index lists no file')")
     (out / "link-to-single").symlink_to(base)
     t.same(out / "link-to-single", "A", "a link to the directory, given as the root")
     empty = out / "empty-dirs"
