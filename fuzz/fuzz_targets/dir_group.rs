@@ -102,6 +102,12 @@ fn read_input(data: &[u8]) -> Input {
             let mut names = Vec::new();
             for _ in 0..n {
                 match plain_name(&mut b) {
+                    // An index listing an index: such a model can never be
+                    // labelled (an index is never a safetensors file: its
+                    // first 8 bytes, text, read as a header length far over
+                    // the 100,000,000-byte limit), so which component the
+                    // grouping puts it in does not matter; not generated.
+                    Some(x) if x.ends_with(INDEX) => {}
                     Some(x) if is_plain(&x) && !names.contains(&x) => names.push(x),
                     Some(_) => {}
                     None => break,
