@@ -39,6 +39,20 @@ What it implements, section by section:
   §4  the skeleton: "MDIR" || LE_u32(1) || LE_u64(C) || for each component
       in ascending (kind, name): kind || H(name) || digest.
 
+Readings of the contract where the text leaves room (checked against the
+crate by tests/interop/interop_directory.rs; the first two are where the
+crate reads it otherwise, kept there as contested trees):
+
+  * a link whose target leaves the root and comes back into it
+    (`../root/x`) lands inside the root, and "a step is checked where it
+    lands": accepted (the crate refuses a walk that leaves the root);
+  * an index whose weight_map is empty is, by safetensors §5, a model of no
+    file: labelled, as st_oracle.py and `gguf-digest INDEX` label it (the
+    crate's grouping refuses it);
+  * a file an index lists leaves every other grouping, whatever its suffix;
+  * an index listed by an index is an error (it could never be read as a
+    safetensors file anyway).
+
 Prints `<label>  <DIR>` per DIR, like sha256sum; --components adds one line
 per component `  <kind> <digest hex> <name>` (name with non-UTF-8 bytes
 escaped); --json prints instead one JSON line {"dirs": [{"path", "label",
