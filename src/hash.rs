@@ -416,6 +416,21 @@ mod tests {
     }
 
     #[test]
+    fn a_git_blob_id_is_sha1_of_its_header_and_bytes() {
+        // `git hash-object` of an empty file and of "hello\n".
+        let id = |bytes: &[u8]| {
+            let mut h = Hasher::new(Algorithm::GitBlobSha1 { len: bytes.len() as u64 });
+            h.update(bytes);
+            h.finalize()
+        };
+        assert_eq!(hex::encode(&id(b"")[..20]), "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+        assert_eq!(hex::encode(id(b"hello\n")), format!("ce013625030ba8dba906f756967f9e9ca394464a{}", "0".repeat(24)));
+        let mut h = Hasher::new(Algorithm::Sha256);
+        h.update(b"abc");
+        assert_eq!(h.finalize(), <[u8; 32]>::from(Sha256::digest(b"abc")));
+    }
+
+    #[test]
     fn default_sizes_for_little_endian_bytes_are_unchanged() {
         // Block 1 (and 4) divides both defaults: the plan is the defaults.
         for block in [1, 2, 4] {

@@ -350,7 +350,9 @@ pub fn walk_within(path: &Path, dir: &Path, within: Option<&Path>) -> Result<Tre
     while let Some((place, rel)) = pending.pop() {
         let (store, beneath) = layout.locate(&place, false).ok_or_else(|| layout.outside())?;
         let shown_dir = dir.join(OsStr::from_bytes(&rel));
-        let names = layout.root_of(store)?.entries(&beneath).map_err(|e| e.in_file(&shown_dir))?;
+        let mut names = layout.root_of(store)?.entries(&beneath).map_err(|e| e.in_file(&shown_dir))?;
+        // Sorted: of several bad entries, the same one is named every time.
+        names.sort();
         for name in names {
             let name = name.as_bytes().to_vec();
             if SKIPPED.contains(&name.as_slice()) {
@@ -402,4 +404,67 @@ pub fn walk_within(path: &Path, dir: &Path, within: Option<&Path>) -> Result<Tre
         files,
         incomplete,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn write(p: &Path, b: &[u8]) {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, b).unwrap();
+    }
+
+    #[test]
+    fn a_snapshot_s_links_end_in_its_blobs_and_the_shared_store() {
+        let t = tempfile::tempdir().unwrap();
+        let cache = std::fs::canonicalize(t.path()).unwrap();
+        let repo = cache.join("models--o--n");
+        let snap = repo.join("snapshots/rev");
+        write(&repo.join("blobs/aa"), b"a");
+        write(&cache.join("blobs/bb"), b"b");
+        write(&cache.join("blobs/.huggingface-shared-blobs"), b"");
+        symlink("../../blobs/bb", repo.join("blobs/bb")).unwrap();
+        std::fs::create_dir_all(snap.join("d")).unwrap();
+        symlink("../../blobs/aa", snap.join("a")).unwrap();
+        symlink("../../../blobs/bb", snap.join("d/b")).unwrap();
+        // An absolute link inside the root is a step like any other.
+        write(&snap.join("real"), b"r");
+        symlink(snap.join("real"), snap.join("abs")).unwrap();
+        let tree = walk(&snap).unwrap();
+        assert!(tree.snapshot && tree.shared.is_some());
+        type Row<'a> = (&'a [u8], Store, &'a Path, Option<&'a [u8]>);
+        let got: Vec<Row<'_>> =
+            tree.files.iter().map(|f| (f.name.as_slice(), f.store, f.at.as_path(), f.blob.as_deref())).collect();
+        assert_eq!(
+            got,
+            [
+                (&b"a"[..], Store::Main, Path::new("blobs/aa"), Some(&b"aa"[..])),
+                (b"abs", Store::Main, Path::new("snapshots/rev/real"), None),
+                (b"d/b", Store::Shared, Path::new("bb"), Some(&b"bb"[..])),
+                (b"real", Store::Main, Path::new("snapshots/rev/real"), None),
+            ]
+        );
+        // Without the marker, the shared store is no store: the link leads out.
+        std::fs::remove_file(cache.join("blobs/.huggingface-shared-blobs")).unwrap();
+        let e = walk(&snap).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::OutsideRoot { .. }), "{e}");
+        assert_eq!(e.path(), Some(snap.join("d/b").as_path()));
+    }
+
+    #[test]
+    fn a_dot_dot_out_of_a_linked_directory_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("r");
+        write(&root.join("a/b/f"), b"f");
+        write(&root.join("x"), b"x");
+        // `.git/..` is `a/b/..` to the kernel, `.` on names: refused (the
+        // link itself is a skipped entry, so only `y` is looked at).
+        symlink("a/b", root.join(".git")).unwrap();
+        symlink(".git/../x", root.join("y")).unwrap();
+        let e = walk(&root).unwrap_err();
+        assert!(e.to_string().contains("passes through a link"), "{e}");
+        assert_eq!(e.path(), Some(root.join("y").as_path()));
+    }
 }

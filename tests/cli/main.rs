@@ -15,6 +15,7 @@ mod common;
 mod bounded;
 mod cli;
 mod containment;
+mod directory;
 mod error_arguments;
 mod faults;
 mod first_hour;
