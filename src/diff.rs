@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::Description;
@@ -54,7 +54,7 @@ impl Diff {
     }
 
     /// The JSON document.
-    pub fn to_json(&self) -> Json {
+    pub fn to_json(&self) -> JsonValue {
         match self {
             Diff::Gguf(d) => d.to_json(),
             Diff::Safetensors(d) => d.to_json(),

@@ -12,7 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::hash::{Digest, Job, PieceSizes, Progress, Sha256Digest, hash_job};
+use crate::hash::{Digest, Job, PieceSizes, ProgressCallback, Sha256Digest, hash_job};
 use crate::output::JsonWriter;
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::{ReadMode, Source};
@@ -146,7 +146,12 @@ pub fn hash_order(model: &dyn Labelled) -> Vec<usize> {
 }
 
 /// Hashes job `i` of `model`.
-pub fn run_job(model: &dyn Labelled, i: usize, pieces: &PieceSizes, progress: &Progress<'_>) -> Result<Sha256Digest> {
+pub fn run_job(
+    model: &dyn Labelled,
+    i: usize,
+    pieces: &PieceSizes,
+    progress: &ProgressCallback<'_>,
+) -> Result<Sha256Digest> {
     match model.job(i) {
         Some(job) => hash_job(&job, pieces, progress),
         None => Err(std::io::Error::other(format!("no hashing job #{i}")).into()),

@@ -263,11 +263,11 @@ pub struct Job<'a> {
 
 /// Told the size of every piece as it is hashed. An error it returns (a
 /// cancelled run: [`ErrorKind::Cancelled`]) stops the hashing there.
-pub type Progress<'a> = dyn Fn(u64) -> Result<()> + Sync + 'a;
+pub type ProgressCallback<'a> = dyn Fn(u64) -> Result<()> + Sync + 'a;
 
 /// Hashes one job in pieces of `pieces`; `progress` is called with each
 /// piece's size after it is hashed.
-pub fn hash_job(job: &Job<'_>, pieces: &PieceSizes, progress: &Progress<'_>) -> Result<Sha256Digest> {
+pub fn hash_job(job: &Job<'_>, pieces: &PieceSizes, progress: &ProgressCallback<'_>) -> Result<Sha256Digest> {
     let located = |e: Error| e.about(job.subject.clone());
     let plan = pieces.plan(job.conversion.block);
     if let Some(range) = job.source.map_range(job.start, job.len, pieces.min_mapped).map_err(located)? {
@@ -278,7 +278,12 @@ pub fn hash_job(job: &Job<'_>, pieces: &PieceSizes, progress: &Progress<'_>) -> 
 
 /// Streams a mapped range: data hashed as stored is hashed where it lies,
 /// with no copy; converted data goes through a chunk-sized buffer.
-fn hash_mapped(range: &MappedRange, job: &Job<'_>, plan: Plan, progress: &Progress<'_>) -> Result<Sha256Digest> {
+fn hash_mapped(
+    range: &MappedRange,
+    job: &Job<'_>,
+    plan: Plan,
+    progress: &ProgressCallback<'_>,
+) -> Result<Sha256Digest> {
     let mut hasher = Hasher::new(job.conversion.digest);
     let mut converted = Vec::new();
     let mut done = 0usize;
@@ -307,7 +312,7 @@ fn hash_mapped(range: &MappedRange, job: &Job<'_>, plan: Plan, progress: &Progre
 }
 
 /// Streams a range with `pread` into one chunk-sized buffer.
-fn hash_read(job: &Job<'_>, plan: Plan, progress: &Progress<'_>) -> Result<Sha256Digest> {
+fn hash_read(job: &Job<'_>, plan: Plan, progress: &ProgressCallback<'_>) -> Result<Sha256Digest> {
     let chunk = plan.chunk as u64;
     let mut buf = vec![0u8; usize::try_from(chunk.min(job.len)).unwrap_or(0)];
     let mut hasher = Hasher::new(job.conversion.digest);

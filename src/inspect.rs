@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
 
 use crate::directory::Directory;
 use crate::error::{Error, Result};
@@ -42,7 +42,7 @@ impl Inspection {
     }
 
     /// The JSON document.
-    pub fn to_json(&self) -> Json {
+    pub fn to_json(&self) -> JsonValue {
         match self {
             Inspection::Gguf(i) => i.to_json(),
             Inspection::Safetensors(i) => i.to_json(),

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Map, Value as JsonValue, json};
 
 use crate::error::{Error, ErrorKind};
 use crate::text::{escape_name, is_unsafe, name_needs_escape};
@@ -168,7 +168,7 @@ fn text(bytes: &[u8]) -> String {
 }
 
 /// Names that are not UTF-8 are shown lossily, with their exact bytes in hex beside.
-pub fn put_name(obj: &mut Map<String, Json>, field: &str, bytes: &[u8]) {
+pub fn put_name(obj: &mut Map<String, JsonValue>, field: &str, bytes: &[u8]) {
     obj.insert(field.to_string(), json!(text(bytes)));
     if std::str::from_utf8(bytes).is_err() {
         obj.insert(format!("{field}_hex"), json!(hex::encode(bytes)));
@@ -291,14 +291,14 @@ impl<'w> JsonWriter<'w> {
 
     /// A value: a number, bool, `null` (`None`), or a small tree written
     /// as serde_json would nest it here.
-    pub fn value(&mut self, v: impl Into<Json>) -> io::Result<()> {
+    pub fn value(&mut self, v: impl Into<JsonValue>) -> io::Result<()> {
         self.tree(&v.into())
     }
 
     /// A tree, as serde_json would print it at this depth.
-    pub fn tree(&mut self, v: &Json) -> io::Result<()> {
+    pub fn tree(&mut self, v: &JsonValue) -> io::Result<()> {
         match v {
-            Json::Object(m) => {
+            JsonValue::Object(m) => {
                 self.begin_object()?;
                 for (k, v) in m {
                     self.key(k)?;
@@ -306,7 +306,7 @@ impl<'w> JsonWriter<'w> {
                 }
                 self.end_object()
             }
-            Json::Array(a) => {
+            JsonValue::Array(a) => {
                 self.begin_array()?;
                 for v in a {
                     self.tree(v)?;
@@ -323,7 +323,7 @@ impl<'w> JsonWriter<'w> {
     }
 
     /// `key: value`.
-    pub fn field(&mut self, key: &str, v: impl Into<Json>) -> io::Result<()> {
+    pub fn field(&mut self, key: &str, v: impl Into<JsonValue>) -> io::Result<()> {
         self.key(key)?;
         self.value(v)
     }
@@ -386,7 +386,7 @@ mod tests {
 
     /// The two kinds whose message on the command line names a flag: the
     /// line and the JSON entry word them as they always have.
-    fn error_json(path: &Path, e: &Error) -> Json {
+    fn error_json(path: &Path, e: &Error) -> JsonValue {
         let mut out = Vec::new();
         write_error_json(&mut JsonWriter::compact(&mut out), path, e).unwrap();
         serde_json::from_slice(&out).unwrap()
@@ -450,29 +450,29 @@ mod tests {
         assert_eq!(sums_line(l, Path::new("a\rb")), b"\\ab  a\\rb\n");
     }
 
-    fn written(v: &Json, pretty: bool) -> String {
+    fn written(v: &JsonValue, pretty: bool) -> String {
         let mut out = Vec::new();
         let mut w = if pretty { JsonWriter::pretty(&mut out) } else { JsonWriter::compact(&mut out) };
         w.tree(v).unwrap();
         String::from_utf8(out).unwrap()
     }
 
-    fn any_json() -> impl proptest::strategy::Strategy<Value = Json> {
+    fn any_json() -> impl proptest::strategy::Strategy<Value = JsonValue> {
         use proptest::prelude::*;
         let leaf = prop_oneof![
-            Just(Json::Null),
-            any::<bool>().prop_map(Json::from),
-            any::<u64>().prop_map(Json::from),
-            any::<i64>().prop_map(Json::from),
-            any::<f64>().prop_map(Json::from),
-            ".{0,6}".prop_map(Json::from),
-            proptest::collection::vec(any::<u8>(), 0..6).prop_map(|b| Json::from(String::from_utf8_lossy(&b))),
+            Just(JsonValue::Null),
+            any::<bool>().prop_map(JsonValue::from),
+            any::<u64>().prop_map(JsonValue::from),
+            any::<i64>().prop_map(JsonValue::from),
+            any::<f64>().prop_map(JsonValue::from),
+            ".{0,6}".prop_map(JsonValue::from),
+            proptest::collection::vec(any::<u8>(), 0..6).prop_map(|b| JsonValue::from(String::from_utf8_lossy(&b))),
         ];
         leaf.prop_recursive(4, 48, 5, |inner| {
             prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..5).prop_map(Json::Array),
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(JsonValue::Array),
                 proptest::collection::vec((".{0,4}", inner), 0..5)
-                    .prop_map(|kv| Json::Object(kv.into_iter().collect())),
+                    .prop_map(|kv| JsonValue::Object(kv.into_iter().collect())),
             ]
         })
     }
@@ -503,7 +503,7 @@ mod tests {
         put_name(&mut o, "n", b"a\xffb");
         put_name(&mut o, "m", b"ok");
         o.insert("d".into(), json!([]));
-        assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string_pretty(&Json::Object(o)).unwrap());
+        assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string_pretty(&JsonValue::Object(o)).unwrap());
     }
 
     #[test]

@@ -24,7 +24,7 @@ use std::sync::{Mutex, mpsc};
 
 use crate::error::{Error, Result};
 use crate::format::Labelled;
-use crate::hash::{Algorithm, Conversion, Hasher as JobHasher, PieceSizes, Progress, Sha256Digest};
+use crate::hash::{Algorithm, Conversion, Hasher as JobHasher, PieceSizes, ProgressCallback, Sha256Digest};
 use crate::source::Source;
 
 /// Bytes read ahead of the hashing threads, at most (by default)... (32
@@ -106,7 +106,7 @@ pub fn hash_front_to_back(
     model: &dyn Labelled,
     pieces: &PieceSizes,
     threads: usize,
-    progress: &Progress<'_>,
+    progress: &ProgressCallback<'_>,
 ) -> Result<Vec<Sha256Digest>> {
     hash_front_to_back_with(model, pieces, threads, DirectReads::Auto, progress)
 }
@@ -132,7 +132,7 @@ pub fn hash_front_to_back_with(
     pieces: &PieceSizes,
     threads: usize,
     direct: DirectReads,
-    progress: &Progress<'_>,
+    progress: &ProgressCallback<'_>,
 ) -> Result<Vec<Sha256Digest>> {
     let sources = model.sources();
     // By address: a model of a thousand blobs would otherwise search the
@@ -307,7 +307,7 @@ struct Reader<'a, 'j> {
     free: &'a mpsc::Receiver<Vec<u8>>,
     give_back: mpsc::SyncSender<Vec<u8>>,
     failed: &'a AtomicBool,
-    progress: &'a Progress<'a>,
+    progress: &'a ProgressCallback<'a>,
     /// The last job sent, by its place in the reading order, and the
     /// hashing thread it went to: a job's pieces are read one after the
     /// other, so only it can go on in the next batch (and must go there).

@@ -7,7 +7,7 @@ use std::fmt::{self, Write as _};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Map, Value as JsonValue, json};
 
 use crate::text::escape_bytes;
 
@@ -94,7 +94,7 @@ impl Shown {
     /// the strings `NaN`, `inf`, `-inf`); a string as a JSON string when it is
     /// whole and valid UTF-8, else as `{text, len, hex?}`; an array as
     /// `{elem_type, count, elements}`.
-    pub fn to_json(&self) -> Json {
+    pub fn to_json(&self) -> JsonValue {
         match self {
             Shown::Uint(v) => json!(v),
             Shown::Int(v) => json!(v),
@@ -107,7 +107,7 @@ impl Shown {
                     let mut o = Map::new();
                     crate::output::put_name(&mut o, "text", prefix);
                     o.insert("len".into(), json!(len));
-                    Json::Object(o)
+                    JsonValue::Object(o)
                 }
             },
             Shown::Array { elem_type, count, elements } => json!({
@@ -121,7 +121,7 @@ impl Shown {
 
 /// A float as its shortest decimal form, which is what `Debug` prints; JSON
 /// has no NaN or infinity, so those stay text.
-fn float_json(text: &str, finite: bool) -> Json {
+fn float_json(text: &str, finite: bool) -> JsonValue {
     match text.parse::<f64>() {
         Ok(v) if finite => json!(v),
         _ => json!(text),

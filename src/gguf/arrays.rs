@@ -31,7 +31,7 @@ pub fn show_value(shard: &Shard, value: &Value, width: usize, items: usize) -> R
         Value::Bool(v) => Shown::Bool(*v),
         Value::String(s) => {
             let end = s.file_offset.saturating_add(s.len);
-            let mut stream = Stream::new(source, shard.file.byte_order, s.file_offset, end);
+            let mut stream = RangeReader::new(source, shard.file.byte_order, s.file_offset, end);
             Shown::Str { prefix: stream.prefix(s.len, width)?, len: s.len }
         }
         Value::Array(a) => {
@@ -44,9 +44,9 @@ pub fn show_value(shard: &Shard, value: &Value, width: usize, items: usize) -> R
 }
 
 /// A stream over an array's stored payload.
-fn array_stream<'a>(shard: &'a Shard, a: &ArrayValue) -> Stream<'a> {
+fn array_stream<'a>(shard: &'a Shard, a: &ArrayValue) -> RangeReader<'a> {
     let end = a.file_offset.saturating_add(a.file_len);
-    Stream::new(&shard.source, shard.file.byte_order, a.file_offset, end)
+    RangeReader::new(&shard.source, shard.file.byte_order, a.file_offset, end)
 }
 
 /// Bytes read from a file per `pread` while walking strings and arrays.
@@ -61,7 +61,7 @@ fn elements_per_read(size: u64) -> u64 {
 ///
 /// The range was validated when the file was parsed; a read that does not
 /// fit it now means the file changed, and is reported as such.
-struct Stream<'a> {
+struct RangeReader<'a> {
     source: &'a Source,
     order: ByteOrder,
     /// File position of `buf[0]`.
@@ -73,9 +73,9 @@ struct Stream<'a> {
     end: u64,
 }
 
-impl<'a> Stream<'a> {
+impl<'a> RangeReader<'a> {
     fn new(source: &'a Source, order: ByteOrder, start: u64, end: u64) -> Self {
-        Stream { source, order, buf_pos: start, buf: Vec::new(), next: 0, end }
+        RangeReader { source, order, buf_pos: start, buf: Vec::new(), next: 0, end }
     }
 
     fn pos(&self) -> u64 {
@@ -237,7 +237,7 @@ fn fixed_shown(ty: ValueType, le: &[u8]) -> Shown {
 /// ones while `budget` lasts; with `skip_rest`, the stream is left after the
 /// last element, as a nested array's parent needs.
 fn show_elements(
-    s: &mut Stream<'_>,
+    s: &mut RangeReader<'_>,
     ty: ValueType,
     count: u64,
     depth: u32,
@@ -266,7 +266,7 @@ fn show_elements(
 }
 
 /// Reads one string or array element and shows it.
-fn show_one(s: &mut Stream<'_>, ty: ValueType, depth: u32, budget: &mut usize, width: usize) -> Result<Shown> {
+fn show_one(s: &mut RangeReader<'_>, ty: ValueType, depth: u32, budget: &mut usize, width: usize) -> Result<Shown> {
     match ty {
         ValueType::String => {
             let len = s.u64("string length")?;
@@ -289,7 +289,7 @@ fn show_one(s: &mut Stream<'_>, ty: ValueType, depth: u32, budget: &mut usize, w
 }
 
 /// Moves past `count` elements of `ty` without looking at them.
-fn skip_elements(s: &mut Stream<'_>, ty: ValueType, count: u64, depth: u32) -> Result<()> {
+fn skip_elements(s: &mut RangeReader<'_>, ty: ValueType, count: u64, depth: u32) -> Result<()> {
     match ty.fixed_size() {
         Some(size) => {
             let n = count.checked_mul(size).ok_or_else(|| s.changed("array payload"))?;
@@ -315,7 +315,7 @@ fn skip_elements(s: &mut Stream<'_>, ty: ValueType, count: u64, depth: u32) -> R
 }
 
 /// Feeds the canonical encoding of one string or array element to `h`.
-fn hash_element(s: &mut Stream<'_>, ty: ValueType, depth: u32, h: &mut Sha256) -> Result<()> {
+fn hash_element(s: &mut RangeReader<'_>, ty: ValueType, depth: u32, h: &mut Sha256) -> Result<()> {
     match ty {
         ValueType::String => {
             let len = s.u64("string length")?;
@@ -473,7 +473,7 @@ impl Utf8Check {
 /// Whether a STRING value of `shard` is valid UTF-8, streamed from its file.
 pub(crate) fn string_is_utf8(shard: &Shard, v: &StringValue) -> Result<bool> {
     let end = v.file_offset.saturating_add(v.len);
-    let mut stream = Stream::new(&shard.source, shard.file.byte_order, v.file_offset, end);
+    let mut stream = RangeReader::new(&shard.source, shard.file.byte_order, v.file_offset, end);
     stream_is_utf8(&mut stream, v.len)
 }
 
@@ -495,7 +495,7 @@ pub(crate) fn elements_not_utf8(shard: &Shard, a: &ArrayValue) -> Result<Option<
     Ok(first.map(|first| (bad, first)))
 }
 
-fn stream_is_utf8(s: &mut Stream<'_>, len: u64) -> Result<bool> {
+fn stream_is_utf8(s: &mut RangeReader<'_>, len: u64) -> Result<bool> {
     let mut check = Utf8Check::default();
     s.stream(len, |b| check.feed(b))?;
     Ok(check.valid())
@@ -503,7 +503,7 @@ fn stream_is_utf8(s: &mut Stream<'_>, len: u64) -> Result<bool> {
 
 /// Whether every string inside one element (a string, or an array at any
 /// depth) is valid UTF-8; the stream is left after the element.
-fn element_is_utf8(s: &mut Stream<'_>, ty: ValueType, depth: u32) -> Result<bool> {
+fn element_is_utf8(s: &mut RangeReader<'_>, ty: ValueType, depth: u32) -> Result<bool> {
     match ty {
         ValueType::String => {
             let len = s.u64("string length")?;

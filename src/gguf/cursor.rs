@@ -7,7 +7,8 @@
 //! caller that holds only a prefix of the file (the `--no-mmap` path) read
 //! further and try again.
 
-use crate::error::{Error, ErrorKind, Step};
+use crate::error::{Error, ErrorKind};
+use crate::source::Step;
 
 /// The byte order of a GGUF file's header, KV and tensor-info numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

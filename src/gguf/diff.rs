@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Map, Value as JsonValue, json};
 
 use crate::error::Result;
 use crate::gguf::arrays::{ElementDifference, first_difference, show_value};
@@ -428,7 +428,7 @@ impl Diff {
     }
 
     /// The JSON document (the same content as [`Diff::text`]).
-    pub fn to_json(&self) -> Json {
+    pub fn to_json(&self) -> JsonValue {
         let side_json = |s: &Side| {
             json!({
                 "path": path_text(&s.path),
@@ -440,7 +440,7 @@ impl Diff {
             })
         };
         let kv_json = |s: &Option<KvSide>| match s {
-            None => Json::Null,
+            None => JsonValue::Null,
             Some(s) => {
                 let mut o = Map::new();
                 o.insert("type".into(), json!(s.value.value_type().name()));
@@ -454,11 +454,11 @@ impl Diff {
                     }
                     _ => {}
                 }
-                Json::Object(o)
+                JsonValue::Object(o)
             }
         };
-        let opt_json = |s: &Option<Shown>| s.as_ref().map_or(Json::Null, Shown::to_json);
-        let kvs: Vec<Json> = self
+        let opt_json = |s: &Option<Shown>| s.as_ref().map_or(JsonValue::Null, Shown::to_json);
+        let kvs: Vec<JsonValue> = self
             .kvs
             .iter()
             .map(|k| {
@@ -473,11 +473,11 @@ impl Diff {
                         json!({ "index": d.index, "a": opt_json(&d.a), "b": opt_json(&d.b) }),
                     );
                 }
-                Json::Object(o)
+                JsonValue::Object(o)
             })
             .collect();
         let tensor_json = |t: &Option<TensorSide>| match t {
-            None => Json::Null,
+            None => JsonValue::Null,
             Some(t) => json!({
                 "dims": t.dims,
                 "type": t.ggml_type.name,
@@ -486,7 +486,7 @@ impl Diff {
                 "sha256": hex::encode(t.sha256),
             }),
         };
-        let tensors: Vec<Json> = self
+        let tensors: Vec<JsonValue> = self
             .tensors
             .iter()
             .map(|t| {
@@ -498,17 +498,17 @@ impl Diff {
                 if t.change() == Change::Changed {
                     o.insert("changed".into(), json!(t.changed_parts()));
                 }
-                Json::Object(o)
+                JsonValue::Object(o)
             })
             .collect();
-        let renamed: Vec<Json> = self
+        let renamed: Vec<JsonValue> = self
             .possibly_renamed
             .iter()
             .map(|(from, to)| {
                 let mut o = Map::new();
                 crate::output::put_name(&mut o, "from", from);
                 crate::output::put_name(&mut o, "to", to);
-                Json::Object(o)
+                JsonValue::Object(o)
             })
             .collect();
         json!({

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Map, Value as JsonValue, json};
 
 use crate::error::Result;
 use crate::gguf::arrays::show_value;
@@ -389,7 +389,7 @@ impl Inspection {
     }
 
     /// The JSON document (the same content as [`Inspection::text`]).
-    pub fn to_json(&self) -> Json {
+    pub fn to_json(&self) -> JsonValue {
         let kv_json = |e: &KvEntry| {
             let mut o = Map::new();
             crate::output::put_name(&mut o, "key", &e.key);
@@ -406,9 +406,9 @@ impl Inspection {
                 _ => {}
             }
             o.insert("shard".into(), json!(e.shard));
-            Json::Object(o)
+            JsonValue::Object(o)
         };
-        let files: Vec<Json> = self
+        let files: Vec<JsonValue> = self
             .files
             .iter()
             .map(|f| {
@@ -425,12 +425,12 @@ impl Inspection {
                 })
             })
             .collect();
-        let types: Vec<Json> = self
+        let types: Vec<JsonValue> = self
             .types
             .iter()
             .map(|t| json!({ "type": t.ggml_type.name, "type_id": t.ggml_type.id, "count": t.count, "bytes": t.bytes }))
             .collect();
-        let tensors: Vec<Json> = self
+        let tensors: Vec<JsonValue> = self
             .tensors
             .iter()
             .map(|t| {
@@ -445,10 +445,10 @@ impl Inspection {
                 o.insert("offset".into(), json!(t.offset));
                 o.insert("shard".into(), json!(t.shard));
                 o.insert("sha256".into(), json!(hex::encode(t.sha256)));
-                Json::Object(o)
+                JsonValue::Object(o)
             })
             .collect();
-        let warnings: Vec<Json> = self
+        let warnings: Vec<JsonValue> = self
             .warnings
             .iter()
             .map(|w| {
@@ -459,7 +459,7 @@ impl Inspection {
                 o.insert("llama_cpp_refuses".into(), json!(w.kind.llama_cpp_refuses()));
                 o.insert("message".into(), json!(w.kind.message()));
                 w.kind.json_fields(&mut o);
-                Json::Object(o)
+                JsonValue::Object(o)
             })
             .collect();
         json!({

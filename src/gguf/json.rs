@@ -5,7 +5,7 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Map, Value as JsonValue, json};
 
 use crate::gguf::model::Model;
 use crate::gguf::value::Value;
@@ -16,18 +16,18 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-fn float_json(bits_hex: String, v: f64) -> Json {
+fn float_json(bits_hex: String, v: f64) -> JsonValue {
     if v.is_finite() {
         json!({ "value": v, "bits": bits_hex })
     } else {
-        json!({ "value": Json::Null, "bits": bits_hex })
+        json!({ "value": JsonValue::Null, "bits": bits_hex })
     }
 }
 
 /// The JSON fields of one KV value: the value for scalars (floats also as
 /// their exact bits), `len` + `sha256` for strings, and `elem_type` +
 /// `count` + `sha256` for arrays.
-pub fn value_json(v: &Value) -> Map<String, Json> {
+pub fn value_json(v: &Value) -> Map<String, JsonValue> {
     let mut m = Map::new();
     let fields = match v {
         Value::Uint8(x) => json!({ "value": x }),
@@ -48,7 +48,7 @@ pub fn value_json(v: &Value) -> Map<String, Json> {
             "sha256": hex::encode(a.sha256),
         }),
     };
-    if let Json::Object(f) = fields {
+    if let JsonValue::Object(f) = fields {
         m.extend(f);
     }
     m
@@ -123,7 +123,7 @@ mod tests {
     #[test]
     fn floats_keep_their_bits() {
         let m = value_json(&Value::Float32(f32::NAN));
-        assert_eq!(m.get("value"), Some(&Json::Null));
+        assert_eq!(m.get("value"), Some(&JsonValue::Null));
         assert_eq!(m.get("bits"), Some(&json!("7fc00000")));
         let m = value_json(&Value::Float64(-0.0));
         assert_eq!(m.get("bits"), Some(&json!("8000000000000000")));

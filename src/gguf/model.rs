@@ -208,7 +208,11 @@ impl Model {
 
     /// Hashes one tensor's data (spec §2, `H(tensor data bytes)`);
     /// `progress` is told of every piece's bytes as they are hashed.
-    pub fn hash_tensor(&self, t: ModelTensor<'_>, progress: &crate::hash::Progress<'_>) -> Result<Sha256Digest> {
+    pub fn hash_tensor(
+        &self,
+        t: ModelTensor<'_>,
+        progress: &crate::hash::ProgressCallback<'_>,
+    ) -> Result<Sha256Digest> {
         let Some(job) = self.job(t) else {
             let e = std::io::Error::other("the tensor names no shard of this model");
             return Err(Error::new(ErrorKind::Io(e)).about(Subject::Tensor(t.info.name.to_vec())));

@@ -5,13 +5,13 @@
 //! counts are checked against the bytes left in the file first, and lists
 //! grow one parsed entry at a time.
 
-use crate::error::Step;
 use crate::error::{Error, ErrorKind, Result, Subject};
 use crate::gguf::cursor::{ByteOrder, Cursor};
 use crate::gguf::ggml_type::GgmlType;
 use crate::gguf::name::{Name, NameSet};
 use crate::gguf::value::{Value, ValueType};
 use crate::hash::Swap;
+use crate::source::Step;
 
 /// The alignment when `general.alignment` is absent.
 pub const DEFAULT_ALIGNMENT: u64 = 32;

@@ -8,10 +8,10 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::error::Step;
 use crate::error::{Error, ErrorKind};
 use crate::gguf::cursor::{ByteOrder, Cursor};
 use crate::hash::Sha256Digest;
+use crate::source::Step;
 
 /// Arrays may nest this deep; an array at depth 9 is an error (spec §2).
 pub const MAX_ARRAY_DEPTH: u32 = 8;

@@ -2,7 +2,7 @@
 //! llama.cpp will load it, and where it leaves the format's conventions.
 //! About loadability, never about the label.
 
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Map, Value as JsonValue, json};
 
 use crate::error::Result;
 use crate::gguf::arrays::{elements_not_utf8, string_is_utf8};
@@ -204,7 +204,7 @@ impl WarningKind {
     }
 
     /// The JSON fields naming what the warning is about.
-    pub(crate) fn json_fields(&self, o: &mut Map<String, Json>) {
+    pub(crate) fn json_fields(&self, o: &mut Map<String, JsonValue>) {
         match self {
             WarningKind::BigEndian => {}
             WarningKind::DataOrder { tensor, offset, previous, previous_offset } => {
@@ -222,7 +222,7 @@ impl WarningKind {
                 match after {
                     Some(a) => crate::output::put_name(o, "after", a),
                     None => {
-                        o.insert("after".into(), Json::Null);
+                        o.insert("after".into(), JsonValue::Null);
                     }
                 }
                 crate::output::put_name(o, "before", before);

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
-use serde_json::{Value as Json, json};
+use serde_json::{Value as JsonValue, json};
 
 use crate::error::Result;
 use crate::gguf;
@@ -415,7 +415,7 @@ impl Diff {
     }
 
     /// The JSON document.
-    pub fn to_json(&self) -> Json {
+    pub fn to_json(&self) -> JsonValue {
         let d = |x: &Option<Sha256Digest>| x.map(hex::encode);
         let mut doc = json!({
             "format": JSON_FORMAT,
@@ -439,7 +439,7 @@ impl Diff {
                         "digest": hex::encode(u.digest), "why": u.why,
                     })
                 });
-                doc.insert("unaccounted_weights".into(), Json::Array(unaccounted.collect()));
+                doc.insert("unaccounted_weights".into(), JsonValue::Array(unaccounted.collect()));
             }
         }
         doc

@@ -4,7 +4,7 @@
 
 use std::fmt::{self, Write as _};
 
-use serde_json::{Value as Json, json};
+use serde_json::{Value as JsonValue, json};
 
 use crate::error::Result;
 use crate::gguf;
@@ -126,15 +126,15 @@ pub(crate) fn config_text(v: &Config) -> String {
 }
 
 /// A config value as JSON.
-pub(crate) fn config_json(v: &Config) -> Json {
+pub(crate) fn config_json(v: &Config) -> JsonValue {
     match v {
-        Config::Null => Json::Null,
+        Config::Null => JsonValue::Null,
         Config::Bool(b) => json!(b),
         Config::Uint(u) => json!(u),
         Config::Number(_, t) => json!(t),
         Config::Str(s) => json!(s),
-        Config::Array(a) => Json::Array(a.iter().map(config_json).collect()),
-        Config::Object(m) => Json::Object(m.iter().map(|(k, v)| (k.clone(), config_json(v))).collect()),
+        Config::Array(a) => JsonValue::Array(a.iter().map(config_json).collect()),
+        Config::Object(m) => JsonValue::Object(m.iter().map(|(k, v)| (k.clone(), config_json(v))).collect()),
     }
 }
 
@@ -193,7 +193,7 @@ impl Inspection {
     }
 
     /// The JSON document.
-    pub fn to_json(&self) -> Json {
+    pub fn to_json(&self) -> JsonValue {
         json!({
             "format": JSON_FORMAT,
             "model_format": "ollama",

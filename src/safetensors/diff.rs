@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 
-use serde_json::{Value as Json, json};
+use serde_json::{Value as JsonValue, json};
 
 use crate::hash::{Digest, Sha256Digest};
 use crate::output::JSON_FORMAT;
@@ -317,7 +317,7 @@ impl Diff {
     }
 
     /// The JSON document (the same content as [`Diff::text`]).
-    pub fn to_json(&self) -> Json {
+    pub fn to_json(&self) -> JsonValue {
         let side = |(path, label, files): &(PathBuf, String, usize)| json!({ "path": path_text(path), "label": label, "files": files });
         let tensor = |s: &Option<TensorSide>| {
             s.as_ref().map(|s| {

@@ -6,9 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::{Error, ErrorKind, Result, Step, Subject};
+use crate::error::{Error, ErrorKind, Result, Subject};
 use crate::json::{Json, parse_strict};
 use crate::safetensors::dtype::{Dtype, SizeError};
+use crate::source::Step;
 
 /// The most header bytes a file may declare (the reference reader's limit).
 pub const MAX_HEADER: u64 = 100_000_000;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 
-use serde_json::{Value as Json, json};
+use serde_json::{Value as JsonValue, json};
 
 use crate::hash::{Digest, Sha256Digest};
 use crate::output::JSON_FORMAT;
@@ -282,7 +282,7 @@ impl Inspection {
     }
 
     /// The JSON document.
-    pub fn to_json(&self) -> Json {
+    pub fn to_json(&self) -> JsonValue {
         json!({
             "format": JSON_FORMAT,
             "model_format": "safetensors",

@@ -6,9 +6,9 @@
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 
-use crate::error::Step;
 use crate::render::{Shown, count, dims_text, path_text, table};
 use crate::safetensors::header::{MAX_HEADER, SafetensorsFile, parse_prefix};
+use crate::source::Step;
 use crate::source::{Source, UNKNOWN_LEN};
 use crate::text::escape_bytes;
 

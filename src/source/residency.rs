@@ -1,10 +1,12 @@
 //! Is a file in the page cache? Asked before its metadata is parsed (a
 //! cold file is read front to back, docs/adr/0016), by sampling a few
-//! pages, without bringing any in.
+//! pages, without bringing any in; a cold file's first bytes are then asked
+//! for in one read-ahead.
 
 use std::fs::File;
 
-use super::page_size;
+use super::Source;
+use super::system::page_size;
 
 /// Pages sampled to tell a cold file from a cached one: one per 64 pages
 /// of the file, at least [`MIN_RESIDENCY_SAMPLES`] (or every page of a
@@ -135,6 +137,36 @@ fn cachestat_page(file: &File, offset: u64) -> Result<bool, i32> {
         )
     };
     if r == 0 { Ok(stat.nr_cache > 0) } else { Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0)) }
+}
+
+/// The first bytes of a cold file asked for in one read-ahead before its
+/// metadata is parsed: the metadata and the first tensors arrive in large
+/// requests instead of fault after fault; from there the kernel's own
+/// read-ahead follows the front-to-back reader (docs/adr/0016).
+const READ_AHEAD: u64 = 64 << 20;
+
+impl Source {
+    /// True when some of the file was not in the page cache when first
+    /// asked (a few pages sampled over it: `residency`); always true for a
+    /// stream, which has no page cache to be read from.
+    ///
+    /// A cold file is read at the disk's speed only front to back, so its
+    /// model is hashed by one reader in file order (`pipeline`); a cached
+    /// file keeps the mapped path, whose order balances the cores.
+    pub fn is_cold(&self) -> bool {
+        *self.cold.get_or_init(|| !self.file().is_some_and(|file| all_sampled_pages_cached(file, self.len())))
+    }
+
+    /// Samples residency, and for a cold file asks the kernel for its first
+    /// [`READ_AHEAD`] bytes at once. Called before the parser touches the
+    /// file: afterwards its first pages would look cached.
+    pub(super) fn read_ahead_start(&self) {
+        let Some(file) = self.file().filter(|_| self.is_cold()) else { return };
+        // Only a hint: failing it changes nothing but speed. No length (an
+        // empty file) is the whole file, as posix_fadvise's 0 is.
+        let len = std::num::NonZeroU64::new(READ_AHEAD.min(self.len()));
+        let _ = rustix::fs::fadvise(file, 0, len, rustix::fs::Advice::WillNeed);
+    }
 }
 
 #[cfg(test)]

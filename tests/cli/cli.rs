@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use serde_json::{Value as Json, json};
+use serde_json::{Value as JsonValue, json};
 
 // ---------------------------------------------------------------------------
 // Running processes
@@ -432,12 +432,12 @@ fn ggml_name(t: u32) -> &'static str {
     }
 }
 
-fn keys(v: &Json) -> Vec<&str> {
+fn keys(v: &JsonValue) -> Vec<&str> {
     v.as_object().expect("object").keys().map(String::as_str).collect()
 }
 
 /// A KV's JSON entry, derived from the writer's value alone.
-fn kv_json(key: &[u8], v: &Val) -> Json {
+fn kv_json(key: &[u8], v: &Val) -> JsonValue {
     let mut o = serde_json::Map::new();
     o.insert("key".into(), json!(std::str::from_utf8(key).unwrap()));
     o.insert("type".into(), json!(VALUE_TYPES[v.type_id() as usize]));
@@ -464,7 +464,7 @@ fn kv_json(key: &[u8], v: &Val) -> Json {
         Val::Raw(..) => unreachable!("only well-formed models here"),
     };
     o.extend(fields.as_object().unwrap().clone());
-    Json::Object(o)
+    JsonValue::Object(o)
 }
 
 /// The canonical dims of spec §2.
@@ -479,7 +479,7 @@ fn canonical_dims(stored: &[u64]) -> Vec<u64> {
 
 /// One file entry of the JSON document, derived from the writer's shards
 /// (their names, models and layouts) alone.
-fn file_json(path: &str, shards: &[(String, Gguf)]) -> Json {
+fn file_json(path: &str, shards: &[(String, Gguf)]) -> JsonValue {
     let built: Vec<(Vec<u8>, Layout)> = shards.iter().map(|(_, g)| g.build_with_layout()).collect();
     let first = &shards[0].1;
     let a = first.alignment();
@@ -494,7 +494,7 @@ fn file_json(path: &str, shards: &[(String, Gguf)]) -> Json {
         .collect();
     tensors.sort_by(|x, y| x.2.name.cmp(&y.2.name));
     let mut offset = 0u64;
-    let tensors: Vec<Json> = tensors
+    let tensors: Vec<JsonValue> = tensors
         .iter()
         .map(|&(s, i, t)| {
             let j = json!({
@@ -513,7 +513,7 @@ fn file_json(path: &str, shards: &[(String, Gguf)]) -> Json {
             j
         })
         .collect();
-    let shard_json: Vec<Json> = shards
+    let shard_json: Vec<JsonValue> = shards
         .iter()
         .zip(&built)
         .map(|((name, g), (bytes, lay))| {
@@ -598,7 +598,7 @@ fn json_document_has_every_field_of_every_file() {
     let o = gd(d.dir.path(), &["--json", "rich.gguf", "bad.gguf", "be.gguf", "split-00001-of-00003.gguf"]);
     assert_eq!((o.code, String::from_utf8_lossy(&o.stderr)), (2, format!("gguf-digest: {msg}\n").into()));
     assert!(o.stdout.ends_with(b"}\n"), "one document, then a newline");
-    let doc: Json = serde_json::from_slice(&o.stdout).unwrap();
+    let doc: JsonValue = serde_json::from_slice(&o.stdout).unwrap();
 
     assert_eq!(keys(&doc), ["format", "spec", "tool", "files"]);
     assert_eq!(doc["format"], json!(1));
@@ -651,7 +651,7 @@ fn json_of_only_good_files_exits_0_and_of_a_missing_file_exits_2() {
     d.write("m.gguf", &g.build());
     let o = gd(d.dir.path(), &["--json", "m.gguf"]);
     assert_eq!((o.code, o.stderr.as_slice()), (0, &b""[..]));
-    let doc: Json = serde_json::from_slice(&o.stdout).unwrap();
+    let doc: JsonValue = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["files"][0]["label"], json!(g.expected_label()));
 
     let o = gd(d.dir.path(), &["--json", "nope.gguf"]);
@@ -659,7 +659,7 @@ fn json_of_only_good_files_exits_0_and_of_a_missing_file_exits_2() {
         (o.code, String::from_utf8_lossy(&o.stderr).into_owned()),
         (2, lines(&["gguf-digest: nope.gguf: No such file or directory"]))
     );
-    let doc: Json = serde_json::from_slice(&o.stdout).unwrap();
+    let doc: JsonValue = serde_json::from_slice(&o.stdout).unwrap();
     let entry = &doc["files"][0];
     assert_eq!(keys(entry), ["path", "error"]);
     assert_eq!(entry["path"], json!("nope.gguf"));
@@ -1267,7 +1267,7 @@ fn every_shard_named_with_the_first_is_one_model() {
     // One subject per set in a statement.
     let st = gd(dir, &["statement", names[0], names[1], names[2]]);
     assert_eq!(st.code, 0, "{st:?}");
-    let subjects: Json = serde_json::from_slice::<Json>(&st.stdout).unwrap()["subject"].clone();
+    let subjects: JsonValue = serde_json::from_slice::<JsonValue>(&st.stdout).unwrap()["subject"].clone();
     assert_eq!(subjects, json!([{"name": names[0], "digest": {"sha256": g.expected_label()}}]));
     // Not joined, every shard is its own model; named without its first
     // shard (or spelled another way), a later shard is still refused.

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use common::ollama::{MODEL, Store, TEMPLATE};
 use common::*;
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
 
 fn run(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
     let mut cmd = Command::new(gguf_digest_bin());
@@ -98,7 +98,7 @@ fn a_directory_is_named_with_its_model() {
     );
     // The same in --json's error entry, and in --check.
     let o = run(&d.path(""), &["--json", "dir"], &[]);
-    let doc: Json = serde_json::from_slice(&o.stdout).unwrap();
+    let doc: JsonValue = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["files"][0]["path"], "dir");
     assert!(doc["files"][0]["error"].as_str().unwrap().starts_with("dir: dir/m.gguf: byte 0: "), "{doc}");
     d.write("sums", format!("{}  dir\n", "0".repeat(64)).as_bytes());

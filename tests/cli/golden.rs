@@ -59,7 +59,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
 
 /// Generous, because one case hashes the 98 MB SmolLM2 in a debug build;
 /// only a hung process gets anywhere near it.
@@ -600,7 +600,7 @@ fn check_cases(g: &mut Golden, c: &Corpus) {
     g.run("check/bsd-strict", &["-c", "--strict", "bsd.sums"]);
 
     // Labels from vectors.json: written by the spec's authors, not by this tool.
-    let v: Json = serde_json::from_slice(&std::fs::read(g.dir.join("vectors.json")).expect("vectors.json"))
+    let v: JsonValue = serde_json::from_slice(&std::fs::read(g.dir.join("vectors.json")).expect("vectors.json"))
         .expect("vectors.json parses");
     let mut vsums = String::new();
     for (name, entry) in v["files"].as_object().expect("files") {

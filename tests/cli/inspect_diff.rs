@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::*;
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
 
 fn run(args: &[&OsStr]) -> Output {
     Command::new(gguf_digest_bin()).args(args).output().expect("runs")
@@ -37,7 +37,7 @@ fn inspect_text(p: &Path, extra: &[&str]) -> String {
     stdout(&o)
 }
 
-fn inspect_json(p: &Path) -> Json {
+fn inspect_json(p: &Path) -> JsonValue {
     serde_json::from_str(&inspect_text(p, &["--json"])).expect("valid JSON")
 }
 
@@ -223,7 +223,7 @@ fn inspect_tensor_section_in_file_order_with_limit() {
     let t = section(&limited, "Tensors (1 of 3, in file order; offset as stored):");
     assert_eq!(cells(t[1]), line(2));
     assert_eq!(t[2].trim(), "… 2 more (--limit)");
-    let j: Json = serde_json::from_str(&inspect_text(&p, &["--limit", "1", "--json"])).unwrap();
+    let j: JsonValue = serde_json::from_str(&inspect_text(&p, &["--limit", "1", "--json"])).unwrap();
     assert_eq!(j["tensor_count"], 3);
     assert_eq!(j["tensors_listed"], 1);
     assert_eq!(j["tensors"].as_array().unwrap().len(), 1);
@@ -237,7 +237,7 @@ fn inspect_clean_file_has_no_warnings() {
     assert!(text.ends_with("\nWarnings: none\n"), "{text}");
     assert!(!text.contains("llama.cpp will not load"));
     let j = inspect_json(&p);
-    assert_eq!(j["warnings"], Json::Array(vec![]));
+    assert_eq!(j["warnings"], JsonValue::Array(vec![]));
     assert_eq!(j["llama_cpp_loads"], true);
 }
 
@@ -543,11 +543,11 @@ fn diff_of_a_reordered_twin_is_empty() {
     let text = diff_text(&a, &b, &[], 0);
     let label = g.expected_label();
     assert_eq!(text, format!("a  {label}  {}\nb  {label}  {}\nlabels equal: {label}\n", a.display(), b.display()));
-    let j: Json = serde_json::from_str(&diff_text(&a, &b, &["--json"], 0)).unwrap();
+    let j: JsonValue = serde_json::from_str(&diff_text(&a, &b, &["--json"], 0)).unwrap();
     assert_eq!(j["labels_equal"], true);
     assert_eq!(j["kvs"], serde_json::json!([]));
     assert_eq!(j["tensors"], serde_json::json!([]));
-    assert_eq!(j["alignment"], Json::Null);
+    assert_eq!(j["alignment"], JsonValue::Null);
 }
 
 #[test]
@@ -632,7 +632,8 @@ fn diff_names_a_changed_kv_with_old_and_new_values() {
         short_sha(long2.as_bytes())
     );
     assert_eq!(changes(&text), [want.as_str()]);
-    let j: Json = serde_json::from_str(&diff_text(&a, &d.path("b.gguf"), &["--json", "--width", "200"], 1)).unwrap();
+    let j: JsonValue =
+        serde_json::from_str(&diff_text(&a, &d.path("b.gguf"), &["--json", "--width", "200"], 1)).unwrap();
     assert_eq!(j["kvs"][0]["a"]["value"], "c".repeat(100));
     assert_eq!(j["kvs"][0]["b"]["value"], long2);
     assert_eq!(j["kvs"][0]["change"], "changed");
@@ -671,7 +672,7 @@ fn diff_locates_the_first_differing_array_element() {
             ),
         ]
     );
-    let j: Json = serde_json::from_str(&diff_text(&a, &b, &["--json"], 1)).unwrap();
+    let j: JsonValue = serde_json::from_str(&diff_text(&a, &b, &["--json"], 1)).unwrap();
     assert_eq!(j["kvs"][0]["first_difference"], serde_json::json!({ "index": 13, "a": "t13", "b": "changed" }));
     assert_eq!(j["kvs"][1]["first_difference"], serde_json::json!({ "index": 4321, "a": 4321.0, "b": -0.5 }));
 
@@ -739,7 +740,7 @@ fn diff_notes_a_possibly_renamed_tensor() {
             "  possibly renamed: tensor output_norm.weight → final_norm.weight",
         ]
     );
-    let j: Json = serde_json::from_str(&diff_text(&d.path("a.gguf"), &d.path("b.gguf"), &["--json"], 1)).unwrap();
+    let j: JsonValue = serde_json::from_str(&diff_text(&d.path("a.gguf"), &d.path("b.gguf"), &["--json"], 1)).unwrap();
     assert_eq!(j["possibly_renamed"], serde_json::json!([{ "from": "output_norm.weight", "to": "final_norm.weight" }]));
 }
 
@@ -751,7 +752,7 @@ fn diff_names_an_alignment_change() {
     let text = diff_text(&write(&d, "a.gguf", &g), &write(&d, "b.gguf", &h), &[], 1);
     assert_eq!(changes(&text), ["~ alignment: 32 → 64", "+ kv general.alignment: UINT32 64"]);
     assert_eq!(summary(&text), "labels differ; KVs: 1 added; alignment: 32 → 64");
-    let j: Json = serde_json::from_str(&diff_text(&d.path("a.gguf"), &d.path("b.gguf"), &["--json"], 1)).unwrap();
+    let j: JsonValue = serde_json::from_str(&diff_text(&d.path("a.gguf"), &d.path("b.gguf"), &["--json"], 1)).unwrap();
     assert_eq!(j["alignment"], serde_json::json!({ "a": 32, "b": 64 }));
 }
 
@@ -776,7 +777,7 @@ fn diff_json_document() {
     let mut h = g.clone().kv("x.new", Val::Bool(true));
     h.tensors[0].data[0] ^= 0x80;
     let (a, b) = (write(&d, "a.gguf", &g), write(&d, "b.gguf", &h));
-    let j: Json = serde_json::from_str(&diff_text(&a, &b, &["--json"], 1)).unwrap();
+    let j: JsonValue = serde_json::from_str(&diff_text(&a, &b, &["--json"], 1)).unwrap();
     assert_eq!(j["format"], 1);
     assert_eq!(j["a"]["path"], a.to_str().unwrap());
     assert_eq!(j["a"]["label"], g.expected_label());

@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 use common::ollama::*;
 use common::st::{St, StTensor};
 use common::*;
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
 
 fn gd(store: &Store, args: &[&str]) -> Output {
     Command::new(gguf_digest_bin())
@@ -31,10 +31,10 @@ fn label(store: &Store, reference: &str) -> String {
     l.to_string()
 }
 
-fn components(store: &Store, reference: &str) -> Vec<Json> {
+fn components(store: &Store, reference: &str) -> Vec<JsonValue> {
     let out = gd(store, &["--json", reference]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: JsonValue = serde_json::from_slice(&out.stdout).unwrap();
     doc["files"][0]["components"].as_array().unwrap().clone()
 }
 
@@ -179,7 +179,7 @@ fn projector_adapter_draft_and_tensor_blobs() {
         &files.iter().map(|f| (f.metadata.clone().unwrap_or_default(), f.tensors.clone())).collect::<Vec<_>>(),
     );
     let c = components(&store, "ollama:st");
-    let t: Vec<&Json> = c.iter().filter(|x| x["media_type"] == TENSOR).collect();
+    let t: Vec<&JsonValue> = c.iter().filter(|x| x["media_type"] == TENSOR).collect();
     assert_eq!(t.len(), 1, "all tensor blobs are one component");
     assert_eq!(t[0]["digest"], hex(&sha(&want)).as_str());
     assert_eq!(t[0]["name"], "");
@@ -395,7 +395,7 @@ fn more_blobs_than_a_low_open_file_limit() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: JsonValue = serde_json::from_slice(&out.stdout).unwrap();
     let c = doc["files"][0]["components"].as_array().unwrap();
     assert_eq!(c.iter().find(|x| x["media_type"] == TENSOR).unwrap()["digest"], want.as_str());
 }
@@ -424,7 +424,7 @@ fn the_progress_bar_is_sized_from_the_manifest() {
     let store = Store::new(&d.path("models"));
     let layers = simple(&store, "m", &gguf_model(), "", b"T");
     let config_size = std::fs::read(store.root.join("manifests/registry.ollama.ai/library/m/latest")).unwrap();
-    let cfg: Json = serde_json::from_slice(&config_size).unwrap();
+    let cfg: JsonValue = serde_json::from_slice(&config_size).unwrap();
     let want = layers.iter().map(|l| l.size).sum::<u64>() + cfg["config"]["size"].as_u64().unwrap();
     std::fs::remove_file(store.blob_path(&layers[0])).unwrap();
     assert_eq!(gguf_digest::ollama::manifest_bytes_in(&store.root, "ollama:m").unwrap(), want);
@@ -518,7 +518,7 @@ fn diff_against_a_file_compares_what_ollama_serves() {
         assert_eq!(out.status.code(), Some(1), "{name}: {}", text(&out.stdout));
         // And in JSON, named.
         let out = gd(&store, &["diff", "--json", &format!("ollama:{name}"), file]);
-        let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+        let doc: JsonValue = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(doc["labels_equal"], false);
         let u = doc["unaccounted_weights"].as_array().unwrap();
         assert_eq!(u.len(), 1, "{doc}");
@@ -692,7 +692,7 @@ fn every_model_of_a_store_with_stray_entries() {
     // The same in the JSON document.
     let out = gd(&store, &["--json", "ollama:"]);
     assert_eq!(out.status.code(), Some(2));
-    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: JsonValue = serde_json::from_slice(&out.stdout).unwrap();
     let files = doc["files"].as_array().unwrap();
     assert_eq!(files.iter().filter(|f| f.get("error").is_some()).count(), 4, "{doc}");
     assert_eq!(files.iter().filter(|f| f.get("label").is_some()).count(), 2, "{doc}");

@@ -10,13 +10,13 @@ use std::process::Command;
 
 use base64::Engine as _;
 use common::*;
-use serde_json::{Value as Json, json};
+use serde_json::{Value as JsonValue, json};
 
 const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 
 /// A directory with two models (GGUF in a subfolder, safetensors) and the
 /// statement the binary printed for them.
-fn fixture() -> (Dir, Json, Gguf) {
+pub(crate) fn fixture() -> (Dir, JsonValue, Gguf) {
     let d = Dir::new();
     let g = rich_model(&[0, 8]);
     std::fs::create_dir_all(d.path("").join("models")).unwrap();
@@ -25,11 +25,11 @@ fn fixture() -> (Dir, Json, Gguf) {
     d.write("w.safetensors", &st.build());
     let o = gd_in(&d.path(""), &["statement", "models/m.gguf", "w.safetensors"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let statement: Json = serde_json::from_slice(&o.stdout).unwrap();
+    let statement: JsonValue = serde_json::from_slice(&o.stdout).unwrap();
     (d, statement, g)
 }
 
-fn write_json(d: &Dir, name: &str, v: &Json) -> PathBuf {
+pub(crate) fn write_json(d: &Dir, name: &str, v: &JsonValue) -> PathBuf {
     d.write(name, &serde_json::to_vec_pretty(v).unwrap())
 }
 
@@ -51,7 +51,7 @@ fn a_statement_names_each_model_as_given_with_its_label() {
     assert_eq!(s["predicate"]["tool"]["name"], "gguf-digest");
     // Leaves on request: the model's --json entry.
     let o = gd_in(&d.path(""), &["statement", "--leaves", "models/m.gguf"]);
-    let with: Json = serde_json::from_slice(&o.stdout).unwrap();
+    let with: JsonValue = serde_json::from_slice(&o.stdout).unwrap();
     assert!(with["predicate"]["models"][0]["leaves"]["tensors"].is_array(), "{with}");
     // A model that cannot be labelled: exit 2, nothing printed.
     let o = gd_in(&d.path(""), &["statement", "models/m.gguf", "missing.gguf"]);
@@ -168,12 +168,12 @@ fn subjects_that_leave_the_root_and_other_predicates_are_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("predicateType is \"https://slsa.dev/provenance/v1\""), "{}", text(&o.stderr));
     // Every shape of envelope and statement that is refused, each with its reason.
-    let statement_with = |edit: &dyn Fn(&mut Json)| {
+    let statement_with = |edit: &dyn Fn(&mut JsonValue)| {
         let mut t = s.clone();
         edit(&mut t);
         envelope(&serde_json::to_vec(&t).unwrap(), b"sig")
     };
-    let envelope_with = |field: &str, value: Json| {
+    let envelope_with = |field: &str, value: JsonValue| {
         let mut e = envelope(b"{}", b"sig");
         e[field] = value;
         e
@@ -229,7 +229,7 @@ fn subjects_that_leave_the_root_and_other_predicates_are_refused() {
 
 /// Runs openssl; None (test skipped with a message) when it is missing,
 /// outside CI.
-fn openssl(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
+pub(crate) fn openssl(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
     match Command::new("openssl").args(args).current_dir(dir).output() {
         Ok(o) if o.status.success() => Some(o.stdout),
         Ok(o) => panic!("openssl {args:?}: {}", text(&o.stderr)),
@@ -241,13 +241,13 @@ fn openssl(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
     }
 }
 
-fn pae(payload: &[u8]) -> Vec<u8> {
+pub(crate) fn pae(payload: &[u8]) -> Vec<u8> {
     let mut v = format!("DSSEv1 {} {PAYLOAD_TYPE} {} ", PAYLOAD_TYPE.len(), payload.len()).into_bytes();
     v.extend_from_slice(payload);
     v
 }
 
-fn envelope(payload: &[u8], sig: &[u8]) -> Json {
+pub(crate) fn envelope(payload: &[u8], sig: &[u8]) -> JsonValue {
     let b64 = base64::engine::general_purpose::STANDARD;
     json!({"payloadType": PAYLOAD_TYPE, "payload": b64.encode(payload), "signatures": [{"keyid": "", "sig": b64.encode(sig)}]})
 }
@@ -325,7 +325,7 @@ fn a_model_named_by_many_subjects_is_labelled_once() {
     let (d, s, _) = fixture();
     let mut t = s.clone();
     let one = t["subject"][0].clone();
-    t["subject"] = Json::Array(vec![one; 20]);
+    t["subject"] = JsonValue::Array(vec![one; 20]);
     write_json(&d, "t.json", &t);
     let o = gd_in(&d.path(""), &["verify", "--no-signature", "t.json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -400,7 +400,7 @@ fn statement_names_only_subjects_verify_can_find() {
     // With --root: relative to it, wherever the command runs; verify finds them.
     let o = gd_in(Path::new("/"), &["statement", "--root", dir.to_str().unwrap(), abs.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let st: Json = serde_json::from_slice(&o.stdout).unwrap();
+    let st: JsonValue = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(st["subject"][0]["name"], "models/m.gguf");
     write_json(&d, "elsewhere.json", &st);
     std::fs::rename(dir.join("elsewhere.json"), dir.join("sub/elsewhere.json")).unwrap();

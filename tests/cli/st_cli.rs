@@ -5,7 +5,7 @@ use crate::common;
 
 use common::st::*;
 use common::*;
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
 
 fn model() -> St {
     St::new()
@@ -97,7 +97,7 @@ fn shards_named_together() {
     // statement: one subject.
     let out = run(&[&["statement".to_string()], &indexed[..]].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: JsonValue = serde_json::from_slice(&out.stdout).unwrap();
     let subjects = doc["subject"].as_array().unwrap();
     assert_eq!(subjects.len(), 1, "{doc}");
     assert_eq!(
@@ -121,7 +121,7 @@ fn json_entry() {
     d.write("m.safetensors", &st.build());
     let out = gd_in(d.dir.path(), &["--json", "m.safetensors", "missing.safetensors"]);
     assert_eq!(out.status.code(), Some(2), "one path failed");
-    let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    let doc: JsonValue = serde_json::from_slice(&out.stdout).expect("JSON");
     let f = &doc["files"][0];
     assert_eq!(f["format"], "safetensors");
     assert_eq!(f["spec"], "safetensors-skeleton-v1");
@@ -160,7 +160,7 @@ fn inspect_shows_groups_dtypes_tensors_and_warnings() {
     }
     assert!(t.contains(&st.expected_label()), "{t}");
     let out = gd_in(d.dir.path(), &["inspect", "--json", "model-00002-of-00002.safetensors"]);
-    let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    let doc: JsonValue = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(doc["model_format"], "safetensors");
     assert_eq!(doc["warnings"].as_array().unwrap().len(), 5, "total_size, and 4 tensors' unknown members");
 }
@@ -187,7 +187,7 @@ fn diff_within_and_across_formats() {
     assert!(t.contains("~ metadata license: 'apache-2.0' → 'mit'"), "{t}");
     assert!(t.contains("~ tensor layer.0.b: data sha256"), "{t}");
     let out = gd_in(d.dir.path(), &["diff", "--json", "a.safetensors", "b.safetensors"]);
-    let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    let doc: JsonValue = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(doc["labels_equal"], false);
     assert_eq!(doc["metadata"][0]["key"], "license");
 
@@ -267,8 +267,8 @@ fn diff_of_metadata_alone_names_the_group_not_every_tensor() {
     assert!(t.contains("~ metadata group "), "{t}");
     assert!(t.ends_with("labels differ; metadata keys: 1 differs; metadata groups: 1 changed (4 tensors); tensors: 0 changed, 0 added, 0 removed\n"), "{t}");
     let out = gd_in(d.dir.path(), &["diff", "--json", "a.safetensors", "b.safetensors"]);
-    let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(doc["tensors"], Json::Array(vec![]), "{doc}");
+    let doc: JsonValue = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["tensors"], JsonValue::Array(vec![]), "{doc}");
     let g = &doc["metadata_groups"][0];
     assert_eq!((g["tensors"].as_u64(), g["data_unchanged"].as_bool()), (Some(4), Some(true)), "{doc}");
     assert_eq!(g["files_a"], serde_json::json!(["a.safetensors"]));

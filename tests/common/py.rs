@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
 
 /// The venv's interpreter and what prereq.py reported.
 pub struct Py {
     pub python: PathBuf,
-    pub info: Json,
+    pub info: JsonValue,
 }
 
 pub fn in_ci() -> bool {
@@ -87,7 +87,7 @@ pub fn command(python: &Path, script: &Path) -> Command {
 
 impl Py {
     /// Runs `scripts/interop/<script>` with `args`; its last JSON line.
-    pub fn run<S: AsRef<std::ffi::OsStr>>(&self, script: &str, args: &[S]) -> Json {
+    pub fn run<S: AsRef<std::ffi::OsStr>>(&self, script: &str, args: &[S]) -> JsonValue {
         let t = std::time::Instant::now();
         let out = command(&self.python, &scripts().join(script)).args(args).output().expect("runs python");
         assert!(out.status.success(), "{}", describe(script, &out));
@@ -101,7 +101,7 @@ impl Py {
     }
 }
 
-pub fn last_json_line(stdout: &[u8]) -> Result<Json, String> {
+pub fn last_json_line(stdout: &[u8]) -> Result<JsonValue, String> {
     let text = String::from_utf8_lossy(stdout);
     let line = text.lines().rev().find(|l| !l.trim().is_empty()).ok_or("printed nothing")?;
     serde_json::from_str(line).map_err(|e| format!("printed no JSON ({e}): {line:.300}"))

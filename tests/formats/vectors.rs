@@ -12,14 +12,14 @@
 use std::path::PathBuf;
 
 use gguf_digest::{ErrorKind, Model};
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
 use sha2::{Digest, Sha256};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/vectors")
 }
 
-fn vectors() -> Json {
+fn vectors() -> JsonValue {
     let text = std::fs::read_to_string(dir().join("vectors.json")).expect("vectors.json");
     serde_json::from_str(&text).expect("vectors.json parses")
 }

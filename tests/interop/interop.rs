@@ -33,7 +33,7 @@ use std::time::Instant;
 
 use common::gguf_digest_bin;
 use common::py::{Py, command, describe, prerequisites};
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
 use sha2::{Digest, Sha256};
 
 const WHAT: &str = "the interop tests (tests/interop.rs)";
@@ -79,17 +79,17 @@ fn label(path: &Path) -> String {
 }
 
 /// `gguf-digest --json FILE`: the file's entry.
-fn json_of(path: &Path) -> Json {
+fn json_of(path: &Path) -> JsonValue {
     let out = gguf_digest(&[OsStr::new("--json"), path.as_os_str()]);
     assert!(out.status.success(), "{}", describe(&format!("gguf-digest --json {}", path.display()), &out));
-    let doc: Json = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
+    let doc: JsonValue = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
     let file = doc["files"][0].clone();
     assert!(file["label"].is_string(), "no label in --json for {}: {}", path.display(), short(&file));
     file
 }
 
 /// A JSON value for a failure message, cut to a readable length.
-fn short(v: &Json) -> String {
+fn short(v: &JsonValue) -> String {
     let s = v.to_string();
     match s.char_indices().nth(300) {
         Some((i, _)) => format!("{}...", &s[..i]),
@@ -97,9 +97,9 @@ fn short(v: &Json) -> String {
     }
 }
 
-fn by<'a>(list: &'a Json, field: &str) -> BTreeMap<String, &'a Json> {
+fn by<'a>(list: &'a JsonValue, field: &str) -> BTreeMap<String, &'a JsonValue> {
     let items = list.as_array().unwrap_or_else(|| panic!("not a list: {}", short(list)));
-    let map: BTreeMap<String, &Json> =
+    let map: BTreeMap<String, &JsonValue> =
         items.iter().map(|v| (v[field].as_str().expect("string name").to_string(), v)).collect();
     assert_eq!(map.len(), items.len(), "repeated {field} in --json");
     map
@@ -133,7 +133,7 @@ fn gguf_hash(py: &'static Py, path: &Path) -> BTreeMap<String, String> {
 }
 
 /// Every tensor's sha256 in our --json equals gguf_hash.py's.
-fn assert_tensor_sha256_match(ours: &Json, theirs: &BTreeMap<String, String>) {
+fn assert_tensor_sha256_match(ours: &JsonValue, theirs: &BTreeMap<String, String>) {
     let ours: BTreeMap<String, String> = by(&ours["tensors"], "name")
         .into_iter()
         .map(|(n, t)| (n, t["sha256"].as_str().expect("sha256").to_string()))
@@ -156,23 +156,23 @@ fn assert_tensor_sha256_match(ours: &Json, theirs: &BTreeMap<String, String>) {
 
 /// A float KV value as gguf_dump_json.py prints it: a number, or "inf",
 /// "-inf", "nan".
-fn dump_float(v: &Json) -> f64 {
+fn dump_float(v: &JsonValue) -> f64 {
     match v {
-        Json::Number(n) => n.as_f64().expect("float"),
-        Json::String(s) if s == "inf" => f64::INFINITY,
-        Json::String(s) if s == "-inf" => f64::NEG_INFINITY,
-        Json::String(s) if s == "nan" => f64::NAN,
+        JsonValue::Number(n) => n.as_f64().expect("float"),
+        JsonValue::String(s) if s == "inf" => f64::INFINITY,
+        JsonValue::String(s) if s == "-inf" => f64::NEG_INFINITY,
+        JsonValue::String(s) if s == "nan" => f64::NAN,
         _ => panic!("not a float: {v}"),
     }
 }
 
 /// The canonical (little-endian wire) encoding of one array element as
 /// gguf_dump.py decoded it.
-fn encode_elem(elem_type: &str, v: &Json, out: &mut Vec<u8>) {
-    let int = |v: &Json| -> i128 {
+fn encode_elem(elem_type: &str, v: &JsonValue, out: &mut Vec<u8>) {
+    let int = |v: &JsonValue| -> i128 {
         v.as_i64().map(i128::from).or(v.as_u64().map(i128::from)).unwrap_or_else(|| panic!("not an integer: {v}"))
     };
-    let cast = |v: &Json, bytes: usize| -> Vec<u8> {
+    let cast = |v: &JsonValue, bytes: usize| -> Vec<u8> {
         let x = int(v);
         let le = x.to_le_bytes();
         // The value must fit: the bytes above the width are its sign extension.
@@ -202,7 +202,7 @@ fn encode_elem(elem_type: &str, v: &Json, out: &mut Vec<u8>) {
 /// tensor info (stored dims, type), the byte order, data offset and
 /// alignment. Nested arrays are compared by type only: gguf_dump.py
 /// flattens them.
-fn assert_agrees_with_gguf_dump(py: &'static Py, path: &Path, ours: &Json) {
+fn assert_agrees_with_gguf_dump(py: &'static Py, path: &Path, ours: &JsonValue) {
     let d = py.run("gguf_dump_json.py", &[os(path)]);
     let dump = &d["dump"];
     let ctx = path.display();
@@ -214,7 +214,7 @@ fn assert_agrees_with_gguf_dump(py: &'static Py, path: &Path, ours: &Json) {
         "{ctx}: byte order"
     );
 
-    let theirs: BTreeMap<&String, &Json> =
+    let theirs: BTreeMap<&String, &JsonValue> =
         dump["metadata"].as_object().expect("metadata").iter().filter(|(k, _)| !k.starts_with("GGUF.")).collect();
     let kvs = by(&ours["kvs"], "key");
     assert_eq!(
@@ -276,7 +276,7 @@ fn assert_agrees_with_gguf_dump(py: &'static Py, path: &Path, ours: &Json) {
 }
 
 /// The tensors of a --json entry without where they were stored.
-fn tensor_content(file: &Json) -> Vec<Json> {
+fn tensor_content(file: &JsonValue) -> Vec<JsonValue> {
     let mut list = file["tensors"].as_array().expect("tensors").clone();
     for t in &mut list {
         let o = t.as_object_mut().expect("tensor object");
@@ -310,7 +310,7 @@ fn spec_be_to_le(ty: &str, be: &[u8]) -> Vec<u8> {
 }
 
 /// The stored bytes of every tensor of a single-file --json entry.
-fn stored_tensor_bytes<'a>(file: &Json, bytes: &'a [u8]) -> BTreeMap<String, (String, &'a [u8])> {
+fn stored_tensor_bytes<'a>(file: &JsonValue, bytes: &'a [u8]) -> BTreeMap<String, (String, &'a [u8])> {
     let data_start = file["data_start"].as_u64().expect("data_start");
     by(&file["tensors"], "name")
         .into_iter()
@@ -359,7 +359,7 @@ fn b_gguf_writer_shuffled_rewrite_keeps_label() {
     assert_eq!(s["label"], orig["label"], "GGUFWriter's shuffled rewrite has the original's label");
     assert_eq!(s["kvs"], orig["kvs"]);
     assert_eq!(tensor_content(&s), tensor_content(&orig));
-    let stored = |f: &Json| -> Vec<Json> {
+    let stored = |f: &JsonValue| -> Vec<JsonValue> {
         f["tensors"].as_array().expect("tensors").iter().map(|t| t["stored_offset"].clone()).collect()
     };
     assert_ne!(stored(&s), stored(&orig), "the rewrite stores tensors elsewhere");
@@ -512,7 +512,7 @@ fn e_large_quantized_tensors_big_endian_by_gguf_convert_endian() {
 
     let l = json_of(&le);
     let window = 8 << 20;
-    let large: Vec<&Json> =
+    let large: Vec<&JsonValue> =
         l["tensors"].as_array().expect("tensors").iter().filter(|t| t["nbytes"].as_u64() > Some(window)).collect();
     let types: BTreeSet<&str> = large.iter().filter_map(|t| t["type"].as_str()).collect();
     assert_eq!(types, BTreeSet::from(["Q4_0", "Q8_0", "Q4_K", "Q6_K"]), "every large type is over the window");
@@ -524,7 +524,7 @@ fn e_large_quantized_tensors_big_endian_by_gguf_convert_endian() {
             args.extend([OsStr::new("--json"), os(file)]);
             let out = gguf_digest(&args);
             assert!(out.status.success(), "{}", describe("gguf-digest --json", &out));
-            let doc: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+            let doc: JsonValue = serde_json::from_slice(&out.stdout).expect("JSON");
             let got = &doc["files"][0];
             assert_eq!(got["label"], want.as_str(), "{} with {mode:?}", file.display());
             assert_eq!(tensor_content(got), tensor_content(&l), "{} with {mode:?}", file.display());

@@ -22,7 +22,7 @@ use std::process::{Command, Output, Stdio};
 
 use common::gguf_digest_bin;
 use common::py::{Py, describe, prerequisites};
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
 
 const WHAT: &str = "the Ollama interop tests (tests/interop_ollama.rs)";
 
@@ -50,12 +50,12 @@ fn oracle(py: &Py, root: &Path, name: &str) -> String {
     String::from_utf8_lossy(&out.stdout).split("  ").next().unwrap_or_default().to_string()
 }
 
-fn component(root: &Path, arg: &str, media_type: &str) -> Json {
+fn component(root: &Path, arg: &str, media_type: &str) -> JsonValue {
     let out = gd(root, &["--json", arg]);
     assert!(out.status.success(), "{}", describe("gguf-digest --json", &out));
-    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: JsonValue = serde_json::from_slice(&out.stdout).unwrap();
     let c = doc["files"][0]["components"].as_array().unwrap();
-    c.iter().find(|x| x["media_type"] == media_type).cloned().unwrap_or(Json::Null)
+    c.iter().find(|x| x["media_type"] == media_type).cloned().unwrap_or(JsonValue::Null)
 }
 
 const MODEL: &str = "application/vnd.ollama.image.model";

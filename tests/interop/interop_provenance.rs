@@ -22,7 +22,7 @@ use std::process::Command;
 use base64::Engine as _;
 use common::py::{Py, describe, in_ci, prerequisites};
 use common::*;
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
 
 const WHAT: &str = "the provenance interop tests (tests/interop_provenance.rs)";
 
@@ -73,13 +73,13 @@ fn in_toto_attestation_validates_every_statement_and_the_schema_every_predicate(
     }
 }
 
-fn flip_base64(env: &mut Json, field: &str, byte: usize) {
+fn flip_base64(env: &mut JsonValue, field: &str, byte: usize) {
     let b64 = base64::engine::general_purpose::STANDARD;
     let slot = if field == "payload" { &mut env["payload"] } else { &mut env["signatures"][0]["sig"] };
     let mut raw = b64.decode(slot.as_str().unwrap()).unwrap();
     let i = byte.min(raw.len() - 1);
     raw[i] ^= 1;
-    *slot = Json::String(b64.encode(raw));
+    *slot = JsonValue::String(b64.encode(raw));
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn securesystemslib_envelopes_are_accepted_with_their_key_and_refused_when_chang
         assert_eq!(o.status.code(), Some(1), "{env} with {other}");
         assert!(text(&o.stderr).contains("signature: FAILED") && o.stdout.is_empty(), "{}", describe(env, &o));
         // A byte of the payload, or of the signature, changed.
-        let original: Json = serde_json::from_slice(&std::fs::read(dir.join(env)).unwrap()).unwrap();
+        let original: JsonValue = serde_json::from_slice(&std::fs::read(dir.join(env)).unwrap()).unwrap();
         for (field, byte) in [("payload", 40), ("payload", usize::MAX), ("sig", 5), ("sig", usize::MAX)] {
             let mut changed = original.clone();
             flip_base64(&mut changed, field, byte);

@@ -44,7 +44,7 @@ use std::time::Instant;
 
 use common::gguf_digest_bin;
 use common::py::{Py, command, describe, last_json_line, prerequisites, scripts};
-use serde_json::Value as Json;
+use serde_json::Value as JsonValue;
 
 const WHAT: &str = "the safetensors interop tests (tests/interop_safetensors.rs)";
 
@@ -87,14 +87,14 @@ struct Written {
     later_without_index: Vec<(PathBuf, String)>,
     /// A path that is an error, and a word its message holds.
     rejected: Vec<(PathBuf, String)>,
-    notes: Json,
+    notes: JsonValue,
 }
 
-fn s(v: &Json, k: &str) -> String {
+fn s(v: &JsonValue, k: &str) -> String {
     v[k].as_str().unwrap_or_else(|| panic!("st_write.py: no string {k} in {v}")).to_string()
 }
 
-fn list<'a>(v: &'a Json, k: &str) -> &'a Vec<Json> {
+fn list<'a>(v: &'a JsonValue, k: &str) -> &'a Vec<JsonValue> {
     v[k].as_array().unwrap_or_else(|| panic!("st_write.py printed no list {k}"))
 }
 
@@ -122,7 +122,7 @@ fn write(py: &Py, args: &[&OsStr]) -> Written {
             c.what
         );
     }
-    let pair = |p: &Json, i: usize| PathBuf::from(p[i].as_str().expect("path"));
+    let pair = |p: &JsonValue, i: usize| PathBuf::from(p[i].as_str().expect("path"));
     Written {
         differ: list(&v, "differ")
             .iter()
