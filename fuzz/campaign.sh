@@ -17,7 +17,7 @@ secs=${1:-600}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(parse payloads label json st_header st_index
-    ollama_manifest ollama_config envelope statement)
+    ollama_manifest ollama_config envelope statement dir_group)
 
 cargo=(cargo)
 [ -z "${FUZZ_TOOLCHAIN:-}" ] || cargo=(cargo "+$FUZZ_TOOLCHAIN")
@@ -28,8 +28,10 @@ nice -n 19 "${cargo[@]}" run --release --example gen-seeds
 mkdir -p target/logs
 for t in "${targets[@]}"; do
     case $t in
-        parse | payloads | label) dict=gguf.dict ;;
-        *) dict=json.dict ;;
+        parse | payloads | label) dict=(-dict=gguf.dict) ;;
+        # Names from its own vocabularies: no dictionary.
+        dir_group) dict=() ;;
+        *) dict=(-dict=json.dict) ;;
     esac
     echo "== $t: ${secs}s, $(date -u +%FT%TZ)"
     # -s none: no sanitizer (safe Rust; ASan would also claim SIGBUS, which
@@ -37,7 +39,7 @@ for t in "${targets[@]}"; do
     # overflow panics. Single allocations over 256 MiB count as crashes: no
     # input here is larger than 64 KiB, so one would be a declared size trusted.
     nice -n 19 "${cargo[@]}" fuzz run -s none -a "$t" -- \
-        -max_total_time="$secs" -dict="$dict" -max_len=65536 -timeout=10 \
+        -max_total_time="$secs" "${dict[@]}" -max_len=65536 -timeout=10 \
         -rss_limit_mb=1024 -malloc_limit_mb=256 -print_final_stats=1 \
         > "target/logs/$t.log" 2>&1 || echo "!! $t stopped with a finding: see target/logs/$t.log and artifacts/$t/"
     grep -E '^(stat::|Done|#[0-9]+ *DONE)|SUMMARY|panicked' "target/logs/$t.log" || true

@@ -122,6 +122,11 @@ fn main() {
         write(&out.join("st_index"), name, bytes);
     }
     println!("wrote {} st_header and {} st_index seeds", headers.len(), indexes.len());
+    let trees = dir_group_seeds();
+    for (name, bytes) in &trees {
+        write(&out.join("dir_group"), name, bytes);
+    }
+    println!("wrote {} dir_group seeds", trees.len());
     let (manifests, configs) = ollama_seeds();
     let (statements, envelopes) = provenance_seeds();
     for (target, seeds) in [
@@ -341,4 +346,48 @@ fn provenance_seeds() -> (Vec<Seed>, Vec<Seed>) {
             "messageSignature": {"messageDigest": {"algorithm": "SHA2_256", "digest": STANDARD.encode(sha(b"x"))}, "signature": "AAAA"}}))),
     ]);
     (statements, envelopes)
+}
+
+/// Seeds of the `dir_group` target, in its input encoding (see
+/// fuzz_targets/dir_group.rs): a raw record is 0xF0, a length and the path;
+/// an index is followed by the count of names it lists, each as a prefix
+/// index, a shard byte (bit 0 set: shard-named, number `(b >> 1) % 4`, count
+/// `(b >> 3) % 4`) and a suffix index (0 is `.safetensors`, 1 `.gguf`).
+fn dir_group_seeds() -> Vec<(String, Vec<u8>)> {
+    fn raw(path: &str) -> Vec<u8> {
+        let mut v = vec![0xF0, u8::try_from(path.len()).expect("a short path")];
+        v.extend(path.as_bytes());
+        v
+    }
+    // "model-0000N-of-00002.safetensors" as an index lists it.
+    let listed = |n: u8| [0u8, 1 | (n << 1) | (2 << 3), 0];
+    let index: Vec<u8> =
+        [raw("model.safetensors.index.json"), vec![2], listed(1).to_vec(), listed(2).to_vec()].concat();
+    let shards = [raw("model-00001-of-00002.safetensors"), raw("model-00002-of-00002.safetensors")].concat();
+    let text = [raw("config.json"), raw("tokenizer.json"), raw("1_Pooling/config.json")].concat();
+    vec![
+        ("single".into(), [raw("model.safetensors"), text.clone()].concat()),
+        ("index".into(), [shards.clone(), index.clone(), text.clone()].concat()),
+        ("extra-beside-index".into(), [shards.clone(), index, raw("model.safetensors")].concat()),
+        ("shards-no-index".into(), [shards, text].concat()),
+        (
+            "gguf-repo".into(),
+            [
+                raw("tiny-F32-00001-of-00002.gguf"),
+                raw("tiny-F32-00002-of-00002.gguf"),
+                raw("tiny-F16.gguf"),
+                raw("README.md"),
+            ]
+            .concat(),
+        ),
+        (
+            "diffusers".into(),
+            [
+                raw("unet/diffusion_pytorch_model.safetensors"),
+                raw("vae/diffusion_pytorch_model.safetensors"),
+                raw("model_index.json"),
+            ]
+            .concat(),
+        ),
+    ]
 }

@@ -224,8 +224,11 @@ def be_to_le(data: bytes, type_id: int, what: str) -> bytes:
     raise Rejected(f"{what}: type {type_id} has no big-endian conversion")
 
 
-def gguf_model(path: Path) -> dict[str, Any]:
-    """Everything the skeleton needs from one GGUF file, checked (§3-§6)."""
+def gguf_model(path: Path, shard: bool = False) -> dict[str, Any]:
+    """Everything the skeleton needs from one GGUF file, checked (§3-§6).
+    With `shard`, a file whose split.count is above 1 is accepted (the
+    caller joins the set, dir_oracle.py) and its integer split keys are
+    returned under "split"."""
     from gguf import GGUFReader  # gguf-py, for splitting the file into fields only
 
     order = gguf_byte_order(path)
@@ -257,7 +260,7 @@ def gguf_model(path: Path) -> dict[str, Any]:
                 split[key] = 0
             continue
         kvs[key] = (vtype, canon)
-    if split.get(b"split.count", 0) > 1:
+    if split.get(b"split.count", 0) > 1 and not shard:
         raise Rejected(f"{path}: split.count {split[b'split.count']}: a shard, not a whole model")
     alignment = 32
     if b"general.alignment" in kvs:
@@ -313,7 +316,7 @@ def gguf_model(path: Path) -> dict[str, Any]:
         for t in tensors:
             if t["type"] not in BE_WORDS and t["type"] not in BE_HALVES:
                 raise Rejected(f"{t['what']}: big-endian tensor of type {t['type']} cannot be converted")
-    return {"path": path, "order": order, "kvs": kvs, "tensors": tensors, "alignment": alignment}
+    return {"path": path, "order": order, "kvs": kvs, "tensors": tensors, "alignment": alignment, "split": split}
 
 
 def tensor_digest(path: Path, t: dict[str, Any], order: str) -> bytes:
