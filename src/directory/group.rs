@@ -182,9 +182,9 @@ pub fn group(files: &[Vec<u8>], index_files: &mut IndexLister<'_>) -> Result<Vec
             }
             listed.push(path);
         }
-        if listed.is_empty() {
-            return Err(refused(&model, "its index lists no file"));
-        }
+        // An index that lists no file is a model of no file, as the
+        // safetensors contract (§5) reads it and `gguf-digest INDEX` labels
+        // it: its metadata is still content.
         out.push(Planned::Safetensors { name: model, index: Some(index.clone()), files: listed });
     }
     // Then every family: its files not claimed by an index.

@@ -225,7 +225,12 @@ impl Layout {
 
     /// Where the target of the link at `link` lands: resolved on names from
     /// the link's directory, a `..` only out of a directory checked to be a
-    /// real one, never above the base.
+    /// real one. A target may pass above the base and come back down its
+    /// own real path (`../back-in/x` from the root `back-in`): contract §2
+    /// checks a step where it lands. Above the base only the base's real
+    /// path is followed: each of its prefixes is a real directory (the path
+    /// was canonicalized), so nothing outside is looked at; a name off that
+    /// path leads outside.
     fn land(&self, link: &[Vec<u8>], target: &[u8], via: bool) -> Result<Place> {
         let (mut at, rest): (Place, &[u8]) = if target.first() == Some(&b'/') {
             let path = Path::new(OsStr::from_bytes(target));
@@ -234,13 +239,24 @@ impl Layout {
         } else {
             (link.get(..link.len().saturating_sub(1)).unwrap_or_default().to_vec(), target)
         };
+        let base: Vec<&[u8]> = self.base.iter().map(OsStrExt::as_bytes).filter(|n| *n != b"/").collect();
+        // Levels above the base (0: at it or below).
+        let mut above = 0usize;
         for part in rest.split(|&b| b == b'/') {
             match part {
                 b"" | b"." => {}
-                b".." => {
-                    if at.is_empty() {
+                b".." if above > 0 || at.is_empty() => {
+                    above = above.checked_add(1).filter(|&a| a <= base.len()).ok_or_else(|| self.outside())?;
+                }
+                name if above > 0 => {
+                    // Back down only along the base's own real path.
+                    let next = base.len().checked_sub(above).and_then(|i| base.get(i));
+                    if next != Some(&name) {
                         return Err(self.outside());
                     }
+                    above = above.saturating_sub(1);
+                }
+                b".." => {
                     if self.entry_type(&at, via).map_err(|e| self.step_error(e, target))? != FileType::Directory {
                         return Err(through_link(target));
                     }
@@ -248,6 +264,9 @@ impl Layout {
                 }
                 name => at.push(name.to_vec()),
             }
+        }
+        if above > 0 {
+            return Err(self.outside());
         }
         Ok(at)
     }
