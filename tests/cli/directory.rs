@@ -330,3 +330,38 @@ fn verify_blobs_names_a_file_whose_blob_is_missing() {
     assert!(err.starts_with(&format!("gguf-digest: {SNAP}: {SNAP}/config.json: ")), "{err}");
     assert!(err.contains("dangling"), "{err}");
 }
+
+/// A link that climbs above the root and comes back down its own real path
+/// lands inside: labelled as the file it names (contract §2, ADR 0023);
+/// one through a sibling directory leads outside and is refused unopened.
+#[test]
+fn a_link_out_of_the_root_and_back_in_is_the_file_it_names() {
+    let d = Dir::new();
+    std::fs::create_dir_all(d.path("back-in/sub")).unwrap();
+    std::fs::create_dir_all(d.path("other")).unwrap();
+    std::fs::write(d.path("back-in/x.txt"), b"x").unwrap();
+    std::fs::write(d.path("other/x.txt"), b"x").unwrap();
+    symlink("../../back-in/x.txt", d.path("back-in/sub/l.txt")).unwrap();
+    let want = expected_label(&[file_component("sub/l.txt", b"x"), file_component("x.txt", b"x")]);
+    let (code, out, err) = gd(&d.path(""), &["back-in"]);
+    assert_eq!((code, out), (Some(0), format!("{want}  back-in\n")), "{err}");
+    symlink("../other/x.txt", d.path("back-in/m.txt")).unwrap();
+    let (code, _, err) = gd(&d.path(""), &["back-in"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("back-in/m.txt") && err.contains("outside"), "{err}");
+}
+
+/// An index that lists no file is a safetensors model of no file (its
+/// metadata is content), as `gguf-digest INDEX` labels it.
+#[test]
+fn an_index_of_no_file_is_a_model_of_no_file() {
+    let d = Dir::new();
+    std::fs::create_dir_all(d.path("m")).unwrap();
+    let index = br#"{"metadata": {"total_size": 0}, "weight_map": {}}"#;
+    std::fs::write(d.path("m/e.safetensors.index.json"), index).unwrap();
+    let alone = gd(&d.path(""), &["m/e.safetensors.index.json"]);
+    assert_eq!(alone.0, Some(0), "{}", alone.2);
+    let want = expected_label(&[weights_component(b"SFTN", "e", &alone.1[..64])]);
+    let (code, out, err) = gd(&d.path(""), &["m"]);
+    assert_eq!((code, out), (Some(0), format!("{want}  m\n")), "{err}");
+}
