@@ -18,6 +18,7 @@
 
 pub mod envelope;
 pub mod keys;
+pub mod oms;
 pub mod statement;
 pub mod subjects;
 pub mod verify;
