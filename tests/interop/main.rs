@@ -13,5 +13,6 @@ mod common;
 
 mod interop;
 mod interop_ollama;
+mod interop_oms;
 mod interop_provenance;
 mod interop_safetensors;
