@@ -68,9 +68,12 @@ fn verify(sig: &Path, dir: &Path, method: &[&str]) -> (Option<i32>, String, Stri
     (o.status.code(), text(&o.stdout), text(&o.stderr))
 }
 
+/// What is done to a copy, how, and the line that must say it.
+type Tamper<'a> = (&'a str, &'a dyn Fn(&Path), &'a str);
+
 /// Every tampered copy of `model` fails with exit 1 and the file named.
 fn tampered_copies_fail(work: &Path, model: &Path, sig: &Path, method: &[&str], sharded: bool) {
-    let cases: [(&str, &dyn Fn(&Path), &str); 4] = [
+    let cases: [Tamper<'_>; 4] = [
         (
             "a byte flipped",
             &|m: &Path| {
