@@ -24,6 +24,7 @@ mod inspect_truncated;
 mod lease;
 mod names_in_output;
 mod ollama;
+mod oms;
 mod provenance;
 mod st_cli;
 mod stream;
