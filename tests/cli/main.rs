@@ -25,6 +25,7 @@ mod lease;
 mod names_in_output;
 mod ollama;
 mod oms;
+mod oms_keyless;
 mod provenance;
 mod st_cli;
 mod stream;

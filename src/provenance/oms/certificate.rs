@@ -60,9 +60,27 @@ pub fn verify(certs: &[Vec<u8>], ca_pem: &[u8], pae: &[u8], signature: &[u8]) ->
     };
     let time = UnixTime::since_unix_epoch(not_before);
     let usage = webpki::KeyUsage::required_if_present(&[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x03]);
-    if let Err(e) =
-        end.verify_for_usage(webpki::ALL_VERIFICATION_ALGS, &anchors, &intermediates, time, usage, None, None)
-    {
+    let path = end.verify_for_usage(webpki::ALL_VERIFICATION_ALGS, &anchors, &intermediates, time, usage, None, None);
+    if let Ok(path) = &path {
+        // webpki takes a trust anchor as a name and a key; OpenSSL, which
+        // model_signing uses, also holds the root certificate to its dates.
+        let anchor_key = path.anchor().subject_public_key_info.as_ref();
+        for der in &anchors_der {
+            let is_anchor = webpki::anchor_from_trusted_cert(&CertificateDer::from(der.as_slice()))
+                .is_ok_and(|a| a.subject_public_key_info.as_ref() == anchor_key);
+            let Ok(ca) = Certificate::from_der(der) else { continue };
+            let v = &ca.tbs_certificate.validity;
+            if is_anchor
+                && (not_before < v.not_before.to_unix_duration() || not_before > v.not_after.to_unix_duration())
+            {
+                return refuse(format!(
+                    "a certificate of its chain is outside its validity at the signing time (the leaf's notBefore): the CA certificate {}",
+                    ca.tbs_certificate.subject
+                ));
+            }
+        }
+    }
+    if let Err(e) = path {
         let why = match e {
             webpki::Error::CertExpired { .. } | webpki::Error::CertNotValidYet { .. } => {
                 format!(
