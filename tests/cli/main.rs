@@ -12,6 +12,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod action;
 mod bounded;
 mod cli;
 mod containment;

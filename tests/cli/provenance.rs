@@ -16,7 +16,7 @@ const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 
 /// A directory with two models (GGUF in a subfolder, safetensors) and the
 /// statement the binary printed for them.
-fn fixture() -> (Dir, Json, Gguf) {
+pub(crate) fn fixture() -> (Dir, Json, Gguf) {
     let d = Dir::new();
     let g = rich_model(&[0, 8]);
     std::fs::create_dir_all(d.path("").join("models")).unwrap();
@@ -29,7 +29,7 @@ fn fixture() -> (Dir, Json, Gguf) {
     (d, statement, g)
 }
 
-fn write_json(d: &Dir, name: &str, v: &Json) -> PathBuf {
+pub(crate) fn write_json(d: &Dir, name: &str, v: &Json) -> PathBuf {
     d.write(name, &serde_json::to_vec_pretty(v).unwrap())
 }
 
@@ -229,7 +229,7 @@ fn subjects_that_leave_the_root_and_other_predicates_are_refused() {
 
 /// Runs openssl; None (test skipped with a message) when it is missing,
 /// outside CI.
-fn openssl(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
+pub(crate) fn openssl(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
     match Command::new("openssl").args(args).current_dir(dir).output() {
         Ok(o) if o.status.success() => Some(o.stdout),
         Ok(o) => panic!("openssl {args:?}: {}", text(&o.stderr)),
@@ -241,13 +241,13 @@ fn openssl(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
     }
 }
 
-fn pae(payload: &[u8]) -> Vec<u8> {
+pub(crate) fn pae(payload: &[u8]) -> Vec<u8> {
     let mut v = format!("DSSEv1 {} {PAYLOAD_TYPE} {} ", PAYLOAD_TYPE.len(), payload.len()).into_bytes();
     v.extend_from_slice(payload);
     v
 }
 
-fn envelope(payload: &[u8], sig: &[u8]) -> Json {
+pub(crate) fn envelope(payload: &[u8], sig: &[u8]) -> Json {
     let b64 = base64::engine::general_purpose::STANDARD;
     json!({"payloadType": PAYLOAD_TYPE, "payload": b64.encode(payload), "signatures": [{"keyid": "", "sig": b64.encode(sig)}]})
 }

@@ -14,5 +14,6 @@ mod common;
 mod interop;
 mod interop_ollama;
 mod interop_oms;
+mod interop_precommit;
 mod interop_provenance;
 mod interop_safetensors;

@@ -1,8 +1,6 @@
-//! The `gguf-digest` binary: the command of [`cli`], run with this
-//! process's arguments.
-
-mod cli;
+//! The `gguf-digest` binary: the library's command ([`gguf_digest::cli`]),
+//! run with this process's arguments.
 
 fn main() -> std::process::ExitCode {
-    std::process::ExitCode::from(cli::main(std::env::args_os()))
+    std::process::ExitCode::from(gguf_digest::cli::main(std::env::args_os()))
 }

@@ -4,17 +4,16 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use gguf_digest::check::{self, CheckOptions, Line};
-use gguf_digest::output::{JsonWriter, error_line, quote_name};
-use gguf_digest::provenance::keys::PublicKey;
-use gguf_digest::provenance::oms;
-use gguf_digest::provenance::statement;
-use gguf_digest::provenance::subjects;
-use gguf_digest::provenance::verify;
-use gguf_digest::{BatchOptions, ErrorKind, NamedModels, schedule, schedule_all};
+use crate::check::{CheckOptions, Line};
+use crate::output::{JsonWriter, error_line, quote_name};
+use crate::provenance::keys::PublicKey;
+use crate::provenance::oms;
+use crate::provenance::statement;
+use crate::provenance::subjects;
+use crate::provenance::verify;
+use crate::{BatchOptions, ErrorKind, NamedModels, schedule, schedule_all};
 
-use super::inspect_diff::ReadArgs;
-use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
+use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK, ReadArgs};
 
 /// Flags of `gguf-digest statement`.
 #[derive(clap::Args, Debug)]
@@ -112,8 +111,7 @@ pub struct VerifyArgs {
 }
 
 /// Runs `statement`; returns the exit status.
-pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
-    let options = args.read.options(opts);
+pub fn run_statement(args: &StatementArgs, options: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
     // `statement *.gguf`: one subject per shard set, as the labelling does.
     let named = NamedModels::new(&args.models, &options.open);
     let models = named.paths();
@@ -132,7 +130,7 @@ pub fn run_statement(args: &StatementArgs, opts: &BatchOptions, pool: &rayon::Th
     }
     let mut done = Vec::with_capacity(models.len());
     let mut failed = false;
-    for r in schedule_all(models, &options, pool, &|p, o| named.open(p, o)) {
+    for r in schedule_all(models, options, pool, &|p, o| named.open(p, o)) {
         match r {
             Ok(m) => done.push(m),
             Err(e) => {
@@ -228,14 +226,13 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
         })
         .collect();
     let check_opts = CheckOptions { quiet: args.quiet, status: args.status, ..CheckOptions::default() };
-    let batch = args.read.options(opts);
     // A model named by several subjects is labelled once.
-    let label = |_: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
+    let label = |_: &[PathBuf], emit: &mut dyn FnMut(usize, crate::Result<String>)| {
         // Each subject opened beneath the root (Claims::open), never by its path alone.
         verify::label_once_each(
             located,
             |unique, emit_unique| {
-                schedule(unique, &batch, pool, &|p, o| claims.open(p, o), |i, r| {
+                schedule(unique, opts, pool, &|p, o| claims.open(p, o), |i, r| {
                     emit_unique(i, r.map(|(_, d)| d.label()))
                 });
             },
@@ -243,7 +240,8 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
         );
     };
     let stdout = io::stdout();
-    let summary = check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut io::stderr().lock())?;
+    let summary =
+        super::check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut io::stderr().lock())?;
     stdout.lock().flush()?;
     Ok(if summary.passed(&check_opts) { EXIT_OK } else { EXIT_MISMATCH })
 }

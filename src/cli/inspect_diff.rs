@@ -1,44 +1,15 @@
 //! `gguf-digest inspect` and `gguf-digest diff`: flags and printing only;
-//! the work is in the library (`gguf_digest::inspect`, `gguf_digest::diff`).
+//! the work is in the library (`crate::inspect`, `crate::diff`).
 
 use std::io::{self, Write};
-use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
-use gguf_digest::diff::{DiffOptions, diff_paths};
-use gguf_digest::inspect::{InspectOptions, inspect_path, what_could_be_read};
-use gguf_digest::output::error_line;
-use gguf_digest::{BatchOptions, ReadMode};
+use crate::BatchOptions;
+use crate::diff::{DiffOptions, diff_paths};
+use crate::inspect::{InspectOptions, inspect_path, what_could_be_read};
+use crate::output::error_line;
 
-use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK};
-
-/// The reading and threading flags, repeated here because the top-level
-/// ones cannot be combined with a subcommand.
-#[derive(clap::Args, Debug)]
-pub struct ReadArgs {
-    /// Take a shard of a split model alone, as a model of its own.
-    #[arg(long)]
-    pub no_join: bool,
-
-    /// Read metadata with pread instead of mapping the file.
-    #[arg(long)]
-    pub no_mmap: bool,
-
-    /// Hash with at most N threads, N up to 1024 (default: RAYON_NUM_THREADS, else all cores).
-    #[arg(short = 'j', long, value_name = "N", value_parser = super::threads_arg)]
-    pub threads: Option<NonZeroUsize>,
-}
-
-impl ReadArgs {
-    pub(crate) fn options(&self, base: &BatchOptions) -> BatchOptions {
-        let mut opts = base.clone();
-        opts.open.join_shards &= !self.no_join;
-        if self.no_mmap {
-            opts.open.read_mode = ReadMode::Pread;
-        }
-        opts
-    }
-}
+use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK, ReadArgs};
 
 /// Flags of `gguf-digest inspect`.
 #[derive(clap::Args, Debug)]
@@ -112,7 +83,7 @@ fn print_text(text: &str) -> io::Result<()> {
 /// Runs `inspect`; returns the exit status.
 pub fn run_inspect(args: &InspectArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
     let options = InspectOptions { width: args.width, items: args.items, limit: args.limit };
-    match inspect_path(&args.file, &args.read.options(opts), pool, &options) {
+    match inspect_path(&args.file, opts, pool, &options) {
         Ok(i) if args.json => print_json(&i.to_json()).map(|()| EXIT_OK),
         Ok(i) => print_text(&i.text()).map(|()| EXIT_OK),
         Err(e) => {
@@ -139,7 +110,7 @@ pub fn run_diff(args: &DiffArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) 
         );
         return Ok(EXIT_ERROR);
     }
-    let d = match diff_paths(&args.a, &args.b, &args.read.options(opts), pool, &options) {
+    let d = match diff_paths(&args.a, &args.b, opts, pool, &options) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("gguf-digest: {}", error_line(&e));

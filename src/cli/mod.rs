@@ -1,10 +1,12 @@
 //! The `gguf-digest` command: parses flags, calls the library, prints.
 //!
-//! A module of its own, not `main.rs`, because two executables run it: the
-//! binary (`main.rs`) and the `gguf-digest` command the Python wheel
-//! installs (`python/src/lib.rs` compiles this folder into the extension,
-//! so `pip install` gives the very same command).
+//! In the library, behind the `cli` feature (on by default; docs/adr/0022),
+//! because two executables run it: the binary (`src/bin/gguf-digest/main.rs`)
+//! and the `gguf-digest` command the Python wheel installs (its extension
+//! calls [`main`]), so `pip install` gives the very same command. Without the
+//! feature the library builds without `clap` and `indicatif`.
 
+mod check;
 mod inspect_diff;
 mod oms;
 mod provenance;
@@ -18,15 +20,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::output::{JsonWriter, begin_document, end_document, error_line, sums_line, write_error_json};
+use crate::{
+    AnyModel, BatchOptions, Digest, Labelled, MAX_THREADS, NamedModels, OpenOptions, Opener, ReadMode,
+    approximate_bytes, digest_paths, expand_arguments, hashing_pool, schedule,
+};
 use clap::{Parser, Subcommand};
-use gguf_digest::check::{self, CheckOptions};
-use gguf_digest::output::{
-    JsonWriter, begin_document, end_document, error_line, quote_name, sums_line, write_error_json,
-};
-use gguf_digest::{
-    AnyModel, BatchOptions, Digest, Labelled, NamedModels, OpenOptions, Opener, ReadMode, approximate_bytes,
-    digest_paths, expand_arguments, open_model, schedule,
-};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -64,7 +63,9 @@ Exit status:
     about,
     long_about,
     after_help = EXAMPLES,
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    mut_arg("no_join", |a| a.help("Label a shard of a split model alone, as a model of its own")),
+    mut_arg("no_mmap", |a| a.help("Read the file with pread instead of mapping it"))
 )]
 struct Args {
     #[command(subcommand)]
@@ -112,22 +113,49 @@ struct Args {
     #[arg(long, conflicts_with = "check")]
     skeleton: bool,
 
-    /// Label a shard of a split model alone, as a model of its own.
-    #[arg(long)]
-    no_join: bool,
-
-    /// Read the file with pread instead of mapping it.
-    #[arg(long)]
-    no_mmap: bool,
+    #[command(flatten)]
+    read: ReadArgs,
 
     /// Ollama models: also check every weights blob against its digest and
     /// size (a store audit; the label is the same).
-    #[arg(long)]
+    // Shown between --no-mmap and -j, as before the reading flags were
+    // shared: clap numbers the subcommands and flags in the order they are
+    // declared (the 4 subcommands 0-3, --check 4, ... --no-mmap 13, -j 14),
+    // and breaks a tie by name. The golden `--help` outputs pin it.
+    #[arg(long, display_order = 13)]
     verify_blobs: bool,
+}
+
+/// The reading and threading flags: the top level's and every
+/// subcommand's, the same flags (the top-level ones cannot be combined
+/// with a subcommand, so each subcommand takes them again). Their help is
+/// worded for the subcommands; the top level words two of them for
+/// labelling (`Args`' `mut_arg`).
+#[derive(clap::Args, Debug)]
+struct ReadArgs {
+    /// Take a shard of a split model alone, as a model of its own.
+    #[arg(long)]
+    no_join: bool,
+
+    /// Read metadata with pread instead of mapping the file.
+    #[arg(long)]
+    no_mmap: bool,
 
     /// Hash with at most N threads, N up to 1024 (default: RAYON_NUM_THREADS, else all cores).
     #[arg(short = 'j', long, value_name = "N", value_parser = threads_arg)]
     threads: Option<NonZeroUsize>,
+}
+
+impl ReadArgs {
+    /// The options these flags ask for, over `base`.
+    fn options(&self, base: &BatchOptions) -> BatchOptions {
+        let mut opts = base.clone();
+        opts.open.join_shards &= !self.no_join;
+        if self.no_mmap {
+            opts.open.read_mode = ReadMode::Pread;
+        }
+        opts
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -145,7 +173,7 @@ enum Command {
 
 impl Command {
     /// The subcommand's reading and threading flags.
-    fn read(&self) -> &inspect_diff::ReadArgs {
+    fn read(&self) -> &ReadArgs {
         match self {
             Command::Inspect(a) => &a.read,
             Command::Diff(a) => &a.read,
@@ -155,15 +183,18 @@ impl Command {
     }
 }
 
-/// Exit statuses (also in --help and README.md).
-pub(crate) const EXIT_OK: u8 = 0;
-pub(crate) const EXIT_MISMATCH: u8 = 1;
-pub(crate) const EXIT_ERROR: u8 = 2;
+// Exit statuses (also in --help and README.md).
+/// Exit status: every file labelled (with `--check`: every label matched).
+pub const EXIT_OK: u8 = 0;
+/// Exit status: `--check`, `verify` or `diff` found a difference.
+pub const EXIT_MISMATCH: u8 = 1;
+/// Exit status: something could not be labelled or read, or bad usage.
+pub const EXIT_ERROR: u8 = 2;
 
 /// Runs the command with these arguments (the program's name first);
 /// returns the exit status.
 pub fn main(argv: impl IntoIterator<Item = OsString>) -> u8 {
-    gguf_digest::raise_open_file_limit();
+    crate::raise_open_file_limit();
     let args = match Args::try_parse_from(argv) {
         Ok(a) => a,
         Err(e) => {
@@ -184,14 +215,8 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> u8 {
     }
 }
 
-/// The most hashing threads `-j` (and Python's `threads=`) may ask for.
-/// More never help: hashing is bound by the cores and the disk, and an
-/// idle pool of thousands of threads took seconds to start and stop (25 s
-/// for 4,096 on two cores, for a 24-byte file).
-pub(crate) const MAX_THREADS: usize = 1024;
-
 /// `-j N`: a thread count from 1 to [`MAX_THREADS`].
-pub(crate) fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
+fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
     let n: usize = arg.parse().map_err(|e: std::num::ParseIntError| e.to_string())?;
     let n = NonZeroUsize::new(n).ok_or("at least 1 hashing thread (leave -j out to use one per core)")?;
     if n.get() > MAX_THREADS {
@@ -200,45 +225,13 @@ pub(crate) fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
     Ok(n)
 }
 
-/// A pool of `threads` hashing threads (0: rayon's default: its
-/// variables, else one per core), named as `ps` and `perf` show them. Any
-/// count above [`MAX_THREADS`], given or from the environment, is refused.
-pub(crate) fn hashing_pool(threads: usize) -> io::Result<rayon::ThreadPool> {
-    let asked = if threads == 0 { threads_from_env(|var| std::env::var(var).ok()) } else { Some(("threads", threads)) };
-    if let Some((what, n)) = asked.filter(|&(_, n)| n > MAX_THREADS) {
-        return Err(io::Error::other(format!("{what}={n}: at most {MAX_THREADS} hashing threads")));
-    }
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("gguf-digest-{i}"))
-        .build()
-        .map_err(io::Error::other)
-}
-
-/// The thread count rayon takes from its variables (`get` reads one): in
-/// its order, parsed as it parses them (a value it cannot parse, or 0, it
-/// passes over).
-fn threads_from_env(get: impl Fn(&str) -> Option<String>) -> Option<(&'static str, usize)> {
-    ["RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"]
-        .into_iter()
-        .find_map(|var| Some((var, get(var)?.parse::<usize>().ok().filter(|&n| n > 0)?)))
-}
-
 fn run(args: &Args) -> io::Result<u8> {
-    // One pool, of the subcommand's -j when it has one (the top-level flag
-    // cannot be combined with a subcommand).
-    let threads = args.command.as_ref().map_or(args.threads, |c| c.read().threads);
-    let pool = hashing_pool(threads.map_or(0, NonZeroUsize::get))?;
-    let opts = BatchOptions {
-        open: OpenOptions {
-            join_shards: !args.no_join,
-            read_mode: if args.no_mmap { ReadMode::Pread } else { ReadMode::Mmap },
-            verify_blobs: args.verify_blobs,
-            ..OpenOptions::default()
-        },
-        progress: None,
-        cancel: None,
-    };
+    // The subcommand's reading flags when there is one (the top-level ones
+    // cannot be combined with a subcommand): one pool, of its -j.
+    let read = args.command.as_ref().map_or(&args.read, Command::read);
+    let pool = hashing_pool(read.threads.map_or(0, NonZeroUsize::get)).map_err(io::Error::other)?;
+    let base = OpenOptions { verify_blobs: args.verify_blobs, ..OpenOptions::default() };
+    let opts = read.options(&BatchOptions { open: base, progress: None, cancel: None });
     match &args.command {
         Some(Command::Inspect(a)) => return inspect_diff::run_inspect(a, &opts, &pool),
         Some(Command::Diff(a)) => return inspect_diff::run_diff(a, &opts, &pool),
@@ -247,7 +240,7 @@ fn run(args: &Args) -> io::Result<u8> {
         None => {}
     }
     if args.check {
-        return run_check(args, &opts, &pool);
+        return check::run_check(args, &opts, &pool);
     }
     // No FILE: standard input, as sha256sum reads it.
     let given = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
@@ -279,7 +272,7 @@ fn run(args: &Args) -> io::Result<u8> {
             io_result = write_error_json(w, e.path().unwrap_or(std::path::Path::new("")), e);
         }
     }
-    let report = |i: usize, r: gguf_digest::Result<(AnyModel, Digest)>| {
+    let report = |i: usize, r: crate::Result<(AnyModel, Digest)>| {
         let Some(path) = files.get(i) else { return };
         let step = match (r, json.as_mut()) {
             (Ok((model, digest)), Some(w)) => io_result.is_ok().then(|| model.write_json(w, path, &digest)),
@@ -343,50 +336,6 @@ fn run_skeleton(files: &[PathBuf], opts: &BatchOptions, pool: &rayon::ThreadPool
     }
 }
 
-fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
-    let check_opts = CheckOptions {
-        ignore_missing: args.ignore_missing,
-        quiet: args.quiet,
-        status: args.status,
-        strict: args.strict,
-        warn: args.warn,
-    };
-    let lists = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
-    let stdout = io::stdout();
-    let stderr = io::stderr();
-    let mut code = EXIT_OK;
-    for list in &lists {
-        let from_stdin = list.as_os_str() == "-";
-        let name = quote_name(if from_stdin { &b"standard input"[..] } else { list.as_os_str().as_encoded_bytes() });
-        // A line at a time, never the whole list (`-c /dev/zero` ends at
-        // its first line, too long).
-        let lines = if from_stdin {
-            check::read_list(&mut io::stdin().lock(), true)
-        } else {
-            std::fs::File::open(list)
-                .map_err(gguf_digest::Error::from)
-                .and_then(|f| check::read_list(&mut io::BufReader::new(f), false))
-        };
-        let lines = match lines {
-            Ok(lines) => lines,
-            Err(e) => {
-                eprintln!("gguf-digest: {name}: {}", e.detail());
-                code = EXIT_ERROR;
-                continue;
-            }
-        };
-        let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
-            digest_with_progress(args, paths, opts, pool, &open_model, |i, r| emit(i, r.map(|(_, d)| d.label())));
-        };
-        let summary = check::verify(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
-        if !summary.passed(&check_opts) && code == EXIT_OK {
-            code = EXIT_MISMATCH;
-        }
-    }
-    stdout.lock().flush()?;
-    Ok(code)
-}
-
 /// Labels `paths` like [`digest_paths`], with a progress bar when one is
 /// wanted, hidden while `emit` prints so lines and bar never interleave.
 fn digest_with_progress(
@@ -395,7 +344,7 @@ fn digest_with_progress(
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
     open: &Opener<'_, AnyModel>,
-    mut emit: impl FnMut(usize, gguf_digest::Result<(AnyModel, Digest)>),
+    mut emit: impl FnMut(usize, crate::Result<(AnyModel, Digest)>),
 ) {
     let mut opts = opts.clone();
     let progress = Progress::start(args, paths, &mut opts);
@@ -507,28 +456,6 @@ mod tests {
         let mut v = vec!["gguf-digest"];
         v.extend_from_slice(extra);
         Args::parse_from(v)
-    }
-
-    #[test]
-    fn rayon_variables_are_read_as_rayon_reads_them() {
-        let env = |pairs: &[(&str, &str)]| {
-            let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-            threads_from_env(move |var| pairs.iter().find(|(k, _)| k == var).map(|(_, v)| v.clone()))
-        };
-        assert_eq!(env(&[]), None);
-        assert_eq!(env(&[("RAYON_NUM_THREADS", "1024")]), Some(("RAYON_NUM_THREADS", 1024)));
-        assert_eq!(env(&[("RAYON_NUM_THREADS", "3"), ("RAYON_RS_NUM_CPUS", "5")]), Some(("RAYON_NUM_THREADS", 3)));
-        for passed_over in ["x", "0", " 3", "-1"] {
-            let got = env(&[("RAYON_NUM_THREADS", passed_over), ("RAYON_RS_NUM_CPUS", "5")]);
-            assert_eq!(got, Some(("RAYON_RS_NUM_CPUS", 5)), "{passed_over:?}");
-        }
-    }
-
-    #[test]
-    fn a_pool_of_more_than_1024_threads_is_refused() {
-        let refused = hashing_pool(MAX_THREADS + 1).err().map(|e| e.to_string());
-        assert_eq!(refused.as_deref(), Some("threads=1025: at most 1024 hashing threads"));
-        assert_eq!(hashing_pool(2).ok().map(|p| p.current_num_threads()), Some(2));
     }
 
     #[test]

@@ -5,10 +5,10 @@
 use std::io::{self, IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use gguf_digest::Root;
-use gguf_digest::output::{error_line, quote_name};
-use gguf_digest::provenance::oms::{self, Method, check::Verdict, read_key, read_material as read_small};
-use gguf_digest::{BatchOptions, ErrorKind};
+use crate::Root;
+use crate::output::{error_line, quote_name};
+use crate::provenance::oms::{self, Method, check::Verdict, read_key, read_material as read_small};
+use crate::{BatchOptions, ErrorKind};
 
 use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK, Progress};
 
@@ -162,8 +162,8 @@ fn relayout(
 ) -> Option<&'static str> {
     let signed = manifest.relayout.as_ref()?;
     let paths = [root.to_path_buf()];
-    let open = |p: &Path, o: &gguf_digest::OpenOptions| gguf_digest::open_model(p, o);
-    let (model, digest) = gguf_digest::schedule_all(&paths, opts, pool, &open).into_iter().next()?.ok()?;
+    let open = |p: &Path, o: &crate::OpenOptions| crate::open_model(p, o);
+    let (model, digest) = crate::schedule_all(&paths, opts, pool, &open).into_iter().next()?.ok()?;
     let same_contract = model.labelled().contract().1 == signed.contract;
     Some(if same_contract && digest.label() == signed.label { HOLDS } else { "and so does the signed model's label" })
 }

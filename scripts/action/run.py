@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""The one script of gguf-digest's GitHub Action (action.yml).
+
+A composite action gets no INPUT_* variables by itself: action.yml maps
+its inputs into this step's environment as GD_SUMS, GD_STATEMENT, GD_KEY,
+GD_ROOT, GD_MODELS and GD_NO_SIGNATURE. The script runs
+`gguf-digest --check` on each sums file, `gguf-digest verify` on the
+statement, and `gguf-digest` on the models, prints their output as they
+would, and writes one Markdown table of models, labels and verdicts to
+$GITHUB_STEP_SUMMARY (and `verdict=` to $GITHUB_OUTPUT).
+
+Exit status, as gguf-digest's own: 0 when everything holds, 1 when a label
+differs or a listed file is missing, 2 when something could not be read or
+the inputs name nothing to check. The tool is `$GGUF_DIGEST` if set (the
+tests), else `gguf-digest` on PATH. Standard library only.
+"""
+
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+
+TOOL = os.environ.get("GGUF_DIGEST") or "gguf-digest"
+
+# A sums line as sha256sum writes it: a backslash first when the name is
+# escaped (\\ and \n), the label, a space, a space or '*', the name.
+SUMS_LINE = re.compile(r"^(\\?)([0-9a-f]{64}) [ *](.*)$")
+# A --check or verify result line: NAME: OK, NAME: FAILED, NAME: FAILED open or read.
+RESULT_LINE = re.compile(r"^(\\?)(.*): (OK|FAILED.*|signature NOT CHECKED.*)$")
+
+
+def words(name):
+    """An input's list: separated by spaces or new lines (names with spaces
+    go in a sums file)."""
+    return os.environ.get(name, "").split()
+
+
+def unescape(escaped, text):
+    """A name as sha256sum escapes it, back to what it is."""
+    if not escaped:
+        return text
+    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), text)
+
+
+def run(args):
+    """Runs the tool; its output goes to the log as it would have, and comes
+    back for the table."""
+    done = subprocess.run([TOOL, *args], capture_output=True, text=True, errors="replace")
+    sys.stdout.write(done.stdout)
+    sys.stderr.write(done.stderr)
+    return done
+
+
+def results(stdout):
+    """Each result line of --check or verify, name -> verdict, in order."""
+    out = {}
+    for line in stdout.splitlines():
+        m = RESULT_LINE.match(line)
+        if m:
+            out[unescape(m.group(1), m.group(2))] = m.group(3)
+    return out
+
+
+def check_sums(path, rows):
+    """`--check` of one sums file: a row per listed model."""
+    done = run(["--check", path])
+    verdicts = results(done.stdout)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            listed = [SUMS_LINE.match(line.rstrip("\n")) for line in f]
+    except OSError:
+        listed = []
+    for m in filter(None, listed):
+        name = unescape(m.group(1), m.group(3))
+        rows.append((name, m.group(2), verdicts.get(name, "not checked"), path))
+    return done.returncode, done.stderr
+
+
+def statement_subjects(path):
+    """The subjects a statement, a DSSE envelope or a Sigstore bundle names
+    (for the table only: gguf-digest verify decides)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        envelope = doc.get("dsseEnvelope", doc)
+        if "payload" in envelope:
+            doc = json.loads(base64.b64decode(envelope["payload"]))
+        return [(s.get("name", ""), s.get("digest", {}).get("sha256", "")) for s in doc.get("subject", [])]
+    except (OSError, ValueError, AttributeError, TypeError):
+        return []
+
+
+def verify(path, rows):
+    """`verify` of one statement: a row per subject."""
+    args = ["verify"]
+    for key in words("GD_KEY"):
+        args += ["--key", key]
+    if os.environ.get("GD_NO_SIGNATURE", "").strip().lower() == "true":
+        args.append("--no-signature")
+    if os.environ.get("GD_ROOT", "").strip():
+        args += ["--root", os.environ["GD_ROOT"].strip()]
+    done = run(args + [path])
+    verdicts = results(done.stdout)
+    unchecked = verdicts.get(path, "")
+    for name, label in statement_subjects(path):
+        verdict = verdicts.get(name, "not checked")
+        if unchecked.startswith("signature NOT CHECKED") and verdict == "OK":
+            verdict = "OK (signature NOT CHECKED)"
+        rows.append((name, label, verdict, path))
+    return done.returncode, done.stderr
+
+
+def label_models(models, rows):
+    """The models' labels, as `gguf-digest MODEL...` prints them."""
+    done = run(models)
+    for line in done.stdout.splitlines():
+        m = SUMS_LINE.match(line)
+        if m:
+            rows.append((unescape(m.group(1), m.group(3)), m.group(2), "labelled", "models"))
+    return done.returncode, done.stderr
+
+
+def cell(text):
+    """A table cell that cannot break the table or run as Markdown."""
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
+    return "".join(c if c.isprintable() else "\\x%02x" % ord(c) for c in text)
+
+
+def mark(verdict):
+    if verdict.startswith("OK (signature"):
+        return "⚠️ " + verdict
+    if verdict in ("OK", "labelled"):
+        return "✅ " + verdict
+    return "❌ " + verdict
+
+
+def summary(rows, errors, status):
+    verdict = ["ok", "failed", "error"][min(status, 2)]
+    lines = ["### gguf-digest: " + {"ok": "every model holds", "failed": "a model differs", "error": "an error"}[verdict], ""]
+    if rows:
+        lines += ["| Model | Label | Verdict | From |", "|---|---|---|---|"]
+        for name, label, v, source in rows:
+            lines.append(f"| `{cell(name)}` | `{cell(label)}` | {mark(v)} | `{cell(source)}` |")
+    if errors.strip():
+        lines += ["", "<details><summary>Messages</summary>", "", "```text"]
+        lines += [cell(e) for e in errors.strip().splitlines()]
+        lines += ["```", "</details>"]
+    return verdict, "\n".join(lines) + "\n"
+
+
+def main():
+    rows, errors, statuses = [], "", []
+    for path in words("GD_SUMS"):
+        code, err = check_sums(path, rows)
+        statuses.append(code)
+        errors += err
+    statement = os.environ.get("GD_STATEMENT", "").strip()
+    if statement:
+        code, err = verify(statement, rows)
+        statuses.append(code)
+        errors += err
+    models = words("GD_MODELS")
+    if models:
+        code, err = label_models(models, rows)
+        statuses.append(code)
+        errors += err
+    if not statuses:
+        sys.stderr.write("gguf-digest action: nothing to check: give sums, statement or models\n")
+        statuses.append(2)
+        errors += "nothing to check: give sums, statement or models\n"
+    status = 2 if any(c not in (0, 1) for c in statuses) else max(statuses)
+    verdict, text = summary(rows, errors, status)
+    for var, content in (("GITHUB_STEP_SUMMARY", text), ("GITHUB_OUTPUT", f"verdict={verdict}\n")):
+        if os.environ.get(var):
+            with open(os.environ[var], "a", encoding="utf-8") as f:
+                f.write(content)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
