@@ -98,7 +98,7 @@ fn file_model<'a>(m: &'a AnyModel, d: &'a Digest) -> Option<ollama::diff::FileMo
     match m {
         AnyModel::Gguf(f) => Some(ollama::diff::FileModel::Gguf(f, d)),
         AnyModel::Safetensors(f) => Some(ollama::diff::FileModel::Safetensors(f, d)),
-        AnyModel::Ollama(_) => None,
+        AnyModel::Ollama(_) | AnyModel::Directory(_) => None,
     }
 }
 

@@ -359,6 +359,15 @@ pub enum ErrorKind {
         /// The root, as it was named.
         root: PathBuf,
     },
+    /// A file named as weights that holds a Git LFS pointer, not the
+    /// weights: the repository was cloned without its LFS files.
+    #[error("is a Git LFS pointer, not the weights its name promises; `git lfs pull` fetches the file")]
+    LfsPointer,
+    /// An entry of a directory that its label refuses (directory contract
+    /// §2: a link leading outside, dangling, in a loop or to a directory,
+    /// a FIFO or device, no file at all).
+    #[error("{0}")]
+    DirectoryEntry(String),
 }
 
 /// A root as messages name it: `.` for the working directory.

@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::directory::{self, Directory};
 use crate::error::Result;
 use crate::format::{Description, Labelled, OpenOptions};
 use crate::gguf::{self, Gguf};
@@ -25,6 +26,8 @@ pub enum Format {
     Safetensors,
     /// An Ollama model: a manifest in a store, and the blobs it names.
     Ollama,
+    /// A directory: every file in it (docs/adr/0023-directory-label.md).
+    Directory,
 }
 
 /// Evaluates `$body` with `$D` standing for `$format`'s [`Description`]:
@@ -44,13 +47,17 @@ macro_rules! described {
                 type $D = Ollama;
                 $body
             }
+            Format::Directory => {
+                type $D = Directory;
+                $body
+            }
         }
     };
 }
 
 impl Format {
     /// Every format, in the order a file's bytes and name are tried.
-    pub const ALL: [Format; 3] = [Format::Gguf, Format::Safetensors, Format::Ollama];
+    pub const ALL: [Format; 4] = [Format::Gguf, Format::Safetensors, Format::Ollama, Format::Directory];
 
     /// What a model of the format is, in words: "a GGUF model".
     pub fn what(self) -> &'static str {
@@ -80,6 +87,7 @@ impl Format {
             Format::Gguf => AnyModel::Gguf(Gguf::from_source(source, opts)?),
             Format::Safetensors => AnyModel::Safetensors(Safetensors::from_source(source, opts)?),
             Format::Ollama => AnyModel::Ollama(Box::new(Ollama::from_source(source, opts)?)),
+            Format::Directory => AnyModel::Directory(Box::new(Directory::from_source(source, opts)?)),
         })
     }
 
@@ -112,6 +120,8 @@ pub enum AnyModel {
     /// An Ollama model (boxed: it holds its components' models, and is
     /// several times the size of the others).
     Ollama(Box<ollama::Model>),
+    /// A directory (boxed, as an Ollama model).
+    Directory(Box<directory::Model>),
 }
 
 impl AnyModel {
@@ -121,6 +131,7 @@ impl AnyModel {
             AnyModel::Gguf(_) => Format::Gguf,
             AnyModel::Safetensors(_) => Format::Safetensors,
             AnyModel::Ollama(_) => Format::Ollama,
+            AnyModel::Directory(_) => Format::Directory,
         }
     }
 
@@ -130,6 +141,7 @@ impl AnyModel {
             AnyModel::Gguf(m) => m,
             AnyModel::Safetensors(m) => m,
             AnyModel::Ollama(m) => m.as_ref(),
+            AnyModel::Directory(m) => m.as_ref(),
         }
     }
 
@@ -140,6 +152,7 @@ impl AnyModel {
             AnyModel::Gguf(m) => Gguf::shard_alone_names_model(m),
             AnyModel::Safetensors(m) => Safetensors::shard_alone_names_model(m),
             AnyModel::Ollama(m) => Ollama::shard_alone_names_model(m),
+            AnyModel::Directory(m) => Directory::shard_alone_names_model(m),
         }
     }
 }
@@ -213,12 +226,17 @@ mod tests {
     fn every_format_is_listed() {
         // A variant missing from ALL would never be sniffed; the match stops
         // compiling when a variant is added, so this list stays whole.
-        for f in [Format::Gguf, Format::Safetensors, Format::Ollama] {
+        for f in [Format::Gguf, Format::Safetensors, Format::Ollama, Format::Directory] {
             match f {
-                Format::Gguf | Format::Safetensors | Format::Ollama => assert!(Format::ALL.contains(&f), "{f:?}"),
+                Format::Gguf | Format::Safetensors | Format::Ollama | Format::Directory => {
+                    assert!(Format::ALL.contains(&f), "{f:?}")
+                }
             }
         }
-        assert_eq!(Format::ALL.map(Format::what), ["a GGUF model", "a safetensors model", "an Ollama model"]);
+        assert_eq!(
+            Format::ALL.map(Format::what),
+            ["a GGUF model", "a safetensors model", "an Ollama model", "a directory"]
+        );
     }
 
     #[test]

@@ -108,6 +108,63 @@ pub struct Conversion {
     pub swap: Swap,
     /// The name of the block's type, for the one error a conversion has.
     pub type_name: &'static str,
+    /// The digest the bytes go into.
+    pub digest: Algorithm,
+}
+
+/// The digest a job computes. Each fits the 32 bytes of a
+/// [`Sha256Digest`]; a shorter one is zero-padded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    /// SHA-256 of the bytes (every label's data digest).
+    Sha256,
+    /// Git's blob object id: SHA-1 of `"blob <len>\0"` and then the `len`
+    /// bytes, in the first 20 bytes (a Hugging Face cache names a blob
+    /// that is not an LFS file so).
+    GitBlobSha1 {
+        /// The number of bytes hashed, which the header states.
+        len: u64,
+    },
+}
+
+/// A digest being computed, of either [`Algorithm`].
+pub(crate) enum Hasher {
+    Sha256(Sha256),
+    Sha1(sha1::Sha1),
+}
+
+impl Hasher {
+    /// A new digest of `algorithm`, its header (if any) already fed.
+    pub(crate) fn new(algorithm: Algorithm) -> Hasher {
+        match algorithm {
+            Algorithm::Sha256 => Hasher::Sha256(Sha256::new()),
+            Algorithm::GitBlobSha1 { len } => {
+                let mut h = sha1::Sha1::new();
+                h.update(format!("blob {len}\0").as_bytes());
+                Hasher::Sha1(h)
+            }
+        }
+    }
+
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
+        match self {
+            Hasher::Sha256(h) => h.update(bytes),
+            Hasher::Sha1(h) => h.update(bytes),
+        }
+    }
+
+    pub(crate) fn finalize(self) -> Sha256Digest {
+        match self {
+            Hasher::Sha256(h) => h.finalize().into(),
+            Hasher::Sha1(h) => {
+                let mut out = [0u8; 32];
+                for (o, b) in out.iter_mut().zip(h.finalize()) {
+                    *o = b;
+                }
+                out
+            }
+        }
+    }
 }
 
 /// What a [`Conversion`] does to each block.
@@ -128,7 +185,12 @@ pub enum Swap {
 impl Conversion {
     /// Data hashed as stored, cut at whole `block`-byte blocks.
     pub fn none(block: u64, type_name: &'static str) -> Conversion {
-        Conversion { block, swap: Swap::None, type_name }
+        Conversion { block, swap: Swap::None, type_name, digest: Algorithm::Sha256 }
+    }
+
+    /// Bytes hashed as stored into Git's blob id of `len` bytes.
+    pub fn git_blob(len: u64) -> Conversion {
+        Conversion { digest: Algorithm::GitBlobSha1 { len }, ..Conversion::none(1, "blob") }
     }
 
     /// Converts whole blocks in place.
@@ -217,7 +279,7 @@ pub fn hash_job(job: &Job<'_>, pieces: &PieceSizes, progress: &Progress<'_>) -> 
 /// Streams a mapped range: data hashed as stored is hashed where it lies,
 /// with no copy; converted data goes through a chunk-sized buffer.
 fn hash_mapped(range: &MappedRange, job: &Job<'_>, plan: Plan, progress: &Progress<'_>) -> Result<Sha256Digest> {
-    let mut hasher = Sha256::new();
+    let mut hasher = Hasher::new(job.conversion.digest);
     let mut converted = Vec::new();
     let mut done = 0usize;
     for window in range.bytes().chunks(plan.window) {
@@ -241,14 +303,14 @@ fn hash_mapped(range: &MappedRange, job: &Job<'_>, plan: Plan, progress: &Progre
         // A writer opened the file: stop here, and let it go on.
         job.source.check_lease()?;
     }
-    Ok(hasher.finalize().into())
+    Ok(hasher.finalize())
 }
 
 /// Streams a range with `pread` into one chunk-sized buffer.
 fn hash_read(job: &Job<'_>, plan: Plan, progress: &Progress<'_>) -> Result<Sha256Digest> {
     let chunk = plan.chunk as u64;
     let mut buf = vec![0u8; usize::try_from(chunk.min(job.len)).unwrap_or(0)];
-    let mut hasher = Sha256::new();
+    let mut hasher = Hasher::new(job.conversion.digest);
     let mut done = 0u64;
     while done < job.len {
         let n = chunk.min(job.len.saturating_sub(done));
@@ -259,7 +321,7 @@ fn hash_read(job: &Job<'_>, plan: Plan, progress: &Progress<'_>) -> Result<Sha25
         done = done.saturating_add(n);
         progress(n)?;
     }
-    Ok(hasher.finalize().into())
+    Ok(hasher.finalize())
 }
 
 /// A model's label, with the data digest of every job. The skeleton is
@@ -336,7 +398,7 @@ mod tests {
         // whole blocks is refused and left untouched, never half converted.
         let rules = [(4, Swap::Words(4)), (34, Swap::Halves(&[0])), (144, Swap::Halves(&[0, 2])), (17, Swap::None)];
         for (block, swap) in rules {
-            let c = Conversion { block, swap, type_name: "T" };
+            let c = Conversion { block, swap, type_name: "T", digest: Algorithm::Sha256 };
             let size = block as usize;
             for len in [1, size - 1, size + 1, 2 * size + size / 2] {
                 let mut buf: Vec<u8> = (0..len).map(|i| i as u8).collect();
@@ -351,6 +413,21 @@ mod tests {
             c.apply(&mut vec![0u8; 3 * size]).unwrap();
             c.apply(&mut []).unwrap();
         }
+    }
+
+    #[test]
+    fn a_git_blob_id_is_sha1_of_its_header_and_bytes() {
+        // `git hash-object` of an empty file and of "hello\n".
+        let id = |bytes: &[u8]| {
+            let mut h = Hasher::new(Algorithm::GitBlobSha1 { len: bytes.len() as u64 });
+            h.update(bytes);
+            h.finalize()
+        };
+        assert_eq!(hex::encode(&id(b"")[..20]), "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+        assert_eq!(hex::encode(id(b"hello\n")), format!("ce013625030ba8dba906f756967f9e9ca394464a{}", "0".repeat(24)));
+        let mut h = Hasher::new(Algorithm::Sha256);
+        h.update(b"abc");
+        assert_eq!(h.finalize(), <[u8; 32]>::from(Sha256::digest(b"abc")));
     }
 
     #[test]

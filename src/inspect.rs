@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
+use crate::directory::Directory;
 use crate::error::{Error, Result};
 use crate::format::Description;
 use crate::formats::{AnyModel, Format};
@@ -63,6 +64,7 @@ pub fn inspect_path(
         AnyModel::Gguf(m) => Inspection::Gguf(Gguf::inspect(m, &digest, opts)?),
         AnyModel::Safetensors(m) => Inspection::Safetensors(Safetensors::inspect(m, &digest, opts)?),
         AnyModel::Ollama(m) => Inspection::Ollama(Ollama::inspect(m, &digest, opts)?),
+        AnyModel::Directory(m) => match Directory::inspect(m, &digest, opts)? {},
     })
 }
 
@@ -107,7 +109,7 @@ pub fn what_could_be_read(path: &Path, error: &Error, opts: &InspectOptions) -> 
         Some(Format::Safetensors) => {
             safetensors::partial::partial(&source, opts.width, opts.limit).map(Partial::Safetensors)
         }
-        Some(Format::Ollama) | None => None,
+        Some(Format::Ollama | Format::Directory) | None => None,
     }
 }
 

@@ -74,7 +74,8 @@ pub use error::{Error, ErrorKind, Result, SYMBOLIC_LINK, Subject};
 pub use format::{Description, Labelled, OpenOptions, end_entry, finish, hash_order, run_job};
 pub use formats::{AnyModel, Format, sniff};
 pub use hash::{
-    CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, Progress, READ_CHUNKS, Sha256Digest, Swap, WINDOW, hash_job,
+    Algorithm, CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, Progress, READ_CHUNKS, Sha256Digest, Swap,
+    WINDOW, hash_job,
 };
 pub use input::{
     Input, Named, NamedModels, approximate_bytes, digest_paths, expand_arguments, label_paths, open_model,

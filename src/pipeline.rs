@@ -22,11 +22,9 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, mpsc};
 
-use sha2::{Digest as _, Sha256};
-
 use crate::error::{Error, Result};
 use crate::format::Labelled;
-use crate::hash::{Conversion, PieceSizes, Progress, Sha256Digest};
+use crate::hash::{Algorithm, Conversion, Hasher as JobHasher, PieceSizes, Progress, Sha256Digest};
 use crate::source::Source;
 
 /// Bytes read ahead of the hashing threads, at most (by default)... (32
@@ -454,18 +452,18 @@ fn hash_pieces(
     failed: &AtomicBool,
     done: &Mutex<Done>,
 ) {
-    let mut hasher = Sha256::new();
+    let mut hasher = JobHasher::new(Algorithm::Sha256);
     let mut broken: Option<Error> = None;
     // The job being hashed: its place in the reading order, index, conversion.
     let mut current: Option<(usize, usize, Conversion)> = None;
     for mut b in rx {
         for part in &b.parts {
-            if part.first {
-                hasher = Sha256::new();
-                broken = None;
-            }
             if current.is_none_or(|(k, _, _)| k != part.job) {
                 current = job(part.job).map(|(i, c)| (part.job, i, c));
+            }
+            if part.first {
+                hasher = JobHasher::new(current.map_or(Algorithm::Sha256, |(_, _, c)| c.digest));
+                broken = None;
             }
             if broken.is_none() {
                 let at = b.base.saturating_add(part.at);
@@ -486,12 +484,12 @@ fn hash_pieces(
                 }
             }
             if part.last {
-                let h = std::mem::take(&mut hasher);
+                let h = std::mem::replace(&mut hasher, JobHasher::new(Algorithm::Sha256));
                 let mut d = done.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 let slot = current.and_then(|(_, i, _)| d.digests.get_mut(i));
                 match (broken.take(), slot) {
                     (None, Some(slot)) => {
-                        *slot = h.finalize().into();
+                        *slot = h.finalize();
                         d.hashed = d.hashed.saturating_add(1);
                     }
                     (Some(e), _) => d.errors.push((part.job, e)),
@@ -506,7 +504,7 @@ fn hash_pieces(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::Swap;
+    use sha2::{Digest as _, Sha256};
 
     fn batch(free: &mpsc::SyncSender<Vec<u8>>, bytes: &[u8]) -> Batch {
         let part = Part { job: 0, at: 0, len: bytes.len(), first: true, last: true };
@@ -517,7 +515,7 @@ mod tests {
     fn every_buffer_comes_back_hashed_or_not() {
         let (free_tx, free_rx) = mpsc::sync_channel::<Vec<u8>>(4);
         let queued = AtomicU64::new(0);
-        let conversion = Conversion { block: 1, swap: Swap::None, type_name: "U8" };
+        let conversion = Conversion::none(1, "U8");
         let failed = AtomicBool::new(false);
         // Hashed: the digest, and the buffer back in the pool.
         let (tx, rx) = mpsc::channel();

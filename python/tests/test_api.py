@@ -342,7 +342,7 @@ def test_every_refusal_is_an_error(corpus: Corpus, tmp_path: Path, monkeypatch: 
     assert "shard 2" in str(raises(second))
     empty_dir = tmp_path / "empty"
     empty_dir.mkdir()
-    assert "holds no model" in str(raises(empty_dir))
+    assert "holds no file" in str(raises(empty_dir))
     monkeypatch.setenv("OLLAMA_MODELS", str(corpus.ollama_store))
     for bad in ["ollama:../etc/passwd", "ollama:a/b/c/d", "ollama:nothere"]:
         raises(bad)

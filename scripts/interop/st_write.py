@@ -630,7 +630,6 @@ def cmd_layouts(out: Path, seed: int) -> None:
         c.add(shards[0], "state", f"{name}: the first shard")
         c.add(index, "state", f"{name}: the index")
         c.add(shards[-1], "state", f"{name}: the last shard, the index beside it")
-        c.add(out / name, "state", f"{name}: the directory")
 
     # The index repeating a shard's metadata with the same value: counted once.
     d = out / "index-repeats-format"
@@ -678,10 +677,10 @@ def cmd_layouts(out: Path, seed: int) -> None:
     # A Hugging Face cache.
     cache = out / "hub"
     snap = cache_snapshot(cache, "interop/tiny", [single], "tiny-single", "main")
-    c.add(snap, "state", "hub cache: snapshot directory of the single file")
+    # A directory argument gets the directory label (docs/adr/0023), not
+    # the weights': its files are labelled here, the directory elsewhere.
     c.add(snap / "model.safetensors", "state", "hub cache: the single file's symlink")
     snap = cache_snapshot(cache, "interop/tiny-sharded", cuts["shards-3"], "tiny-sharded-3", "main")
-    c.add(snap, "state", "hub cache: snapshot directory of 3 shards and the index")
     c.add(snap / "model-00001-of-00003.safetensors", "state", "hub cache: the first shard's symlink")
     c.add(snap / "model.safetensors.index.json", "state", "hub cache: the index's symlink")
     c.notes["huggingface_hub"] = huggingface_hub.__version__
@@ -704,7 +703,6 @@ def cmd_minilm(src: Path, out: Path) -> None:
     cache = out / "hub"
     repo = "sentence-transformers/all-MiniLM-L6-v2"
     snap = cache_snapshot(cache, repo, [src], "minilm-as-shipped", "main")
-    c.add(snap, "minilm", "hub cache: snapshot directory of the file as shipped")
     c.add(snap / "model.safetensors", "minilm", "hub cache: its symlink")
     for n in (2, 4):
         files = save_state_dict(state, out / f"minilm-{n}", shard_size_for(state, n), {})
@@ -714,7 +712,6 @@ def cmd_minilm(src: Path, out: Path) -> None:
         c.add(files[-1], "minilm", f"{n} shards: the index")
         c.add(files[-2], "minilm", f"{n} shards: the last, the index beside it")
         snap = cache_snapshot(cache, repo, files, f"minilm-{n}-shards", None)
-        c.add(snap, "minilm", f"hub cache: snapshot directory of {n} shards")
         c.add(snap / files[0].name, "minilm", f"hub cache: the first of {n} shards' symlink")
         c.add(snap / files[-1].name, "minilm", f"hub cache: the index of {n} shards' symlink")
     c.notes["minilm"] = str(src)

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::output::{JsonWriter, begin_document, end_document, error_line, sums_line, write_error_json};
+use crate::output::{JsonWriter, begin_document, end_document, error_line, quote_name, sums_line, write_error_json};
 use crate::{
     AnyModel, BatchOptions, Digest, Labelled, MAX_THREADS, NamedModels, OpenOptions, Opener, ReadMode,
     approximate_bytes, digest_paths, expand_arguments, hashing_pool, schedule,
@@ -117,7 +117,8 @@ struct Args {
     read: ReadArgs,
 
     /// Ollama models: also check every weights blob against its digest and
-    /// size (a store audit; the label is the same).
+    /// size; Hugging Face cache snapshots: every file against the name of
+    /// the blob it links to (a store audit; the label is the same).
     // Shown between --no-mmap and -j, as before the reading flags were
     // shared: clap numbers the subcommands and flags in the order they are
     // declared (the 4 subcommands 0-3, --check 4, ... --no-mmap 13, -j 14),
@@ -274,6 +275,11 @@ fn run(args: &Args) -> io::Result<u8> {
     }
     let report = |i: usize, r: crate::Result<(AnyModel, Digest)>| {
         let Some(path) = files.get(i) else { return };
+        if let Ok((AnyModel::Directory(m), _)) = &r {
+            for w in m.warnings() {
+                eprintln!("gguf-digest: warning: {}: {w}", quote_name(path.as_os_str().as_encoded_bytes()));
+            }
+        }
         let step = match (r, json.as_mut()) {
             (Ok((model, digest)), Some(w)) => io_result.is_ok().then(|| model.write_json(w, path, &digest)),
             (Ok((_, digest)), None) => io_result.is_ok().then(|| out.write_all(&sums_line(&digest.label(), path))),

@@ -79,7 +79,7 @@ impl GgmlType {
     pub fn conversion(&self, order: ByteOrder) -> Conversion {
         match order {
             ByteOrder::Little => Conversion::none(self.type_size, self.name),
-            ByteOrder::Big => Conversion { block: self.type_size, swap: self.swap, type_name: self.name },
+            ByteOrder::Big => Conversion { swap: self.swap, ..Conversion::none(self.type_size, self.name) },
         }
     }
 

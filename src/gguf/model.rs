@@ -17,6 +17,9 @@ use crate::hash::{Digest, Job, PieceSizes, Sha256Digest};
 use crate::source::{ReadMode, Source, changed};
 use sha2::{Digest as _, Sha256};
 
+/// Opens a later shard of a set, by the path its name gives.
+pub type OpenSibling<'a> = dyn FnMut(&Path) -> Result<Source> + 'a;
+
 /// A KV of the logical model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelKv {
@@ -51,6 +54,18 @@ impl Model {
 
     /// Opens a model whose first (or only) file is already open.
     pub fn from_source(source: Source, opts: OpenOptions) -> Result<Model> {
+        Model::from_source_with(source, opts, None)
+    }
+
+    /// Opens a model whose first (or only) file is already open, its later
+    /// shards opened by `open_sibling` from the paths their names give (a
+    /// directory's walk hands the files it resolved, each opened once);
+    /// `None` opens them beside the first, beneath its root.
+    pub fn from_source_with(
+        source: Source,
+        opts: OpenOptions,
+        open_sibling: Option<&mut OpenSibling<'_>>,
+    ) -> Result<Model> {
         let first = Shard::from_source(source)?;
         let count = first.file.split_value(b"split.count").unwrap_or(0);
         if opts.join_shards && count > 1 && first.source.is_stream() {
@@ -62,7 +77,11 @@ impl Model {
             }
             return Err(e.in_file(first.path()));
         }
-        let shards = if opts.join_shards && count > 1 { open_shard_set(first, opts.read_mode)? } else { vec![first] };
+        let shards = if opts.join_shards && count > 1 {
+            open_shard_set(first, opts.read_mode, open_sibling)?
+        } else {
+            vec![first]
+        };
         Ok(Model { pieces: opts.pieces, ..Model::join(shards)? })
     }
 
@@ -276,7 +295,7 @@ fn same_content(a: &Value, b: &Value) -> bool {
 }
 
 /// Opens the siblings of a first shard whose split.count is above 1.
-fn open_shard_set(first: Shard, mode: ReadMode) -> Result<Vec<Shard>> {
+fn open_shard_set(first: Shard, mode: ReadMode, open_sibling: Option<&mut OpenSibling<'_>>) -> Result<Vec<Shard>> {
     let path = first.path().to_path_buf();
     let located = |e: Error| e.in_file(&path);
     let count = first.file.split_value(b"split.count").unwrap_or(0);
@@ -302,12 +321,19 @@ fn open_shard_set(first: Shard, mode: ReadMode) -> Result<Vec<Shard>> {
     check_split_no(&first, &path, name.no)?;
     // Siblings are opened beside the first shard, beneath its root: one
     // that links out of it is refused (docs/adr/0020).
-    let beside = first.source.beside().map_err(located)?;
+    let beside = if open_sibling.is_none() { Some(first.source.beside().map_err(located)?) } else { None };
+    let mut open_beside = |sibling: &Path| -> Result<Source> {
+        let beside = beside.as_ref().ok_or_else(|| Error::internal("no directory to open a shard in"))?;
+        beside.open(sibling.file_name().unwrap_or_default(), mode)
+    };
+    let open: &mut dyn FnMut(&Path) -> Result<Source> = match open_sibling {
+        Some(open) => open,
+        None => &mut open_beside,
+    };
     let mut shards = vec![first];
     for no in 2..=name.count {
         let sibling = name.sibling(no);
-        let file_name = sibling.file_name().unwrap_or_default();
-        let shard = match beside.open(file_name, mode).and_then(Shard::from_source) {
+        let shard = match open(&sibling).and_then(Shard::from_source) {
             Ok(s) => s,
             Err(e) if e.is_not_found() => {
                 let kind = ErrorKind::MissingShard { no, count: name.count, path: sibling };

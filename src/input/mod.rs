@@ -5,7 +5,7 @@
 //! opened once and sniffed by its first bytes (an index file by its name,
 //! an Ollama manifest by where it lies in a store);
 //! the format that claims it parses the same open file (`formats`, the
-//! one list of them). A directory names the one model in it (`directory`).
+//! one list of them). A directory is labelled whole ([`directory::Model`]).
 //!
 //! What an argument leads to is opened beneath a root (docs/adr/0020): a
 //! directory's entries beneath the directory (a Hugging Face snapshot's
@@ -13,19 +13,19 @@
 //! its directory ([`Source::beside`]), a statement's subjects beneath
 //! `verify`'s root ([`open_model_beneath`]).
 
-mod directory;
 mod shard_sets;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::directory;
 use crate::error::{Error, Result};
 use crate::format::OpenOptions;
 use crate::formats::{AnyModel, Format};
 use crate::hash::Digest;
 use crate::ollama;
 use crate::schedule::{BatchOptions, schedule, schedule_all};
-use crate::source::{Beside, Last, Root, Source};
+use crate::source::{Last, Root, Source};
 
 pub use shard_sets::{Named, NamedModels};
 
@@ -34,7 +34,7 @@ pub use shard_sets::{Named, NamedModels};
 pub enum Input {
     /// A file on disk.
     File(PathBuf),
-    /// A directory on disk: the one model in it is labelled.
+    /// A directory on disk: labelled as a whole (docs/adr/0023).
     Directory(PathBuf),
     /// `ollama:NAME`: a model in the Ollama store.
     Ollama(String),
@@ -64,7 +64,7 @@ const SNIFF_BYTES: u64 = 9;
 pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
     match Input::from_arg(path) {
         Input::Ollama(reference) => Ok(AnyModel::Ollama(Box::new(ollama::open_reference(&reference, *opts)?))),
-        Input::Directory(dir) => open_in_directory(&Beside::around(&dir)?, opts),
+        Input::Directory(dir) => Ok(AnyModel::Directory(Box::new(directory::Model::open(&dir, opts)?))),
         Input::Stdin => {
             let source = Source::stdin()?;
             let format = Format::of_bytes(&source.head(SNIFF_BYTES)?);
@@ -80,15 +80,9 @@ pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
 /// entries, a store's blobs) is opened beneath the same root.
 pub(crate) fn open_model_beneath(root: &Arc<Root>, rel: &Path, shown: &Path, opts: &OpenOptions) -> Result<AnyModel> {
     if root.file_type(rel).is_ok_and(|t| t == rustix::fs::FileType::Directory) {
-        return open_in_directory(&Beside::new(Arc::clone(root), rel.to_path_buf(), shown.to_path_buf()), opts);
+        return Ok(AnyModel::Directory(Box::new(directory::Model::open_beneath(root, rel, shown, opts)?)));
     }
     open_source(Source::open_beneath(root, rel, shown, opts.read_mode, Last::Follow)?, opts)
-}
-
-/// The one model in a directory, opened beneath the directory's root.
-fn open_in_directory(dir: &Beside, opts: &OpenOptions) -> Result<AnyModel> {
-    let name = directory::model_in(dir)?;
-    open_source(dir.open(&name, opts.read_mode)?, opts)
 }
 
 /// The model an open file holds: a file some format claims by its name or
@@ -150,10 +144,6 @@ fn store_with_manifests() -> Result<PathBuf> {
 /// the model it names (shard siblings, the files of an index, the model in
 /// a directory). For a progress bar's length; 0 where nothing can be seen.
 pub fn approximate_bytes(path: &Path) -> u64 {
-    if path.is_dir() {
-        let dir = Beside::around(path);
-        return dir.and_then(|d| directory::model_in(&d).map(|m| d.path_of(&m))).map_or(0, |m| approximate_bytes(&m));
-    }
     Format::approximate_bytes(path).unwrap_or_else(|| std::fs::metadata(path).map_or(0, |m| m.len()))
 }
 

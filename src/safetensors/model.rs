@@ -153,6 +153,28 @@ impl Model {
         let index = read_index_from(&index_file)?;
         let beside = index_file.beside()?;
         drop(index_file);
+        Model::index_with(index_path, index, given, opts, &mut |name| beside.open(name, opts.read_mode))
+    }
+
+    /// The model of an index already read (`index_path` names it), its
+    /// files opened by `open` from their plain names (a directory's walk
+    /// hands the files it resolved, each opened once).
+    pub fn from_index(
+        index_path: &Path,
+        index: Index,
+        opts: OpenOptions,
+        open: &mut dyn FnMut(&std::ffi::OsStr) -> Result<Source>,
+    ) -> Result<Model> {
+        Model::index_with(index_path, index, None, opts, open)
+    }
+
+    fn index_with(
+        index_path: &Path,
+        index: Index,
+        given: Option<&Path>,
+        opts: OpenOptions,
+        open: &mut dyn FnMut(&std::ffi::OsStr) -> Result<Source>,
+    ) -> Result<Model> {
         let Index { files: names, weight_map, metadata, total_size } = index;
         let dir = index_path.parent().unwrap_or(Path::new(""));
         if let Some(given) = given {
@@ -166,8 +188,8 @@ impl Model {
         for name in &names {
             let path = plain_name_in(dir, name).map_err(|e| e.in_file(index_path))?;
             let file_name = path.file_name().unwrap_or_default();
-            let (source, file) =
-                StFile::open_beside(&beside, file_name, opts.read_mode).map_err(|e| e.in_file(index_path))?;
+            let source = open(file_name).map_err(|e| e.in_file(index_path))?;
+            let file = StFile::parse(&source)?;
             // Every tensor of the file is listed with this file...
             for t in &file.tensors {
                 if weight_map.get(&t.name).map(String::as_str) != Some(name.as_str()) {

@@ -129,6 +129,47 @@ impl Root {
         Ok(names)
     }
 
+    /// What `rel` beneath the root is itself (a link is a link, never
+    /// followed), every directory on the way a real one: no link is
+    /// followed anywhere (each component opened `O_NOFOLLOW` relative to
+    /// the one before), so a link on the way is an error, `ELOOP` or
+    /// `ENOTDIR`. `rel` holds no `..`. The directory walk resolves links
+    /// itself, a step at a time, with this and [`Root::link_target`].
+    pub(crate) fn entry_type(&self, rel: &Path) -> Result<FileType> {
+        let fd = self.open_no_links(rel)?;
+        Ok(FileType::from_raw_mode(rustix::fs::fstat(&fd).map_err(io_error)?.st_mode))
+    }
+
+    /// The target of the link `rel` beneath the root, reached as
+    /// [`Root::entry_type`] reaches it.
+    pub(crate) fn link_target(&self, rel: &Path) -> Result<Vec<u8>> {
+        let fd = self.open_no_links(rel)?;
+        Ok(rustix::fs::readlinkat(&fd, "", Vec::new()).map_err(io_error)?.into_bytes())
+    }
+
+    /// `rel` opened `O_PATH`, no link followed on the way or at its end.
+    fn open_no_links(&self, rel: &Path) -> Result<OwnedFd> {
+        let mut pending: Vec<OsString> = Vec::new();
+        push_components(&mut pending, rel.as_os_str().as_bytes()).map_err(|e| self.refusal(e))?;
+        let mut here: Option<OwnedFd> = None;
+        while let Some(name) = pending.pop() {
+            if name == ".." {
+                return Err(self.outside());
+            }
+            let at = here.as_ref().map_or(self.fd.as_fd(), |d| d.as_fd());
+            let mut flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            if !pending.is_empty() {
+                flags |= OFlags::DIRECTORY;
+            }
+            here = Some(rustix::fs::openat(at, &name, flags, Mode::empty()).map_err(io_error)?);
+        }
+        match here {
+            Some(fd) => Ok(fd),
+            None => rustix::fs::openat(self.fd.as_fd(), ".", OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
+                .map_err(io_error),
+        }
+    }
+
     /// The refusal of a path that leaves this root.
     pub(crate) fn outside(&self) -> Error {
         Error::new(ErrorKind::OutsideRoot { root: self.path.clone() })

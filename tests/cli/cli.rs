@@ -309,8 +309,8 @@ fn each_kind_of_bad_file_is_named_with_its_offset() {
         ("bad.gguf", msg.clone()),
         ("junk.gguf", "junk.gguf: byte 0: not a GGUF file: magic is 4a554e4b, expected 47475546 (\"GGUF\")".into()),
         ("empty.gguf", "empty.gguf: byte 0: file is empty (0 bytes)".into()),
-        // A directory names the one model in it (docs/adr/0012); this one holds none.
-        ("dir.gguf", "dir.gguf: holds no model: no *.safetensors.index.json, *.safetensors or *.gguf file".into()),
+        // A directory is labelled whole (docs/adr/0023); this one holds no file.
+        ("dir.gguf", "dir.gguf: holds no file; a directory label needs at least one".into()),
         ("missing.gguf", "missing.gguf: No such file or directory".into()),
         (
             "short.gguf",

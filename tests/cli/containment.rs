@@ -196,8 +196,16 @@ fn links_that_stay_inside_a_root_are_still_followed() {
     mkdir(root.join("d"));
     symlink("../real/model.gguf", root.join("d/model.gguf"));
     let want = label_in(&root, "real/model.gguf");
-    let o = verify_one(&root, "d", &want);
-    assert_ok(&o, "verify of a directory whose entry links inside the root");
+    // A directory is labelled whole: its link out of it (though inside the
+    // root) is refused (directory contract §2)...
+    assert_refused(&verify_one(&root, "d", &want), "a directory entry linking out of the directory");
+    // ...one inside it is followed.
+    std::fs::remove_file(root.join("d/model.gguf")).unwrap();
+    mkdir(root.join("d/sub"));
+    std::fs::write(root.join("d/sub/model.gguf"), rich_model(&[0]).build()).unwrap();
+    symlink("sub/model.gguf", root.join("d/model.gguf"));
+    let o = verify_one(&root, "d", &label_in(&root, "d"));
+    assert_ok(&o, "verify of a directory whose entry links inside the directory");
     assert!(text(&o.stdout).ends_with("signature NOT CHECKED (--no-signature)\nd: OK\n"), "{}", text(&o.stdout));
     // A subject that is itself a link inside the root, and a linked directory.
     symlink("real", root.join("linked"));
@@ -255,23 +263,23 @@ fn a_hugging_face_snapshot_keeps_working() {
     }
     std::fs::write(plain.join("model.safetensors.index.json"), &index).unwrap();
     let want = label_in(&plain, "model.safetensors.index.json");
+    // A directory's label is the directory label, the same for the copy.
+    let want_dir = label_in(&d.path(""), "plain");
     files.push(("model.safetensors.index.json".into(), index.into_bytes()));
     let repo = hf_repo(&d.path(""), &files);
     let snap = "models--org--name/snapshots/0123abcd";
-    for arg in [
-        snap.to_string(),
-        format!("{snap}/"),
-        format!("{snap}/model.safetensors.index.json"),
-        format!("{snap}/model-00001-of-00002.safetensors"),
-    ] {
+    for arg in [snap.to_string(), format!("{snap}/")] {
+        assert_eq!(label_in(&d.path(""), &arg), want_dir, "{arg}");
+    }
+    for arg in [format!("{snap}/model.safetensors.index.json"), format!("{snap}/model-00001-of-00002.safetensors")] {
         assert_eq!(label_in(&d.path(""), &arg), want, "{arg}");
     }
     // From inside the snapshot, and inside the repo folder (relative paths).
-    assert_eq!(label_in(&repo.join("snapshots/0123abcd"), "."), want);
+    assert_eq!(label_in(&repo.join("snapshots/0123abcd"), "."), want_dir);
     assert_eq!(label_in(&repo.join("snapshots/0123abcd"), "model-00001-of-00002.safetensors"), want);
-    assert_eq!(label_in(&repo, "snapshots/0123abcd"), want);
+    assert_eq!(label_in(&repo, "snapshots/0123abcd"), want_dir);
     // verify with the root at the repo folder or above.
-    assert_ok(&verify_one(&d.path(""), snap, &want), "verify of a snapshot under --root");
+    assert_ok(&verify_one(&d.path(""), snap, &want_dir), "verify of a snapshot under --root");
     // A snapshot entry that links out of the repo folder is refused.
     let outside = mkdir(d.path("outside"));
     let second = "model-00002-of-00002.safetensors";

@@ -360,7 +360,7 @@ fn bad_inputs_between_good_ones(extra: &[&str]) {
 
     // (path, what its stderr line must say)
     let bad: Vec<(PathBuf, &str)> = vec![
-        (subdir, "holds no model"),
+        (subdir, "holds no file"),
         (fifo, "FIFO"),
         (PathBuf::from("/dev/null"), "not a regular file"),
         (PathBuf::from("/proc/self/status"), "empty"),

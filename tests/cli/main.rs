@@ -16,6 +16,7 @@ mod action;
 mod bounded;
 mod cli;
 mod containment;
+mod directory;
 mod error_arguments;
 mod faults;
 mod first_hour;

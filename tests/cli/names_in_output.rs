@@ -55,19 +55,22 @@ fn model(seed: u8) -> Gguf {
 }
 
 #[test]
-fn several_models_in_a_directory_are_listed_escaped() {
+fn a_bad_entry_of_a_directory_is_named_escaped() {
     let d = Dir::new();
     std::fs::create_dir(d.path("dir")).unwrap();
-    for (i, name) in [FORGING, "b\nline.gguf", &format!("c{RLO}z.gguf")].iter().enumerate() {
+    for (i, name) in [FORGING, "b\nline.gguf"].iter().enumerate() {
         d.write(&format!("dir/{name}"), &model(i as u8).build());
     }
+    // A directory is labelled whole (docs/adr/0023): its dangling link,
+    // named to forge output, is the error, escaped.
+    std::os::unix::fs::symlink("gone", d.path(&format!("dir/c{RLO}z.gguf"))).unwrap();
     let o = run(&d.path(""), &[os("dir")], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert_safe("the error", &o.stderr);
     assert_eq!(
         text(&o.stderr),
-        "gguf-digest: dir: holds several models; name one of them: dir/b\\nline.gguf, dir/c\\u{202e}z.gguf, \
-         dir/ok\\r\\u{1b}[2Kevil.gguf\n"
+        "gguf-digest: dir: 'dir/c'$'\\342\\200\\256''z.gguf': is a dangling symbolic link: its target gone does not \
+         exist\n"
     );
 }
 

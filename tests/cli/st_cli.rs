@@ -31,14 +31,14 @@ fn sums_skeleton_and_check() {
     assert_eq!(hex(&sha(&out.stdout)), want, "the skeleton hashes to the label");
     assert_eq!(&out.stdout[..4], b"SFTN");
 
-    // A sums file over a file, its shards by index and by first shard, and the directory.
+    // A sums file over a file, its shards by index and by first shard.
     let (files, index) = st.sharded("model", &[1, 3]);
     std::fs::create_dir(d.path("ckpt")).unwrap();
     for (name, bytes) in &files {
         d.write(&format!("ckpt/{name}"), bytes);
     }
     d.write("ckpt/model.safetensors.index.json", index.as_bytes());
-    let names = ["m.safetensors", "ckpt/model.safetensors.index.json", "ckpt/model-00001-of-00002.safetensors", "ckpt"];
+    let names = ["m.safetensors", "ckpt/model.safetensors.index.json", "ckpt/model-00001-of-00002.safetensors"];
     let sums: String = names.iter().map(|n| format!("{want}  {n}\n")).collect();
     d.write("models.sums", sums.as_bytes());
     let out = gd_in(d.dir.path(), &["-c", "models.sums"]);
@@ -198,33 +198,18 @@ fn diff_within_and_across_formats() {
 }
 
 #[test]
-fn directories_name_their_one_model() {
+fn a_directory_is_labelled_whole_not_by_its_one_model() {
+    // Superseded ADR 0012 named "the one model in it"; a directory now has
+    // its own label (docs/adr/0023), never its weights' alone.
     let d = Dir::new();
     let st = model();
     std::fs::create_dir(d.path("one")).unwrap();
     d.write("one/model.safetensors", &st.build());
-    d.write("one/config.json", b"{}");
-    d.write("one/other.gguf", &rich_model(&[0]).build());
-    let out = gd_in(d.dir.path(), &["one"]);
-    assert_eq!(text(&out.stdout), format!("{}  one\n", st.expected_label()), "safetensors wins over GGUF");
-
-    std::fs::create_dir(d.path("two")).unwrap();
-    d.write("two/a.safetensors", &st.build());
-    d.write("two/b.safetensors", &st.build());
-    let out = gd_in(d.dir.path(), &["two", "one"]);
-    assert_eq!(out.status.code(), Some(2));
-    let e = text(&out.stderr);
-    assert!(e.contains("holds several models") && e.contains("a.safetensors") && e.contains("b.safetensors"), "{e}");
-    assert!(text(&out.stdout).contains("  one\n"), "the other argument is still labelled");
-
-    std::fs::create_dir(d.path("gguf")).unwrap();
-    let g = rich_model(&[0, 1]);
-    let parts = g.split(&[1, 1]);
-    for (i, p) in parts.iter().enumerate() {
-        d.write(&format!("gguf/m-{:05}-of-00002.gguf", i + 1), &p.build());
-    }
-    let out = gd_in(d.dir.path(), &["gguf"]);
-    assert_eq!(text(&out.stdout), format!("{}  gguf\n", g.expected_label()), "a GGUF shard set counts once");
+    let out = gd_in(d.dir.path(), &["one", "one/model.safetensors"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<String> = text(&out.stdout).lines().map(|l| l[..64].to_string()).collect();
+    assert_eq!(lines[1], st.expected_label());
+    assert_ne!(lines[0], lines[1], "a directory label never equals a weights label");
 }
 
 /// A shard prefix may be empty, as for GGUF: `-00001-of-00002.safetensors`
@@ -253,9 +238,6 @@ fn a_shard_prefix_may_be_empty() {
         let first = format!("{dir}/-00001-of-00002.safetensors");
         let out = gd_in(d.dir.path(), &[first.as_str()]);
         assert_eq!(text(&out.stdout), format!("{want}  {first}\n"), "{dir}: {}", text(&out.stderr));
-        // The directory holds one model: the set.
-        let out = gd_in(d.dir.path(), &[dir]);
-        assert_eq!(text(&out.stdout), format!("{want}  {dir}\n"), "{dir}: {}", text(&out.stderr));
     }
     // Without an index, a later shard alone is refused, naming the first.
     let out = gd_in(d.dir.path(), &["bare/-00002-of-00002.safetensors"]);

@@ -62,6 +62,7 @@ pub mod ollama;
 pub mod py;
 pub mod st;
 pub mod stream;
+pub mod tree;
 
 use sha2::{Digest, Sha256};
 

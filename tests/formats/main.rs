@@ -12,6 +12,7 @@
 mod common;
 
 mod batch;
+mod directory;
 mod label;
 mod pieces;
 mod regressions;

@@ -21,7 +21,7 @@ use std::process::Command;
 use common::st::*;
 use common::*;
 use gguf_digest::safetensors::{self, Model};
-use gguf_digest::{AnyModel, Error, ErrorKind, OpenOptions, ReadMode, Subject, open_model};
+use gguf_digest::{Error, ErrorKind, OpenOptions, ReadMode, Subject, open_model};
 
 // ---------------------------------------------------------------- helpers
 
@@ -1026,100 +1026,8 @@ fn a_given_shard_not_listed_in_its_sibling_index() {
 
 // --------------------------------------------------------------- directories
 
-#[track_caller]
-fn reject_dir(dir: &Dir) -> Error {
-    let e = label_any(dir.dir.path()).expect_err("the directory must be rejected");
-    assert_eq!(e.path(), Some(dir.dir.path()), "{e}");
-    assert!(e.to_string().starts_with(&format!("{}: ", dir.dir.path().display())), "{e}");
-    e
-}
-
-/// The model a directory names, as the binary opens it.
-fn dir_model(dir: &Dir) -> gguf_digest::AnyModel {
-    open_model(dir.dir.path(), &OpenOptions::default()).unwrap_or_else(|e| panic!("the directory names a model: {e}"))
-}
-
-#[track_caller]
-fn several(dir: &Dir, names: &[&str]) {
-    let e = reject_dir(dir);
-    let want: Vec<PathBuf> = names.iter().map(|n| dir.path(n)).collect();
-    assert!(matches!(e.kind(), ErrorKind::SeveralModels(list) if *list == want), "{:?}: {e}", e.kind());
-    for n in names {
-        assert!(e.to_string().contains(&dir.path(n).display().to_string()), "{e}");
-    }
-}
-
-#[test]
-fn directory_with_several_models() {
-    let st = St::new().tensor(StTensor::filled("w", "F32", &[2], 1));
-    let d = Dir::new();
-    d.write("b.safetensors", &st.build());
-    d.write("a.safetensors", &st.build());
-    several(&d, &["a.safetensors", "b.safetensors"]);
-    // A shard set (one candidate, its first shard) and a single file.
-    let d = Dir::new();
-    three_shards(&d, None);
-    d.write("z.safetensors", &st.build());
-    several(&d, &["m-00001-of-00003.safetensors", "z.safetensors"]);
-    // Two indexes, whatever else is there.
-    let d = Dir::new();
-    let (files, index) = base_model().sharded("model", &[2, 1]);
-    for (name, bytes) in &files {
-        d.write(name, bytes);
-    }
-    d.write("model.safetensors.index.json", index.as_bytes());
-    d.write("other.safetensors.index.json", index.as_bytes());
-    several(&d, &["model.safetensors.index.json", "other.safetensors.index.json"]);
-    // Two GGUF files.
-    let d = Dir::new();
-    let g = Gguf::new().kv("general.name", Val::str("m")).tensor(Tensor::filled("w", &[8], 0, 1));
-    d.write("one.gguf", &g.build());
-    d.write("two.gguf", &g.build());
-    several(&d, &["one.gguf", "two.gguf"]);
-}
-
-#[test]
-fn directory_without_a_model() {
-    let d = Dir::new();
-    let e = reject_dir(&d);
-    assert!(matches!(e.kind(), ErrorKind::NoModelInDirectory), "{e}");
-    // Other files, hidden models and subdirectories do not count.
-    d.write("config.json", b"{}");
-    d.write(".hidden.safetensors", &St::new().build());
-    std::fs::create_dir(d.path("sub.safetensors")).unwrap();
-    let e = reject_dir(&d);
-    assert!(matches!(e.kind(), ErrorKind::NoModelInDirectory), "{e}");
-}
-
-#[test]
-fn directory_index_wins_over_its_shards() {
-    let st = base_model();
-    let d = Dir::new();
-    let (files, index) = st.sharded("model", &[2, 1]);
-    for (name, bytes) in &files {
-        d.write(name, bytes);
-    }
-    d.write("model.safetensors.index.json", index.as_bytes());
-    // Another single file beside them: the index level comes first.
-    d.write("consolidated.safetensors", &St::new().tensor(StTensor::filled("q", "U8", &[1], 0)).build());
-    let m = dir_model(&d);
-    let AnyModel::Safetensors(m) = &m else { panic!("a safetensors model: {m:?}") };
-    let index_path = m.index().map(|i| i.path.clone());
-    assert_eq!(index_path, Some(d.path("model.safetensors.index.json")));
-    assert_eq!(label_any(d.dir.path()).unwrap(), st.expected_label());
-}
-
-#[test]
-fn directory_safetensors_wins_over_gguf() {
-    let st = St::new().tensor(StTensor::filled("w", "F32", &[2], 1));
-    let d = Dir::new();
-    d.write("model.safetensors", &st.build());
-    let g = Gguf::new().kv("general.name", Val::str("m")).tensor(Tensor::filled("w", &[8], 0, 1));
-    d.write("model.gguf", &g.build());
-    let m = dir_model(&d);
-    assert!(matches!(m, AnyModel::Safetensors(_)), "the safetensors file is the model: {m:?}");
-    assert_eq!(label_any(d.dir.path()).unwrap(), st.expected_label());
-}
+// A directory is labelled whole (docs/adr/0023, superseding ADR 0012's
+// "one model in it"): its rules are tested in tests/formats/directory.rs.
 
 // ---------------------------------------------------------------- the binary
 
@@ -1178,10 +1086,7 @@ fn cli_error_lines_for_json_schema_index_and_directories() {
     );
     assert_eq!(
         lines[3],
-        format!(
-            "gguf-digest: {}: holds no model: no *.safetensors.index.json, *.safetensors or *.gguf file",
-            empty.display()
-        )
+        format!("gguf-digest: {}: holds no file; a directory label needs at least one", empty.display())
     );
 }
 
