@@ -136,7 +136,7 @@ pub(super) fn run(req: &Request<'_>, opts: &BatchOptions, pool: &rayon::ThreadPo
     if !req.status {
         eprintln!("gguf-digest: WARNING: {bad} of {} files did NOT match the signature", report.files.len());
     }
-    if let Some(verdict) = relayout(&verified.manifest, &root_path, opts, pool) {
+    if let Some(verdict) = relayout(&verified.manifest, &root_path, req.file, opts, pool) {
         if !req.status {
             writeln!(out, "{name}: file digests differ, {verdict}")?;
         }
@@ -157,15 +157,23 @@ const HOLDS: &str = "the signed model's label holds";
 fn relayout(
     manifest: &oms::manifest::Manifest,
     root: &Path,
+    signature: &Path,
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
 ) -> Option<&'static str> {
     let signed = manifest.relayout.as_ref()?;
-    let paths = [root.to_path_buf()];
-    let open = |p: &Path, o: &crate::OpenOptions| crate::open_model(p, o);
-    let (model, digest) = crate::schedule_all(&paths, opts, pool, &open).into_iter().next()?.ok()?;
-    let same_contract = model.labelled().contract().1 == signed.contract;
-    Some(if same_contract && digest.label() == signed.label { HOLDS } else { "and so does the signed model's label" })
+    if signed.contract != oms::relayout::CONTRACT {
+        return Some("and the signed label follows a contract this verifier does not know");
+    }
+    let inside = oms::relayout::inside(root, signature);
+    match pool.install(|| oms::relayout::directory_label(root, inside.as_deref(), &opts.open)) {
+        Ok(label) if label == signed.label => Some(HOLDS),
+        Ok(_) => Some("and the directory's label is not the signed one"),
+        Err(e) => {
+            eprintln!("gguf-digest: {}", error_line(&e));
+            Some("and the directory could not be labelled")
+        }
+    }
 }
 
 fn wants_bar(req: &Request<'_>) -> bool {

@@ -28,6 +28,7 @@ mod names_in_output;
 mod ollama;
 mod oms;
 mod oms_keyless;
+mod oms_relayout;
 mod provenance;
 mod st_cli;
 mod stream;

@@ -13,10 +13,10 @@ use p256::pkcs8::{EncodePublicKey as _, LineEnding};
 use sha2::{Digest as _, Sha256};
 
 const PREDICATE: &str = "https://model_signing/signature/v1.0";
-const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+pub(crate) const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 const FILES: &str = r#"{"method":"files","hash_type":"sha256","allow_symlinks":false,"ignore_paths":["model.sig"]}"#;
 
-fn b64(b: &[u8]) -> String {
+pub(crate) fn b64(b: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(b)
 }
 
@@ -36,26 +36,26 @@ fn statement(serialization: &str, resources: &[(&str, [u8; 32])]) -> String {
     )
 }
 
-fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
     let mut out = format!("DSSEv1 {} {payload_type} {} ", payload_type.len(), payload.len()).into_bytes();
     out.extend_from_slice(payload);
     out
 }
 
-fn key() -> p256::ecdsa::SigningKey {
+pub(crate) fn key() -> p256::ecdsa::SigningKey {
     p256::ecdsa::SigningKey::from_slice(&[26; 32]).unwrap()
 }
 
-fn public_pem(k: &p256::ecdsa::SigningKey) -> String {
+pub(crate) fn public_pem(k: &p256::ecdsa::SigningKey) -> String {
     k.verifying_key().to_public_key_pem(LineEnding::LF).unwrap()
 }
 
-fn sign(k: &p256::ecdsa::SigningKey, payload_type: &str, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn sign(k: &p256::ecdsa::SigningKey, payload_type: &str, payload: &[u8]) -> Vec<u8> {
     let s: p256::ecdsa::Signature = k.sign(&pae(payload_type, payload));
     s.to_der().as_bytes().to_vec()
 }
 
-fn bundle(payload_type: &str, payload: &[u8], sigs: &[Vec<u8>], hint: &str) -> String {
+pub(crate) fn bundle(payload_type: &str, payload: &[u8], sigs: &[Vec<u8>], hint: &str) -> String {
     let sigs: Vec<String> = sigs.iter().map(|s| format!(r#"{{"sig":"{}"}}"#, b64(s))).collect();
     format!(
         r#"{{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json","verificationMaterial":{{"publicKey":{{"hint":"{hint}"}},"tlogEntries":[]}},"dsseEnvelope":{{"payload":"{}","payloadType":"{payload_type}","signatures":[{}]}}}}"#,
@@ -77,7 +77,7 @@ fn fixture() -> (Dir, PathBuf, Vec<(&'static str, [u8; 32])>) {
     (d, public, digests)
 }
 
-fn hint() -> String {
+pub(crate) fn hint() -> String {
     hex::encode(Sha256::digest(public_pem(&key()).as_bytes()))
 }
 

@@ -11,7 +11,9 @@
 //! - `certificate`: the certificate method (a chain to the user's CA,
 //!   checked at the leaf's notBefore as model_signing does);
 //! - `keyless`: the Sigstore method, through `sigstore-verify`;
-//! - `check`: the model recomputed and compared, file by file.
+//! - `check`: the model recomputed and compared, file by file;
+//! - `relayout`: the directory label a `gguf-digest sign --format oms`
+//!   signature also signs, computed again when the files differ.
 //!
 //! [`verify_signature`] checks the signature before the statement is read
 //! as a manifest; [`check::locate_all`] refuses names that lead out before
@@ -23,6 +25,7 @@ pub mod check;
 pub mod ec;
 pub mod keyless;
 pub mod manifest;
+pub mod relayout;
 
 use std::path::Path;
 
