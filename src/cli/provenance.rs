@@ -158,7 +158,7 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
     let name = quote_name(args.file.as_os_str().as_encoded_bytes());
     // An OpenSSF model signature has methods and a manifest of its own.
     let oms_only = !args.certificate_chain.is_empty() || args.identity.is_some() || args.accept_relayout;
-    if oms::is_model_signing(&std::fs::read(&args.file).unwrap_or_default()) {
+    if oms::is_model_signing_file(&args.file) {
         if args.no_signature {
             eprintln!(
                 "gguf-digest: verify: {name}: an OpenSSF model signature is verified with its signature, never without"

@@ -139,6 +139,13 @@ fn read_limited(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Whether the file at `path` is a model_signing bundle (read up to the
+/// size a bundle may have; a larger or unreadable file is not one, and the
+/// path that reads it says why).
+pub fn is_model_signing_file(path: &Path) -> bool {
+    read_limited(path).is_ok_and(|b| is_model_signing(&b))
+}
+
 /// Reads at most this much of a key, certificate chain or trust root file.
 const MAX_MATERIAL: u64 = 4 << 20;
 
