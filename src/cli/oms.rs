@@ -165,7 +165,15 @@ fn relayout(
     if signed.contract != oms::relayout::CONTRACT {
         return Some("and the signed label follows a contract this verifier does not know");
     }
-    let inside = oms::relayout::inside(root, signature);
+    // The signer labelled the directory before writing the signature into
+    // it (and listed it among the ignored paths): this bundle when it lies
+    // in the root, else the root's copy of it under the same listed name.
+    let listed = signature
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| manifest.serialization.ignore_paths.iter().any(|p| p == n))
+        .map(PathBuf::from);
+    let inside = oms::relayout::inside(root, signature).or(listed);
     match pool.install(|| oms::relayout::directory_label(root, inside.as_deref(), &opts.open)) {
         Ok(label) if label == signed.label => Some(HOLDS),
         Ok(_) => Some("and the directory's label is not the signed one"),

@@ -87,6 +87,13 @@ fn re_cut_shards_keep_the_signed_label_and_pass_only_when_accepted() {
     let (code, out, err) = verify(&["--accept-relayout"]);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("accepted as a relayout of the signed model (--accept-relayout)"), "{out}");
+    // The bundle copied out and verified against the directory that still
+    // holds its own copy under the ignored name: that copy is left out too.
+    std::fs::create_dir_all(d.path("out")).unwrap();
+    std::fs::copy(&sig, d.path("out/model.sig")).unwrap();
+    let o = gd_in(d.dir.path(), &["verify", "out/model.sig", "--root", "model", "--key", public.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("the signed model's label holds"), "{}", text(&o.stdout));
     // A changed config: the label no longer holds, accepted or not.
     d.write("model/config.json", b"{\"a\": 2}\n");
     let (code, out, err) = verify(&["--accept-relayout"]);
