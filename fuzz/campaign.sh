@@ -17,7 +17,7 @@ secs=${1:-600}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(parse payloads label json st_header st_index
-    ollama_manifest ollama_config envelope statement dir_group)
+    ollama_manifest ollama_config envelope statement dir_group oms)
 
 cargo=(cargo)
 [ -z "${FUZZ_TOOLCHAIN:-}" ] || cargo=(cargo "+$FUZZ_TOOLCHAIN")

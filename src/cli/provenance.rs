@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::check::{CheckOptions, Line};
 use crate::output::{JsonWriter, error_line, quote_name};
 use crate::provenance::keys::PublicKey;
+use crate::provenance::oms;
 use crate::provenance::statement;
 use crate::provenance::subjects;
 use crate::provenance::verify;
@@ -60,10 +61,37 @@ pub struct VerifyArgs {
     root: Option<PathBuf>,
 
     /// Check the DSSE signature with this public key (PEM: Ed25519 or ECDSA
-    /// P-256) before trusting any subject; may be given more than once.
+    /// P-256; an OpenSSF model signature: ECDSA P-256, P-384 or P-521)
+    /// before trusting any subject; may be given more than once.
     /// Without a key, verify refuses (exit 2) unless --no-signature is given.
     #[arg(long, value_name = "PUBKEY")]
     key: Vec<PathBuf>,
+
+    /// OpenSSF model signature, certificate method: the bundle's signing
+    /// certificate must chain to these CA certificates (PEM; checked at the
+    /// leaf's notBefore, as model_signing does).
+    #[arg(long, value_name = "CA.pem", conflicts_with_all = ["key", "no_signature"])]
+    certificate_chain: Vec<PathBuf>,
+
+    /// OpenSSF model signature, keyless Sigstore method: the signing
+    /// certificate's identity (its SAN: an email or URI), exactly.
+    #[arg(long, value_name = "IDENTITY", requires = "issuer", conflicts_with_all = ["key", "no_signature"])]
+    identity: Option<String>,
+
+    /// Keyless: the OIDC issuer that vouched for the identity, exactly.
+    #[arg(long, value_name = "URL", requires = "identity")]
+    issuer: Option<String>,
+
+    /// Keyless: this trusted_root.json instead of Sigstore's public-good
+    /// trust root shipped with the tool (checked offline either way).
+    #[arg(long, value_name = "FILE", requires = "identity")]
+    trusted_root: Option<PathBuf>,
+
+    /// OpenSSF model signature made by `gguf-digest sign --format oms`: a
+    /// model whose files differ but whose directory label is the signed one
+    /// (shards re-cut, say) passes, and the output says so.
+    #[arg(long)]
+    accept_relayout: bool,
 
     /// Relabel the subjects without checking who signed the statement (an
     /// unsigned statement, or no key at hand); the result says so.
@@ -145,6 +173,35 @@ pub fn run_statement(args: &StatementArgs, options: &BatchOptions, pool: &rayon:
 /// Runs `verify`; returns the exit status.
 pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
     let name = quote_name(args.file.as_os_str().as_encoded_bytes());
+    // An OpenSSF model signature has methods and a manifest of its own.
+    let oms_only = !args.certificate_chain.is_empty() || args.identity.is_some() || args.accept_relayout;
+    if oms::is_model_signing_file(&args.file) {
+        if args.no_signature {
+            eprintln!(
+                "gguf-digest: verify: {name}: an OpenSSF model signature is verified with its signature, never without"
+            );
+            return Ok(EXIT_ERROR);
+        }
+        let req = super::oms::Request {
+            file: &args.file,
+            root: args.root.as_deref(),
+            keys: &args.key,
+            certificate_chain: &args.certificate_chain,
+            identity: args.identity.as_deref(),
+            issuer: args.issuer.as_deref(),
+            trusted_root: args.trusted_root.as_deref(),
+            accept_relayout: args.accept_relayout,
+            quiet: args.quiet,
+            status: args.status,
+        };
+        return super::oms::run(&req, opts, pool);
+    }
+    if oms_only {
+        eprintln!(
+            "gguf-digest: verify: {name}: --certificate-chain, --identity and --accept-relayout are for OpenSSF model signatures, and this is not one"
+        );
+        return Ok(EXIT_ERROR);
+    }
     let mut keys = Vec::with_capacity(args.key.len());
     for k in &args.key {
         match PublicKey::from_pem_file(k) {

@@ -25,6 +25,7 @@ pub mod bundle;
 pub mod cosign_key;
 pub mod envelope;
 pub mod keys;
+pub mod oms;
 pub mod oms_sign;
 pub mod password;
 pub mod private_keys;

@@ -15,6 +15,7 @@ mod interop;
 mod interop_directory;
 mod interop_hf;
 mod interop_ollama;
+mod interop_oms;
 mod interop_precommit;
 mod interop_provenance;
 mod interop_safetensors;

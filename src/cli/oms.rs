@@ -1,0 +1,189 @@
+//! `verify` of an OpenSSF model signature (model_signing's bundle): the
+//! signature checked by the method the flags name, then the model
+//! directory recomputed file by file (docs/adr/0027-openssf-model-signing.md).
+
+use std::io::{self, IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+
+use crate::Root;
+use crate::output::{error_line, quote_name};
+use crate::provenance::oms::{self, Method, check::Verdict, read_key, read_material as read_small};
+use crate::{BatchOptions, ErrorKind};
+
+use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK, Progress};
+
+/// What `verify` was asked, for a model signature.
+pub(super) struct Request<'a> {
+    pub file: &'a Path,
+    pub root: Option<&'a Path>,
+    pub keys: &'a [PathBuf],
+    pub certificate_chain: &'a [PathBuf],
+    pub identity: Option<&'a str>,
+    pub issuer: Option<&'a str>,
+    pub trusted_root: Option<&'a Path>,
+    pub accept_relayout: bool,
+    pub quiet: bool,
+    pub status: bool,
+}
+
+/// Runs `verify` of a model signature; the exit status.
+pub(super) fn run(req: &Request<'_>, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
+    let name = quote_name(req.file.as_os_str().as_encoded_bytes());
+    let refuse = |what: String| {
+        eprintln!("gguf-digest: verify: {name}: {what}");
+        Ok(EXIT_ERROR)
+    };
+    // Material first, read whole: then the signature, then the model.
+    let mut keys = Vec::new();
+    for k in req.keys {
+        match read_key(k) {
+            Ok(key) => keys.push(key),
+            Err(e) => return refuse(error_line(&e)),
+        }
+    }
+    let mut chain = Vec::new();
+    for c in req.certificate_chain {
+        match read_small(c) {
+            Ok(t) => chain.extend_from_slice(&t),
+            Err(e) => return refuse(error_line(&e)),
+        }
+    }
+    let trusted_root = match req.trusted_root.map(read_small).transpose() {
+        Ok(t) => t.map(|t| String::from_utf8_lossy(&t).into_owned()),
+        Err(e) => return refuse(error_line(&e)),
+    };
+    let method = match (req.keys.is_empty(), req.certificate_chain.is_empty(), req.identity, req.issuer) {
+        (false, true, None, None) => Method::Key(&keys),
+        (true, false, None, None) => Method::Certificate(&chain),
+        (true, true, Some(identity), Some(issuer)) => {
+            Method::Keyless { identity, issuer, trusted_root: trusted_root.as_deref() }
+        }
+        (true, true, None, None) => {
+            return refuse(
+                "an OpenSSF model signature: give --key PUBKEY, --certificate-chain CA.pem, or --identity and --issuer (keyless)"
+                    .into(),
+            );
+        }
+        _ => return refuse("give one method: --key, --certificate-chain, or --identity with --issuer".into()),
+    };
+    let verified = match oms::verify_signature(req.file, method) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("gguf-digest: verify: {name}: {}", e.detail());
+            let failed = matches!(e.kind(), ErrorKind::SignatureFailed(_));
+            return Ok(if failed { EXIT_MISMATCH } else { EXIT_ERROR });
+        }
+    };
+    let root_path =
+        req.root.map(Path::to_path_buf).unwrap_or_else(|| req.file.parent().map(Path::to_path_buf).unwrap_or_default());
+    let root_path = if root_path.as_os_str().is_empty() { PathBuf::from(".") } else { root_path };
+    // Every signed name located before any file is opened.
+    if let Err(e) = oms::check::locate_all(&root_path, &verified.manifest) {
+        return refuse(e.detail());
+    }
+    let root = match Root::open(&root_path) {
+        Ok(r) => r,
+        Err(e) => return refuse(error_line(&e)),
+    };
+    let mut batch = opts.clone();
+    let progress = wants_bar(req).then(|| {
+        let total = verified.manifest.resources.iter().map(|r| r.range.map_or(0, |(s, e)| e.saturating_sub(s))).sum();
+        Progress::counting(if total > 0 { Some(total) } else { None }, &mut batch)
+    });
+    let report = oms::check::check(&root, &verified.manifest, req.file, &batch, pool);
+    if let Some(p) = progress {
+        p.finish();
+    }
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => return refuse(e.detail()),
+    };
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    if !req.status {
+        writeln!(out, "{name}: signature OK ({})", verified.signer)?;
+    }
+    let mut bad = 0usize;
+    for (file, verdict) in &report.files {
+        let shown = quote_name(file.as_bytes());
+        let line = match verdict {
+            Verdict::Ok => {
+                if !req.quiet && !req.status {
+                    writeln!(out, "{shown}: OK")?;
+                }
+                continue;
+            }
+            Verdict::Failed(why) if why.is_empty() => format!("{shown}: FAILED"),
+            Verdict::Failed(why) => format!("{shown}: FAILED ({why})"),
+            Verdict::Missing => format!("{shown}: FAILED (missing)"),
+            Verdict::Unexpected => format!("{shown}: FAILED (unexpected: not in the signature)"),
+            Verdict::Unreadable(e) => {
+                if !req.status {
+                    eprintln!("gguf-digest: {}", error_line(e));
+                }
+                format!("{shown}: FAILED open or read")
+            }
+        };
+        bad = bad.saturating_add(1);
+        if !req.status {
+            writeln!(out, "{line}")?;
+        }
+    }
+    out.flush()?;
+    if bad == 0 {
+        return Ok(EXIT_OK);
+    }
+    if !req.status {
+        eprintln!("gguf-digest: WARNING: {bad} of {} files did NOT match the signature", report.files.len());
+    }
+    if let Some(verdict) = relayout(&verified.manifest, &root_path, req.file, opts, pool) {
+        if !req.status {
+            writeln!(out, "{name}: file digests differ, {verdict}")?;
+        }
+        if verdict == HOLDS && req.accept_relayout {
+            if !req.status {
+                writeln!(out, "{name}: accepted as a relayout of the signed model (--accept-relayout)")?;
+            }
+            return Ok(EXIT_OK);
+        }
+    }
+    Ok(EXIT_MISMATCH)
+}
+
+const HOLDS: &str = "the signed model's label holds";
+
+/// When the signer also signed the directory's gguf-digest label: whether
+/// the model directory still has it.
+fn relayout(
+    manifest: &oms::manifest::Manifest,
+    root: &Path,
+    signature: &Path,
+    opts: &BatchOptions,
+    pool: &rayon::ThreadPool,
+) -> Option<&'static str> {
+    let signed = manifest.relayout.as_ref()?;
+    if signed.contract != oms::relayout::CONTRACT {
+        return Some("and the signed label follows a contract this verifier does not know");
+    }
+    // The signer labelled the directory before writing the signature into
+    // it (and listed it among the ignored paths): this bundle when it lies
+    // in the root, else the root's copy of it under the same listed name.
+    let listed = signature
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| manifest.serialization.ignore_paths.iter().any(|p| p == n))
+        .map(PathBuf::from);
+    let inside = oms::relayout::inside(root, signature).or(listed);
+    match pool.install(|| oms::relayout::directory_label(root, inside.as_deref(), &opts.open)) {
+        Ok(label) if label == signed.label => Some(HOLDS),
+        Ok(_) => Some("and the directory's label is not the signed one"),
+        Err(e) => {
+            eprintln!("gguf-digest: {}", error_line(&e));
+            Some("and the directory could not be labelled")
+        }
+    }
+}
+
+fn wants_bar(req: &Request<'_>) -> bool {
+    !req.quiet && !req.status && io::stderr().is_terminal()
+}

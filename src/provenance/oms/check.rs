@@ -1,0 +1,315 @@
+//! The model checked against a verified manifest, as model_signing 1.1.1
+//! recomputes it: every regular file beneath the root (its ignore paths,
+//! git's files and the signature itself left out) cut as the signer cut it
+//! (whole, or at multiples of the shard size; an empty file has no shard),
+//! each piece hashed in parallel on the pool, every file answered `OK`,
+//! `FAILED`, missing or unexpected. Every file is opened beneath the root
+//! ([`Root`]), and every signed name is located before any file is opened.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use rustix::fs::FileType;
+
+use crate::error::{Error, Result, Subject};
+use crate::hash::{Conversion, Job, hash_job};
+use crate::provenance::oms::manifest::{Manifest, Method};
+use crate::schedule::BatchOptions;
+use crate::source::{Last, ReadMode, Root, Source};
+
+/// What git keeps beside a model, left out as model_signing leaves it out.
+const GIT_PATHS: [&str; 4] = [".git", ".gitattributes", ".github", ".gitignore"];
+
+/// A piece of a file: start, end, its signed digest.
+type Piece = (u64, u64, [u8; 32]);
+
+/// The verdict on one file.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Every piece's digest is the signed one.
+    Ok,
+    /// A piece's digest differs, or the file is cut otherwise than signed
+    /// (its size changed), with why.
+    Failed(String),
+    /// Signed, and not in the model.
+    Missing,
+    /// In the model, and not signed.
+    Unexpected,
+    /// It could not be read.
+    Unreadable(Error),
+}
+
+/// The answer for every file, sorted as model_signing sorts paths.
+#[derive(Debug)]
+pub struct Report {
+    /// Each file's path (relative to the root, `/`-separated) and verdict.
+    pub files: Vec<(String, Verdict)>,
+}
+
+impl Report {
+    /// True when every file is `OK`.
+    pub fn passed(&self) -> bool {
+        self.files.iter().all(|(_, v)| matches!(v, Verdict::Ok))
+    }
+}
+
+/// Refuses, before anything is opened, a signed name that leads out of
+/// `root` through a symbolic link (absolute names and `..` were refused
+/// when the statement was read). The open beneath the root is what holds
+/// if the links change in between.
+pub fn locate_all(root: &Path, manifest: &Manifest) -> Result<()> {
+    let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
+    let Ok(real_root) = root.canonicalize() else { return Ok(()) };
+    let mut seen = std::collections::HashSet::new();
+    for r in &manifest.resources {
+        if !seen.insert(r.path.as_str()) {
+            continue;
+        }
+        if let Ok(real) = root.join(&r.path).canonicalize() {
+            if !real.starts_with(&real_root) {
+                return Err(Error::schema(format!(
+                    "resource {:?} is refused: it leads outside the root through a symbolic link; nothing was opened",
+                    r.path
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the model beneath `root` against `manifest`; `signature` (the
+/// bundle's path) is left out when it lies in the model.
+pub fn check(
+    root: &Arc<Root>,
+    manifest: &Manifest,
+    signature: &Path,
+    opts: &BatchOptions,
+    pool: &rayon::ThreadPool,
+) -> Result<Report> {
+    let ser = &manifest.serialization;
+    let ignored: Vec<String> = ser.ignore_paths.iter().map(|p| normal(p)).chain(GIT_PATHS.map(String::from)).collect();
+    let skip = |rel: &str| {
+        ignored
+            .iter()
+            .any(|i| !i.is_empty() && (rel == i || rel.strip_prefix(i.as_str()).is_some_and(|r| r.starts_with('/'))))
+    };
+    let sig_id = std::fs::metadata(signature)
+        .ok()
+        .map(|m| (std::os::unix::fs::MetadataExt::dev(&m), std::os::unix::fs::MetadataExt::ino(&m)));
+    let mut found = Vec::new();
+    walk(root, PathBuf::new(), ser.allow_symlinks, &skip, &mut found)?;
+
+    // The signed pieces of each file, by path.
+    let mut signed: BTreeMap<&str, Vec<Piece>> = BTreeMap::new();
+    for r in &manifest.resources {
+        let (start, end) = r.range.unwrap_or((0, u64::MAX));
+        signed.entry(r.path.as_str()).or_default().push((start, end, r.digest));
+    }
+    let mut files: Vec<(String, Verdict)> = Vec::new();
+    let mut opened: Vec<(usize, Source, Vec<Piece>)> = Vec::new();
+    let mut present = std::collections::HashSet::new();
+    for rel in found {
+        let shown = root.path().join(&rel);
+        let Some(name) = rel.to_str().map(str::to_string) else {
+            files.push((String::from_utf8_lossy(rel.as_os_str().as_bytes()).into_owned(), Verdict::Unexpected));
+            continue;
+        };
+        let last = if ser.allow_symlinks { Last::Follow } else { Last::NoFollow };
+        let Some(pieces) = signed.get(name.as_str()) else {
+            // A file the signer could not have seen: the signature itself.
+            let is_sig = std::fs::metadata(&shown).ok().is_some_and(|m| {
+                Some((std::os::unix::fs::MetadataExt::dev(&m), std::os::unix::fs::MetadataExt::ino(&m))) == sig_id
+            });
+            // An empty file has no shard: nothing of it is signed.
+            let no_shard = matches!(ser.method, Method::Shards(_))
+                && Source::open_beneath(root, &rel, &shown, ReadMode::Mmap, last).is_ok_and(|s| s.is_empty());
+            if !is_sig && !no_shard {
+                files.push((name, Verdict::Unexpected));
+            }
+            continue;
+        };
+        present.insert(name.clone());
+        match Source::open_beneath(root, &rel, &shown, ReadMode::Mmap, last) {
+            Err(e) => files.push((name, Verdict::Unreadable(e))),
+            Ok(source) => {
+                let mut pieces = pieces.clone();
+                pieces.sort_unstable();
+                let len = source.len();
+                let cut = cut(manifest.serialization.method, len);
+                let wanted: Vec<(u64, u64)> =
+                    pieces.iter().map(|&(s, e, _)| (s, if e == u64::MAX { len } else { e })).collect();
+                if cut != wanted {
+                    files.push((name, Verdict::Failed(format!("{len} bytes, cut otherwise than signed"))));
+                    continue;
+                }
+                let pieces = pieces.iter().zip(&cut).map(|(&(_, _, d), &(s, e))| (s, e, d)).collect();
+                files.push((name, Verdict::Ok));
+                opened.push((files.len().saturating_sub(1), source, pieces));
+            }
+        }
+    }
+    for name in signed.keys() {
+        if !present.contains(*name) {
+            files.push((name.to_string(), Verdict::Missing));
+        }
+    }
+
+    // Every piece of every file on the pool, largest first.
+    let mut jobs: Vec<(usize, usize)> =
+        opened.iter().enumerate().flat_map(|(f, (_, _, p))| (0..p.len()).map(move |i| (f, i))).collect();
+    let len_of =
+        |&(f, i): &(usize, usize)| opened.get(f).and_then(|o| o.2.get(i)).map_or(0, |&(s, e, _)| e.saturating_sub(s));
+    jobs.sort_by_key(|j| std::cmp::Reverse(len_of(j)));
+    let hashed: Vec<((usize, usize), Result<bool>)> = pool.install(|| {
+        use rayon::prelude::*;
+        jobs.par_iter()
+            .with_max_len(1)
+            .map(|&(f, i)| {
+                let r = match opened.get(f).and_then(|(_, src, p)| Some((src, p.get(i)?))) {
+                    None => Err(Error::internal("a piece went missing")),
+                    Some((source, &(start, end, digest))) => {
+                        let job = Job {
+                            source,
+                            start,
+                            len: end.saturating_sub(start),
+                            conversion: Conversion::none(1, "bytes"),
+                            subject: Subject::Key(format!("bytes {start}..{end}").into_bytes()),
+                        };
+                        hash_job(&job, &opts.open.pieces, &|n| tally(opts, n)).map(|d| d == digest)
+                    }
+                };
+                ((f, i), r)
+            })
+            .collect()
+    });
+    let mut bad: HashMap<usize, Vec<String>> = HashMap::new();
+    for ((f, i), r) in hashed {
+        let Some((slot, source, pieces)) = opened.get(f) else { continue };
+        match r {
+            Ok(true) => {}
+            Ok(false) => {
+                let (s, e, _) = pieces.get(i).copied().unwrap_or_default();
+                bad.entry(*slot).or_default().push(if pieces.len() > 1 {
+                    format!("bytes {s}..{e}")
+                } else {
+                    String::new()
+                });
+            }
+            Err(e) => {
+                if let Some(v) = files.get_mut(*slot) {
+                    v.1 = Verdict::Unreadable(e.in_file(source.path()));
+                }
+            }
+        }
+    }
+    for (slot, source, _) in &opened {
+        if let Err(e) = source.check_unchanged() {
+            if let Some(v) = files.get_mut(*slot) {
+                v.1 = Verdict::Unreadable(e);
+            }
+        }
+    }
+    for (slot, mut where_) in bad {
+        if let Some(v) = files.get_mut(slot) {
+            if matches!(v.1, Verdict::Ok) {
+                where_.retain(|w| !w.is_empty());
+                where_.sort();
+                v.1 = Verdict::Failed(where_.join(", "));
+            }
+        }
+    }
+    files.sort_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
+    Ok(Report { files })
+}
+
+fn tally(opts: &BatchOptions, n: u64) -> Result<()> {
+    if let Some(p) = &opts.progress {
+        p.fetch_add(n, Ordering::Relaxed);
+    }
+    if opts.cancel.as_deref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+        return Err(Error::new(crate::error::ErrorKind::Cancelled));
+    }
+    Ok(())
+}
+
+/// The pieces a file of `len` bytes is cut into.
+pub fn cut(method: Method, len: u64) -> Vec<(u64, u64)> {
+    match method {
+        Method::Files => vec![(0, len)],
+        Method::Shards(size) => {
+            let mut out = Vec::new();
+            let mut start = 0u64;
+            while start < len {
+                let end = start.saturating_add(size).min(len);
+                out.push((start, end));
+                start = end;
+            }
+            out
+        }
+    }
+}
+
+/// An ignore path as Python's `pathlib` reads it: `./a/` is `a`.
+fn normal(p: &str) -> String {
+    p.split('/').filter(|c| !c.is_empty() && *c != ".").collect::<Vec<_>>().join("/")
+}
+
+/// Every regular file beneath `dir` (relative to the root). A symbolic
+/// link is refused unless the signer allowed them; then one to a file is
+/// that file (opened beneath the root) and one to a directory is not
+/// entered, as model_signing's walk does.
+fn walk(
+    root: &Root,
+    dir: PathBuf,
+    allow_symlinks: bool,
+    skip: &dyn Fn(&str) -> bool,
+    out: &mut Vec<PathBuf>,
+) -> Result<()> {
+    let mut names: Vec<OsString> = root.entries(&dir).map_err(|e| e.in_file(&root.path().join(&dir)))?;
+    names.sort();
+    for name in names {
+        let rel = dir.join(&name);
+        if rel.to_str().is_some_and(skip) {
+            continue;
+        }
+        let shown = root.path().join(&rel);
+        if root.is_link(&rel) {
+            if !allow_symlinks {
+                return Err(Error::schema(format!(
+                    "{} is a symbolic link, and the signature was made without allow_symlinks",
+                    shown.display()
+                )));
+            }
+            match root.file_type(&rel) {
+                Ok(FileType::RegularFile) => out.push(rel),
+                Ok(_) => {}
+                Err(e) => return Err(e.in_file(&shown)),
+            }
+            continue;
+        }
+        match root.file_type(&rel).map_err(|e| e.in_file(&shown))? {
+            FileType::Directory => walk(root, rel, allow_symlinks, skip, out)?,
+            FileType::RegularFile => out.push(rel),
+            _ => return Err(Error::schema(format!("{} is neither a file nor a directory", shown.display()))),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_cut_as_model_signing_cuts_them() {
+        assert_eq!(cut(Method::Shards(4), 10), [(0, 4), (4, 8), (8, 10)]);
+        assert_eq!(cut(Method::Shards(4), 8), [(0, 4), (4, 8)]);
+        assert!(cut(Method::Shards(4), 0).is_empty());
+        assert_eq!(cut(Method::Files, 0), [(0, 0)]);
+        assert_eq!(normal("./a//b/"), "a/b");
+    }
+}
