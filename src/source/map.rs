@@ -7,10 +7,10 @@ use std::sync::Mutex;
 
 use memmap2::{Advice, Mmap, UncheckedAdvice};
 
+use super::platform::{self, Guard};
 use super::system::page_size;
 use super::{PrefixParser, ReadMode, Source, Step, changed};
 use crate::error::{Error, Result};
-use crate::map_guard::Guard;
 
 /// A map of a whole file with the guard that makes reading it safe.
 pub(super) struct FileMap {
@@ -89,7 +89,7 @@ impl Source {
         if let Some(made) = self.map.get() {
             return Ok(made.as_ref());
         }
-        let Some(file) = self.file() else { return Ok(None) };
+        let Some(file) = self.file().filter(|_| platform::GUARDED_MAPS) else { return Ok(None) };
         // SAFETY: the map is read-only, and nothing in this process writes
         // the file. Another process may still change it: changed metadata
         // bytes give a parse error or the metadata of the changed content,

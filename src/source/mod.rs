@@ -24,6 +24,7 @@ mod lease;
 mod map;
 mod metadata;
 mod open;
+mod platform;
 mod prefix;
 mod read;
 mod residency;
