@@ -215,3 +215,22 @@ impl MappedRange<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Source;
+    use super::*;
+
+    /// A file is mapped only where the SIGBUS guard makes reading the map
+    /// safe (Linux); the portable path reads every byte with `pread`.
+    #[test]
+    fn a_file_is_mapped_only_where_a_guard_makes_it_safe() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![3u8; 8192]).unwrap();
+        let s = Source::open(&path, ReadMode::Mmap).unwrap();
+        let mapped = s.map_range(0, 8192, 0).unwrap().is_some();
+        assert_eq!(mapped, platform::GUARDED_MAPS);
+        assert_eq!(mapped, cfg!(all(target_os = "linux", not(feature = "portable"))));
+    }
+}
