@@ -39,6 +39,7 @@ pub(crate) use metadata::metadata_too_big;
 pub(crate) use open::changed;
 pub(crate) use prefix::{PrefixParser, Step};
 pub use system::raise_open_file_limit;
+pub(crate) use platform::{HOME_VAR, home_dir};
 
 use map::FileMap;
 use open::Identity;

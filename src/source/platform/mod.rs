@@ -39,6 +39,26 @@ mod portable;
 #[cfg(not(all(target_os = "linux", not(feature = "portable"))))]
 pub(crate) use portable::*;
 
+/// The variable that names the user's home directory: `HOME` on Unix,
+/// `USERPROFILE` on Windows, as Go's `os.UserHomeDir` (Ollama's store,
+/// `~/.ollama/models`, or `%USERPROFILE%\.ollama\models`) and Python's
+/// `os.path.expanduser` (the Hugging Face cache, `~/.cache/huggingface/hub`
+/// on every system) read it.
+pub(crate) const HOME_VAR: &str = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+
+/// The user's home directory ([`HOME_VAR`]), `None` when it is unset or empty.
+pub(crate) fn home_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os(HOME_VAR).filter(|h| !h.is_empty()).map(std::path::PathBuf::from)
+}
+
 /// What `lease_take` returns where the system has no leases (no kernel
 /// error number is negative).
 pub(crate) const NO_LEASES: i32 = -1;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_home_directory_is_named_by_the_systems_variable() {
+        assert_eq!(super::HOME_VAR, if cfg!(unix) { "HOME" } else { "USERPROFILE" });
+    }
+}
