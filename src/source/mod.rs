@@ -37,9 +37,9 @@ pub(crate) use map::MappedRange;
 pub use metadata::MAX_READ_METADATA;
 pub(crate) use metadata::metadata_too_big;
 pub(crate) use open::changed;
+pub(crate) use platform::{HOME_VAR, home_dir};
 pub(crate) use prefix::{PrefixParser, Step};
 pub use system::raise_open_file_limit;
-pub(crate) use platform::{HOME_VAR, home_dir};
 
 use map::FileMap;
 use open::Identity;
