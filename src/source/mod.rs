@@ -11,7 +11,8 @@
 //! memory: `O_DIRECT` reads, pages dropped from the cache), `residency.rs`
 //! (cold or cached), `lease.rs`, `stream.rs`, `system.rs` (process-wide:
 //! the open-file limit, memory, the page size), `beneath.rs` and `beside.rs`
-//! (opening files beneath a root).
+//! (opening files beneath a root), `platform/` (every call only Linux has,
+//! and the portable fallback: the feature `portable` forces it on Linux).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
