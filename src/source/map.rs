@@ -1,6 +1,7 @@
 //! The guarded map of a whole file: metadata parsed in place, tensors
 //! hashed from it, and its pages dropped once read so that the resident set
-//! stays bounded. The SIGBUS guard that keeps it sound is `map_guard`.
+//! stays bounded. The SIGBUS guard that keeps it sound is
+//! `platform/linux/map_guard.rs`; the portable path maps nothing.
 
 use std::path::Path;
 use std::sync::Mutex;
