@@ -8,7 +8,8 @@
 //!
 //! - the SIGBUS guard (`linux/map_guard.rs`): no file is mapped, metadata
 //!   and tensors are read with `pread` (a map of a file that shrinks could
-//!   kill the process without the guard);
+//!   kill the process without the guard), as `--no-mmap` reads them: metadata
+//!   past `MAX_READ_METADATA` (128 MiB) is refused, as it is there;
 //! - read leases (`F_SETLEASE`): a process holding the file open for
 //!   writing is not seen at open, nor one that opens it while it is hashed
 //!   without changing its size or times; every entry says so in `--json`
