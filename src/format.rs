@@ -176,7 +176,7 @@ pub fn end_entry(w: &mut JsonWriter<'_>, sources: &[&Source]) -> io::Result<()> 
         w.begin_array()?;
         for (p, why) in unleased {
             w.begin_object()?;
-            w.name_field("path", std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()))?;
+            w.name_field("path", p.as_os_str().as_encoded_bytes())?;
             w.str_field("why", &why)?;
             w.end_object()?;
         }

@@ -40,7 +40,6 @@ mod formats;
 mod hash;
 mod input;
 pub mod json;
-mod map_guard;
 pub mod output;
 mod pipeline;
 pub mod provenance;

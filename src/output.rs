@@ -6,7 +6,6 @@
 //! without running it.
 
 use std::io::{self, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use serde_json::{Map, Value as JsonValue, json};
@@ -37,7 +36,7 @@ fn escape_sums_name(name: &[u8], out: &mut Vec<u8>) {
 /// a newline or a carriage return is escaped and the line starts with `\`,
 /// exactly as GNU sha256sum writes it, so `--check` reads it back.
 pub fn sums_line(label: &str, path: &Path) -> Vec<u8> {
-    let name = path.as_os_str().as_bytes();
+    let name = path.as_os_str().as_encoded_bytes();
     let mut out = Vec::with_capacity(label.len().saturating_add(name.len()).saturating_add(4));
     if needs_escape(name) {
         out.push(b'\\');
@@ -145,7 +144,7 @@ pub fn quote_name(name: &[u8]) -> String {
 pub fn error_line(e: &Error) -> String {
     let mut line = String::new();
     for p in [e.argument_beside_path(), e.path()].into_iter().flatten() {
-        line.push_str(&quote_name(p.as_os_str().as_bytes()));
+        line.push_str(&quote_name(p.as_os_str().as_encoded_bytes()));
         line.push_str(": ");
     }
     line.push_str(&e.detail());
@@ -358,7 +357,7 @@ impl<'w> JsonWriter<'w> {
 /// The JSON entry of a path that could not be labelled.
 pub fn write_error_json(w: &mut JsonWriter<'_>, path: &Path, e: &Error) -> io::Result<()> {
     w.begin_object()?;
-    w.str_field("path", &text(path.as_os_str().as_bytes()))?;
+    w.str_field("path", &text(path.as_os_str().as_encoded_bytes()))?;
     w.str_field("error", &(e.to_string() + flag_hint(e)))?;
     w.end_object()
 }

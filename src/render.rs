@@ -4,7 +4,6 @@
 //! format.
 
 use std::fmt::{self, Write as _};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use serde_json::{Map, Value as JsonValue, json};
@@ -181,7 +180,7 @@ pub fn dims_text(dims: &[u64]) -> String {
 /// A path as text, escaped like any name from a file (a path may hold
 /// control bytes too).
 pub fn path_text(p: &Path) -> String {
-    escape_bytes(p.as_os_str().as_bytes())
+    escape_bytes(p.as_os_str().as_encoded_bytes())
 }
 
 /// A digest as printed in text: the first 16 hex digits are plenty to tell two apart.

@@ -2,7 +2,6 @@
 //! its files, every KV in skeleton order, every tensor with its digest.
 
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use serde_json::{Map, Value as JsonValue, json};
@@ -59,7 +58,7 @@ pub fn value_json(v: &Value) -> Map<String, JsonValue> {
 pub fn write_model_json(w: &mut JsonWriter<'_>, path: &Path, model: &Model, digest: &Digest) -> io::Result<()> {
     let first = model.shards().first().map(|s| &s.file);
     w.begin_object()?;
-    w.str_field("path", &text(path.as_os_str().as_bytes()))?;
+    w.str_field("path", &text(path.as_os_str().as_encoded_bytes()))?;
     w.str_field("label", &digest.label())?;
     w.field("version", first.map(|f| f.version))?;
     w.field("byte_order", first.map(|f| f.byte_order.name()))?;
@@ -72,7 +71,7 @@ pub fn write_model_json(w: &mut JsonWriter<'_>, path: &Path, model: &Model, dige
     w.begin_array()?;
     for s in model.shards() {
         w.begin_object()?;
-        w.str_field("path", &text(s.path().as_os_str().as_bytes()))?;
+        w.str_field("path", &text(s.path().as_os_str().as_encoded_bytes()))?;
         w.field("size", s.source.len())?;
         w.field("version", s.file.version)?;
         w.str_field("byte_order", s.file.byte_order.name())?;

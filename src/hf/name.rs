@@ -191,13 +191,17 @@ pub fn snapshot_rel(commit: &str) -> PathBuf {
 /// The Hugging Face cache, as `huggingface_hub` finds it (constants.py):
 /// `$HF_HUB_CACHE`, else the legacy `$HUGGINGFACE_HUB_CACHE`, else
 /// `$HF_HOME/hub`, else `$XDG_CACHE_HOME/huggingface/hub`, else
-/// `~/.cache/huggingface/hub`; a leading `~` is the home directory. Unlike
+/// `~/.cache/huggingface/hub` on every system; a leading `~` is the home
+/// directory (`$HOME`, `%USERPROFILE%` on Windows, as `expanduser`). Unlike
 /// Python, a variable set to the empty string counts as unset (Python
 /// would take the working directory), and `$VAR`s inside a value are not
 /// expanded.
 pub fn cache_root() -> Result<PathBuf> {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let home = || var("HOME").ok_or_else(|| Error::from(std::io::Error::other("HOME is not set")));
+    let home = || {
+        crate::source::home_dir()
+            .ok_or_else(|| Error::from(std::io::Error::other(format!("{} is not set", crate::source::HOME_VAR))))
+    };
     let expand = |p: PathBuf| -> Result<PathBuf> {
         match p.strip_prefix("~") {
             Ok(rest) => Ok(home()?.join(rest)),

@@ -133,14 +133,18 @@ impl ModelName {
 }
 
 /// The store root: `$OLLAMA_MODELS` if set and not empty, else
-/// `~/.ollama/models`.
+/// `~/.ollama/models` (the home directory as Ollama's Go finds it: `$HOME`,
+/// `%USERPROFILE%` on Windows; the same folder on macOS).
 pub fn store_root() -> Result<PathBuf> {
     if let Some(root) = std::env::var_os("OLLAMA_MODELS").filter(|r| !r.is_empty()) {
         return Ok(PathBuf::from(root));
     }
-    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        Some(home) => Ok(Path::new(&home).join(".ollama").join("models")),
-        None => Err(Error::new(ErrorKind::Io(std::io::Error::other("neither OLLAMA_MODELS nor HOME is set")))),
+    match crate::source::home_dir() {
+        Some(home) => Ok(home.join(".ollama").join("models")),
+        None => {
+            let why = format!("neither OLLAMA_MODELS nor {} is set", crate::source::HOME_VAR);
+            Err(Error::new(ErrorKind::Io(std::io::Error::other(why))))
+        }
     }
 }
 

@@ -28,7 +28,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -233,9 +233,8 @@ fn io_error(e: Errno) -> Error {
 fn open_beneath(root: BorrowedFd<'_>, rel: &Path, flags: OFlags, last: Last) -> rustix::io::Result<OwnedFd> {
     let at = if rel.as_os_str().is_empty() { Path::new(".") } else { rel };
     if !NO_OPENAT2.load(Ordering::Relaxed) {
-        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
         for _ in 0..RETRIES {
-            match rustix::fs::openat2(root, at, flags, Mode::empty(), resolve) {
+            match super::platform::openat2_beneath(root, at, flags) {
                 Err(Errno::AGAIN) => continue,
                 Err(Errno::NOSYS) => {
                     NO_OPENAT2.store(true, Ordering::Relaxed);
@@ -424,7 +423,7 @@ mod tests {
                 *rel,
                 flags,
                 Mode::empty(),
-                ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+                rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_MAGICLINKS,
             );
             if !matches!(kernel, Err(Errno::NOSYS)) {
                 assert_eq!(outcome(kernel), want, "openat2 {rel}");

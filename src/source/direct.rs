@@ -4,11 +4,11 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::sync::OnceLock;
 
 use super::system::memory_bytes;
-use super::{Source, changed};
+use super::{Source, changed, platform};
 use crate::error::{Error, Result};
 
 impl Source {
@@ -26,7 +26,7 @@ impl Source {
         }
         // Only a hint: failing it changes nothing but memory pressure. No
         // length is to the end of the file, as posix_fadvise's 0 is.
-        let _ = rustix::fs::fadvise(file, offset, std::num::NonZeroU64::new(len), rustix::fs::Advice::DontNeed);
+        platform::drop_from_cache(file, offset, std::num::NonZeroU64::new(len));
     }
 
     fn larger_than_half_of_memory(&self) -> bool {
@@ -48,18 +48,7 @@ impl Source {
         if !(force || (self.is_cold() && self.larger_than_half_of_memory())) {
             return None;
         }
-        self.direct
-            .get_or_init(|| {
-                let fd = std::os::fd::AsRawFd::as_raw_fd(file);
-                let direct = std::fs::OpenOptions::new()
-                    .read(true)
-                    .custom_flags(libc::O_DIRECT)
-                    .open(format!("/proc/self/fd/{fd}"))
-                    .ok()?;
-                let (a, b) = (file.metadata().ok()?, direct.metadata().ok()?);
-                (a.dev() == b.dev() && a.ino() == b.ino()).then_some(direct)
-            })
-            .as_ref()
+        self.direct.get_or_init(|| platform::open_direct(file)).as_ref()
     }
 
     /// True when this file is read around the page cache

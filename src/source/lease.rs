@@ -31,6 +31,7 @@ use std::fs::File;
 use std::io;
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use super::platform;
 use crate::error::{Error, ErrorKind, Result};
 
 /// Why no lease was taken on a file; said in its model's `--json` entry.
@@ -79,9 +80,9 @@ fn refusal(errno: i32) -> std::result::Result<Unavailable, Error> {
     }
 }
 
-/// What `sys::take` returns where the system has no leases (no kernel
-/// error number is negative).
-const NO_LEASES: i32 = -1;
+/// What `platform::lease_take` returns where the system has no leases (no
+/// kernel error number is negative).
+const NO_LEASES: i32 = platform::NO_LEASES;
 
 /// The states of a taken lease.
 const HELD: u8 = 0;
@@ -124,7 +125,7 @@ impl Lease {
         let mut pause = std::time::Duration::from_millis(5);
         let mut paused = std::time::Duration::ZERO;
         loop {
-            match sys::take(file) {
+            match platform::lease_take(file) {
                 Ok(()) => return Ok(Lease { taken: Ok(AtomicU8::new(HELD)) }),
                 Err(libc::EAGAIN) if paused < WRITER_GRACE => {
                     std::thread::sleep(pause);
@@ -147,10 +148,10 @@ impl Lease {
     pub(crate) fn check_held(&self, file: &File) -> Result<()> {
         let Ok(state) = &self.taken else { return Ok(()) };
         match state.load(Ordering::Acquire) {
-            HELD if sys::is_held(file) => Ok(()),
+            HELD if platform::lease_is_held(file) => Ok(()),
             HELD | BROKEN => {
                 if state.swap(BROKEN, Ordering::AcqRel) == HELD {
-                    sys::release(file);
+                    platform::lease_release(file);
                 }
                 Err(broken())
             }
@@ -167,16 +168,16 @@ impl Lease {
         let Ok(state) = &self.taken else { return Ok(()) };
         match state.load(Ordering::Acquire) {
             HELD => {
-                let whole = sys::is_held(file);
+                let whole = platform::lease_is_held(file);
                 let was = state.swap(if whole { RELEASED } else { BROKEN }, Ordering::AcqRel);
                 if was == HELD {
-                    sys::release(file);
+                    platform::lease_release(file);
                 }
                 if whole && was == HELD { Ok(()) } else { Err(broken()) }
             }
-            RELEASED => match sys::take(file) {
+            RELEASED => match platform::lease_take(file) {
                 Ok(()) => {
-                    sys::release(file);
+                    platform::lease_release(file);
                     Ok(())
                 }
                 Err(libc::EAGAIN) => Err(broken()),
@@ -190,91 +191,10 @@ impl Lease {
     pub(crate) fn release(&self, file: &File) {
         if let Ok(state) = &self.taken {
             if state.swap(RELEASED, Ordering::AcqRel) == HELD {
-                sys::release(file);
+                platform::lease_release(file);
             }
         }
     }
-}
-
-#[cfg(target_os = "linux")]
-mod sys {
-    //! The three `fcntl` calls, on Linux.
-
-    use std::fs::File;
-    use std::os::fd::AsRawFd;
-
-    /// `F_SETSIG` (`<linux/fcntl.h>`: 10 on every architecture), which the
-    /// libc crate does not export for glibc targets.
-    const F_SETSIG: libc::c_int = 10;
-
-    /// The error number of the last failed call.
-    fn errno() -> i32 {
-        std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
-    }
-
-    /// Takes a read lease on `file`, or returns the kernel's error number.
-    ///
-    /// Taking a lease makes this process the file's owner for signals, and
-    /// the kernel signals the owner when a writer breaks the lease: by
-    /// default SIGIO, whose default action ends the process (a program
-    /// embedding the library with it). So first the signal becomes SIGURG,
-    /// which is ignored by default, and right after the lease is taken the
-    /// owner is cleared, so that no signal is sent at all: a writer racing
-    /// in between the two calls costs an ignored SIGURG, never the process.
-    pub(super) fn take(file: &File) -> Result<(), i32> {
-        let fd = file.as_raw_fd();
-        // SAFETY: fcntl with integer arguments reads and writes no memory
-        // of ours; on a descriptor we own (borrowed from `file` for the
-        // call) it changes only that open file's signal number.
-        if unsafe { libc::fcntl(fd, F_SETSIG, libc::SIGURG) } != 0 {
-            return Err(errno());
-        }
-        // SAFETY: as above; it adds a lease to this open file, released by
-        // `release` or when the file is closed. The file's bytes are not
-        // touched: if the file changes later, the lease breaks, which
-        // `is_held` reports.
-        if unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_RDLCK) } != 0 {
-            return Err(errno());
-        }
-        // SAFETY: as above; owner 0 means no process is signalled.
-        if unsafe { libc::fcntl(fd, libc::F_SETOWN, 0) } != 0 {
-            let e = errno();
-            release(file);
-            return Err(e);
-        }
-        Ok(())
-    }
-
-    /// True while the read lease on `file` is held and unbroken (a lease
-    /// being broken reads as `F_UNLCK`, as does one the kernel took back).
-    pub(super) fn is_held(file: &File) -> bool {
-        // SAFETY: F_GETLEASE reads no memory of ours and changes nothing.
-        unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLEASE) == libc::F_RDLCK }
-    }
-
-    /// Releases the lease on `file`; a writer waiting for it goes on.
-    pub(super) fn release(file: &File) {
-        // SAFETY: as in `take`; failing (no lease held any more: the kernel
-        // took it back) leaves nothing to undo.
-        let _ = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-mod sys {
-    //! No leases: every file is read as where the kernel refuses them.
-
-    use std::fs::File;
-
-    pub(super) fn take(_: &File) -> Result<(), i32> {
-        Err(super::NO_LEASES)
-    }
-
-    pub(super) fn is_held(_: &File) -> bool {
-        false
-    }
-
-    pub(super) fn release(_: &File) {}
 }
 
 #[cfg(test)]
@@ -300,6 +220,8 @@ mod tests {
         std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(p)
     }
 
+    // Linux leases: the portable path takes none (below).
+    #[cfg(not(feature = "portable"))]
     #[test]
     fn a_lease_is_held_until_checked_and_released() {
         let dir = tempfile::tempdir().unwrap();
@@ -307,7 +229,7 @@ mod tests {
         let f = read_only(&p);
         let lease = Lease::take(&f).unwrap();
         assert_eq!(lease.unavailable(), None);
-        assert!(sys::is_held(&f));
+        assert!(platform::lease_is_held(&f));
         lease.check_held(&f).unwrap();
         // Held, no writer gets in (and the refusal does not signal us to death).
         assert_eq!(try_write_open(&p).unwrap_err().raw_os_error(), Some(libc::EWOULDBLOCK));
@@ -315,12 +237,14 @@ mod tests {
         let e = lease.check_held(&f).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::FileChanged(_)), "{e}");
         assert!(e.to_string().contains("opened for writing"), "{e}");
-        assert!(!sys::is_held(&f));
+        assert!(!platform::lease_is_held(&f));
         // A broken lease stays a failure for this open file.
         assert!(lease.check_and_release(&f).is_err());
         assert!(lease.check_and_release(&f).is_err());
     }
 
+    // Linux leases: the portable path takes none (below).
+    #[cfg(not(feature = "portable"))]
     #[test]
     fn a_whole_file_is_released_after_its_check_and_a_writer_then_gets_in() {
         let dir = tempfile::tempdir().unwrap();
@@ -328,7 +252,7 @@ mod tests {
         let f = read_only(&p);
         let lease = Lease::take(&f).unwrap();
         lease.check_and_release(&f).unwrap();
-        assert!(!sys::is_held(&f));
+        assert!(!platform::lease_is_held(&f));
         let w = try_write_open(&p).expect("no lease held after the check");
         // Checked again (a model labelled twice) while a writer holds it open: refused.
         assert!(lease.check_and_release(&f).is_err());
@@ -337,6 +261,8 @@ mod tests {
         lease.release(&f);
     }
 
+    // Linux leases: the portable path takes none (below).
+    #[cfg(not(feature = "portable"))]
     #[test]
     fn a_file_open_for_writing_is_refused() {
         let dir = tempfile::tempdir().unwrap();
@@ -351,6 +277,8 @@ mod tests {
 
     /// The writer: a shared writable map whose descriptor is
     /// closed still holds the file open for writing.
+    // Linux leases: the portable path takes none (below).
+    #[cfg(not(feature = "portable"))]
     #[test]
     fn a_writable_shared_map_with_its_descriptor_closed_is_refused() {
         let dir = tempfile::tempdir().unwrap();
@@ -374,6 +302,8 @@ mod tests {
 
     /// One run may open a file twice (the same path twice on a command
     /// line): read leases coexist, and each is released on its own.
+    // Linux leases: the portable path takes none (below).
+    #[cfg(not(feature = "portable"))]
     #[test]
     fn two_opens_of_one_file_both_hold_a_lease() {
         let dir = tempfile::tempdir().unwrap();
@@ -381,7 +311,7 @@ mod tests {
         let (a, b) = (read_only(&p), read_only(&p));
         let (la, lb) = (Lease::take(&a).unwrap(), Lease::take(&b).unwrap());
         la.check_and_release(&a).unwrap();
-        assert!(sys::is_held(&b));
+        assert!(platform::lease_is_held(&b));
         assert!(try_write_open(&p).is_err(), "the second lease still holds writers off");
         assert!(lb.check_and_release(&b).is_err(), "and it was broken");
     }
@@ -410,5 +340,20 @@ mod tests {
         lease.check_held(&f).unwrap();
         lease.check_and_release(&f).unwrap();
         assert_eq!(lease.unavailable(), Some(Unavailable::Refused));
+    }
+
+    /// The portable path asks for no lease: every file is read as where
+    /// the kernel refuses one, and says so (`read_lease_unavailable`).
+    #[cfg(feature = "portable")]
+    #[test]
+    fn the_portable_path_takes_no_lease_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = file_of(dir.path(), b"bytes");
+        let _w = try_write_open(&p).unwrap();
+        let f = read_only(&p);
+        let lease = Lease::take(&f).unwrap();
+        assert_eq!(lease.unavailable(), Some(Unavailable::NoLeases));
+        assert_eq!(Unavailable::NoLeases.why().unwrap(), "this system has no file leases");
+        lease.check_and_release(&f).unwrap();
     }
 }

@@ -1,16 +1,17 @@
 //! The guarded map of a whole file: metadata parsed in place, tensors
 //! hashed from it, and its pages dropped once read so that the resident set
-//! stays bounded. The SIGBUS guard that keeps it sound is `map_guard`.
+//! stays bounded. The SIGBUS guard that keeps it sound is
+//! `platform/linux/map_guard.rs`; the portable path maps nothing.
 
 use std::path::Path;
 use std::sync::Mutex;
 
 use memmap2::{Advice, Mmap, UncheckedAdvice};
 
+use super::platform::{self, Guard};
 use super::system::page_size;
 use super::{PrefixParser, ReadMode, Source, Step, changed};
 use crate::error::{Error, Result};
-use crate::map_guard::Guard;
 
 /// A map of a whole file with the guard that makes reading it safe.
 pub(super) struct FileMap {
@@ -89,7 +90,7 @@ impl Source {
         if let Some(made) = self.map.get() {
             return Ok(made.as_ref());
         }
-        let Some(file) = self.file() else { return Ok(None) };
+        let Some(file) = self.file().filter(|_| platform::GUARDED_MAPS) else { return Ok(None) };
         // SAFETY: the map is read-only, and nothing in this process writes
         // the file. Another process may still change it: changed metadata
         // bytes give a parse error or the metadata of the changed content,
@@ -213,5 +214,24 @@ impl MappedRange<'_> {
             return Err(changed("it was truncated while it was read").in_file(path));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Source;
+    use super::*;
+
+    /// A file is mapped only where the SIGBUS guard makes reading the map
+    /// safe (Linux); the portable path reads every byte with `pread`.
+    #[test]
+    fn a_file_is_mapped_only_where_a_guard_makes_it_safe() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![3u8; 8192]).unwrap();
+        let s = Source::open(&path, ReadMode::Mmap).unwrap();
+        let mapped = s.map_range(0, 8192, 0).unwrap().is_some();
+        assert_eq!(mapped, platform::GUARDED_MAPS);
+        assert_eq!(mapped, cfg!(all(target_os = "linux", not(feature = "portable"))));
     }
 }

@@ -11,7 +11,8 @@
 //! memory: `O_DIRECT` reads, pages dropped from the cache), `residency.rs`
 //! (cold or cached), `lease.rs`, `stream.rs`, `system.rs` (process-wide:
 //! the open-file limit, memory, the page size), `beneath.rs` and `beside.rs`
-//! (opening files beneath a root).
+//! (opening files beneath a root), `platform/` (every call only Linux has,
+//! and the portable fallback: the feature `portable` forces it on Linux).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ mod lease;
 mod map;
 mod metadata;
 mod open;
+mod platform;
 mod prefix;
 mod read;
 mod residency;
@@ -36,6 +38,7 @@ pub(crate) use map::MappedRange;
 pub use metadata::MAX_READ_METADATA;
 pub(crate) use metadata::metadata_too_big;
 pub(crate) use open::changed;
+pub(crate) use platform::{HOME_VAR, home_dir};
 pub(crate) use prefix::{PrefixParser, Step};
 pub use system::raise_open_file_limit;
 

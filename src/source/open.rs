@@ -125,12 +125,9 @@ impl Source {
             let e = io::Error::other("standard input can be read only once, and an earlier argument named it");
             return Err(Error::from(e).in_file(Path::new("-")));
         }
-        #[cfg(target_os = "linux")]
-        {
-            // Changes only the pipe's buffer size; on anything but a pipe it
-            // fails and changes nothing.
-            let _ = rustix::pipe::fcntl_setpipe_size(io::stdin(), STREAM_READ);
-        }
+        // Changes only the pipe's buffer size; on anything but a pipe it
+        // fails and changes nothing.
+        super::platform::grow_stdin_pipe(STREAM_READ);
         let source = Source::from_reader(Path::new("-"), Box::new(io::stdin()));
         if let Some(mut st) = source.stream() {
             st.drain_on_drop = true;

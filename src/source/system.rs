@@ -5,6 +5,7 @@
 /// programs (Ollama among them) do at start: one model can be thousands of
 /// files held open at once (an Ollama model is a blob per tensor), and a soft
 /// limit of 1024 is common. Failing leaves the limit as it was.
+#[cfg(unix)]
 pub fn raise_open_file_limit() {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
     // `None` is no limit (RLIM_INFINITY), above every number.
@@ -19,17 +20,22 @@ pub fn raise_open_file_limit() {
     }
 }
 
-/// The machine's memory in bytes: what sysconf(_SC_PHYS_PAGES) times the
-/// page size is, since glibc and musl compute it from these two fields.
+/// Without `setrlimit` (not Unix), the limit is the system's.
+#[cfg(not(unix))]
+pub fn raise_open_file_limit() {}
+
+/// The machine's memory in bytes (0 where the platform does not say: no
+/// file is then larger than half of it).
 pub(super) fn memory_bytes() -> u64 {
-    let info = rustix::system::sysinfo();
-    // `as`: the field is a C unsigned long, 32 bits on some targets.
-    (info.totalram as u64).saturating_mul(u64::from(info.mem_unit))
+    super::platform::memory_bytes()
 }
 
 /// The page size, a power of two (4096 if the system says otherwise).
 pub(crate) fn page_size() -> u64 {
+    #[cfg(unix)]
     let p = rustix::param::page_size();
+    #[cfg(not(unix))]
+    let p = 4096;
     u64::try_from(p).ok().filter(|p| p.is_power_of_two()).unwrap_or(4096)
 }
 
@@ -48,8 +54,11 @@ mod tests {
 
     #[test]
     fn memory_and_page_size_are_the_kernels() {
-        // MemTotal is the same count of pages as sysinfo's, in KiB.
-        assert_eq!(memory_bytes(), proc_numbers("/proc/meminfo", "MemTotal:")[0] * 1024);
+        // MemTotal is the same count of pages as sysinfo's, in KiB; the
+        // portable path does not ask (0: no file is larger than half of it).
+        let expected =
+            if cfg!(feature = "portable") { 0 } else { proc_numbers("/proc/meminfo", "MemTotal:")[0] * 1024 };
+        assert_eq!(memory_bytes(), expected);
         let getconf = std::process::Command::new("getconf").arg("PAGESIZE").output().unwrap();
         assert_eq!(page_size().to_string(), String::from_utf8_lossy(&getconf.stdout).trim());
     }
