@@ -54,8 +54,8 @@ pub fn sums_line(label: &str, path: &Path) -> Vec<u8> {
 
 /// A file name as `--check` and `verify` print it before `: OK`: as it is,
 /// unless it holds a newline, another character that could rewrite what a
-/// terminal shows (a control, a bidirectional override: [`is_unsafe`]) or
-/// bytes that are not UTF-8; then escaped ([`escape_name`]: `\\`, `\n`,
+/// terminal shows (a control, a bidirectional override: `text::is_unsafe`) or
+/// bytes that are not UTF-8; then escaped (`text::escape_name`: `\\`, `\n`,
 /// `\r`, `\t`, `\u{1b}`, `\xff`) after a leading `\`, as sums lines are.
 /// GNU sha256sum 9 escapes only for a newline, so a name holding a
 /// carriage return could make a FAILED line read OK (README, "Names in
@@ -73,7 +73,7 @@ pub fn check_name(name: &[u8]) -> Vec<u8> {
 /// A file name as coreutils quotes it in messages (its `quotef`): as it is
 /// when it is plain, else in shell quotes, with control characters and bytes
 /// that are not UTF-8 as `$'\t'` / `$'\377'`, so a hostile name cannot forge
-/// a message. C1 controls and bidirectional overrides ([`is_unsafe`]) are
+/// a message. C1 controls and bidirectional overrides (`text::is_unsafe`) are
 /// escaped too, a byte at a time (`$'\342\200\256'`), as coreutils writes
 /// a character its locale cannot print.
 pub fn quote_name(name: &[u8]) -> String {

@@ -194,7 +194,7 @@ const MAX_COLUMN: usize = 48;
 
 /// Writes rows as column-aligned text, two spaces between columns, numbers
 /// right-aligned where `right` says so; the last column is not padded. A
-/// cell longer than its column (capped at [`MAX_COLUMN`]) is shown whole,
+/// cell longer than its column (capped at `MAX_COLUMN`, 48) is shown whole,
 /// and the rest of its row goes on the next line, in its columns, so that
 /// every column stays aligned.
 pub fn table(out: &mut String, header: &[&str], right: &[bool], rows: &[Vec<String>]) -> fmt::Result {

@@ -30,7 +30,7 @@ fn push_escape(s: &mut String, c: char) {
     }
 }
 
-/// Escapes `b`: `\` as `\\`, unsafe characters ([`is_unsafe`]) as `\n`,
+/// Escapes `b`: `\` as `\\`, unsafe characters (`is_unsafe`) as `\n`,
 /// `\r`, `\t` or `\u{…}`, bytes that are not UTF-8 as `\xff`; with
 /// `quote`, also `'` as `\'` (for text shown inside single quotes).
 fn escape(b: &[u8], quote: bool) -> String {
@@ -53,7 +53,7 @@ fn escape(b: &[u8], quote: bool) -> String {
 
 /// Shows bytes as text to be put in single quotes (a key, a tensor name, a
 /// string value): printable text as is, `\`, `'` and every unsafe character
-/// ([`is_unsafe`]) escaped, bytes that are not UTF-8 as `\xff`, so that a
+/// (`is_unsafe`) escaped, bytes that are not UTF-8 as `\xff`, so that a
 /// hostile key or tensor name cannot forge terminal output.
 pub fn escape_bytes(b: &[u8]) -> String {
     escape(b, true)
@@ -71,7 +71,7 @@ pub fn name_needs_escape(b: &[u8]) -> bool {
     b.utf8_chunks().any(|chunk| !chunk.invalid().is_empty() || chunk.valid().chars().any(is_unsafe))
 }
 
-/// Text made safe to print: every unsafe character ([`is_unsafe`])
+/// Text made safe to print: every unsafe character (`is_unsafe`)
 /// escaped, everything else (`\` included) as it is. The last guard on a
 /// message that was put together from names shown raw; text already
 /// escaped passes unchanged.

@@ -4,8 +4,8 @@
 //! anything that is not a regular file refused.
 //!
 //! Nothing is followed by the kernel while walking: each entry is looked
-//! at with [`Root::entry_type`] (no link followed on the way or at the
-//! end) and each link read with [`Root::link_target`], both beneath a
+//! at with `Root::entry_type` (no link followed on the way or at the
+//! end) and each link read with `Root::link_target`, both beneath a
 //! [`Root`] held open. A link's target is resolved by this code on names
 //! (a `..` only from a directory checked to be a real one), so a step that
 //! would leave the root is refused before anything there is touched. The

@@ -258,7 +258,7 @@ impl WarningKind {
 /// A warning about one file of a model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {
-    /// Index of the file (in [`Model::shards`]) it concerns.
+    /// Index of the file (in [`Model::shards`](crate::gguf::Model::shards)) it concerns.
     pub shard: usize,
     /// What it is.
     pub kind: WarningKind,

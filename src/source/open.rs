@@ -91,7 +91,7 @@ impl Source {
     ///
     /// Its metadata is read into memory as the format's parser asks (up to
     /// [`MAX_READ_METADATA`](super::MAX_READ_METADATA)) and kept; tensor data is hashed as it arrives,
-    /// in file order ([`Source::read_forward`]); the rest is read to the
+    /// in file order (`Source::read_forward`); the rest is read to the
     /// end, and the format then judges the whole stream as it would a file
     /// of that length ([`Source::check_unchanged`]).
     pub fn from_reader(name: &Path, reader: Box<dyn io::Read + Send>) -> Source {
