@@ -6,6 +6,7 @@
 //! calls [`main`]), so `pip install` gives the very same command. Without the
 //! feature the library builds without `clap` and `indicatif`.
 
+mod bom;
 mod check;
 mod docs;
 mod inspect_diff;
@@ -125,10 +126,10 @@ struct Args {
     /// size (a store audit; the label is the same).
     // Shown between --no-mmap and -j, as before the reading flags were
     // shared: clap numbers the subcommands and flags in the order they are
-    // declared (the 6 subcommands 0-5, --check 6, ... --no-mmap 15, -j 16),
+    // declared (the 7 subcommands 0-6, --check 7, ... --no-mmap 16, -j 17),
     // and breaks a tie by name: a new subcommand moves this number by one.
     // The golden `--help` outputs pin it.
-    #[arg(long, display_order = 15)]
+    #[arg(long, display_order = 16)]
     verify_blobs: bool,
 }
 
@@ -179,6 +180,8 @@ enum Command {
     Completions(docs::CompletionsArgs),
     /// Print the man page (roff): `gguf-digest man | man -l -`.
     Man(docs::ManArgs),
+    /// Write a CycloneDX 1.6 AI-BOM: each model, its label, metadata and files' SHA-256.
+    Bom(bom::BomArgs),
 }
 
 impl Command {
@@ -189,6 +192,7 @@ impl Command {
             Command::Diff(a) => Some(&a.read),
             Command::Statement(a) => Some(&a.read),
             Command::Verify(a) => Some(&a.read),
+            Command::Bom(a) => Some(&a.read),
             Command::Completions(_) | Command::Man(_) => None,
         }
     }
@@ -253,6 +257,7 @@ fn run(args: &Args) -> io::Result<u8> {
         Some(Command::Diff(a)) => return inspect_diff::run_diff(a, &opts, &pool),
         Some(Command::Statement(a)) => return provenance::run_statement(a, &opts, &pool),
         Some(Command::Verify(a)) => return provenance::run_verify(a, &opts, &pool),
+        Some(Command::Bom(a)) => return bom::run_bom(a, &opts, &pool),
         Some(Command::Completions(_) | Command::Man(_)) | None => {}
     }
     if args.check {
