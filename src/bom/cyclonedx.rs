@@ -153,6 +153,9 @@ fn model_card(f: &Facts) -> JsonValue {
     if let Some(a) = &f.architecture {
         params.insert("architectureFamily".into(), a.clone().into());
     }
+    if let Some(a) = &f.model_architecture {
+        params.insert("modelArchitecture".into(), a.clone().into());
+    }
     if !f.datasets.is_empty() {
         let d: Vec<JsonValue> = f.datasets.iter().map(|n| json!({ "type": "dataset", "name": n })).collect();
         params.insert("datasets".into(), d.into());
@@ -238,6 +241,7 @@ mod tests {
         e.facts.name = Some("Tiny".into());
         e.facts.license = Some("apache-2.0".into());
         e.facts.architecture = Some("llama".into());
+        e.facts.model_architecture = Some("LlamaForCausalLM".into());
         e.facts.file_type = Some("Q4_K_M".into());
         e.facts.base_models = vec![BaseModel {
             name: Some("Base".into()),
@@ -259,6 +263,7 @@ mod tests {
         assert_eq!(m["pedigree"]["ancestors"][0]["externalReferences"][0]["url"], "https://huggingface.co/org/base");
         assert_eq!(m["modelCard"]["modelParameters"]["architectureFamily"], "llama");
         assert_eq!(m["modelCard"]["modelParameters"]["datasets"][0]["name"], "web");
+        assert_eq!(m["modelCard"]["modelParameters"]["modelArchitecture"], "LlamaForCausalLM");
         let file = &m["components"][0];
         assert_eq!(file["type"], "file");
         assert_eq!(file["bom-ref"], "model-1-file-1");

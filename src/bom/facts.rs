@@ -37,8 +37,11 @@ pub struct Facts {
     pub description: Option<String>,
     /// `general.organization`.
     pub organization: Option<String>,
-    /// `general.architecture` (GGUF), `model_family` (Ollama config).
+    /// `general.architecture` (GGUF), `model_family` (Ollama config),
+    /// `model_type` (a Hugging Face `config.json`).
     pub architecture: Option<String>,
+    /// A Hugging Face `config.json`'s `architectures` (e.g. `BertModel`), joined by ", ".
+    pub model_architecture: Option<String>,
     /// `general.license`.
     pub license: Option<String>,
     /// `general.size_label`.
@@ -144,6 +147,29 @@ fn gguf_facts(m: &gguf::Model, facts: &mut Facts) -> Result<()> {
     Ok(())
 }
 
+/// The most of a `config.json` read for its facts: a model's is a few KiB.
+pub const MAX_CONFIG_JSON: u64 = 1 << 20;
+
+/// Adds what a Hugging Face `config.json` says (`model_type`,
+/// `architectures`) to `facts`; text that is not such JSON adds nothing
+/// (the file is still in the BOM, hashed, as a file of the model).
+pub fn add_config_json(text: &[u8], facts: &mut Facts) {
+    let Ok(json) = crate::json::parse_strict(text, 16) else { return };
+    if facts.architecture.is_none() {
+        facts.architecture = json.get("model_type").and_then(|v| v.as_str()).map(str::to_owned);
+    }
+    if facts.model_architecture.is_none() {
+        let names: Vec<&str> = json
+            .get("architectures")
+            .and_then(|v| v.as_array())
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|a| a.as_str())
+            .collect();
+        facts.model_architecture = (!names.is_empty()).then(|| names.join(", "));
+    }
+}
+
 /// `base_model.3.name` → `(3, "name")` for `prefix` `base_model.`.
 fn numbered<'k>(key: &'k str, prefix: &str) -> Option<(u64, &'k str)> {
     let (n, field) = key.strip_prefix(prefix)?.split_once('.')?;
@@ -203,5 +229,17 @@ mod tests {
         assert_eq!(file_type_name(15), "Q4_K_M");
         assert_eq!(file_type_name(3), "Q4_1");
         assert_eq!(file_type_name(999), "999");
+    }
+
+    #[test]
+    fn config_json_gives_family_and_architectures() {
+        let mut f = Facts::default();
+        add_config_json(br#"{"model_type": "bert", "architectures": ["BertModel", 3, "BertForX"]}"#, &mut f);
+        assert_eq!(f.architecture.as_deref(), Some("bert"));
+        assert_eq!(f.model_architecture.as_deref(), Some("BertModel, BertForX"));
+        let mut g = Facts::default();
+        add_config_json(b"{\"model_type\": 1, \"model_type\": 2}", &mut g);
+        add_config_json(b"not json", &mut g);
+        assert_eq!(g, Facts::default());
     }
 }
