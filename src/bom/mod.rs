@@ -1,14 +1,17 @@
-//! An AI-BOM of labelled models: CycloneDX 1.6 JSON (docs/adr/0028-ai-bom.md).
+//! An AI-BOM of labelled models: CycloneDX 1.6 JSON, or SPDX 3.0.1
+//! JSON-LD (docs/adr/0028-ai-bom.md).
 //!
 //! [`Entry::new`] gathers what the BOM says of one labelled model: its
 //! label, format and contract, the SHA-256 of each of its files' bytes
 //! (hashed again, on the hashing pool, through [`hash_job`]), and what its
 //! own metadata says ([`facts`]). [`cyclonedx`] turns entries into the
-//! document: a pure function of them and a timestamp, so the same models
-//! give the same BOM byte for byte when the timestamp is fixed.
+//! CycloneDX 1.6 document, [`spdx`] into an SPDX 3.0.1 one: each a pure
+//! function of them and a timestamp, so the same models give the same BOM
+//! byte for byte when the timestamp is fixed.
 
 mod cyclonedx;
 pub mod facts;
+mod spdx;
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +22,7 @@ use crate::{AnyModel, Digest, Error, ErrorKind, Result, Subject};
 
 pub use cyclonedx::{MAX_TIMESTAMP, cyclonedx, rfc3339, serial_number};
 pub use facts::Facts;
+pub use spdx::spdx;
 
 /// One file of a model: its path as opened, its size, the SHA-256 of its bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,8 @@ use super::{EXIT_ERROR, EXIT_OK, ReadArgs};
 
 /// Flags of `gguf-digest bom`.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Writes a CycloneDX 1.6 JSON BOM: one machine-learning-model component per model, \
+#[command(after_help = "Writes a CycloneDX 1.6 JSON BOM (--format spdx: SPDX 3.0.1, an AI package per model): \
+                        one machine-learning-model component per model, \
                         its label, contract and format as gguf-digest:* properties, what its metadata \
                         says (name, license, architecture, base models, quantization) in the component \
                         and its modelCard, and each of its files as a file component with its SHA-256.\n\
@@ -28,8 +29,21 @@ pub struct BomArgs {
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
 
+    /// The BOM's format: CycloneDX 1.6 JSON, or an SPDX 3.0.1 JSON-LD document of AI packages.
+    #[arg(long, value_enum, default_value_t = BomFormat::Cyclonedx)]
+    format: BomFormat,
+
     #[command(flatten)]
     pub(super) read: ReadArgs,
+}
+
+/// What `--format` names.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum BomFormat {
+    /// CycloneDX 1.6 JSON.
+    Cyclonedx,
+    /// SPDX 3.0.1 JSON-LD.
+    Spdx,
 }
 
 /// Runs `bom`; returns the exit status.
@@ -63,7 +77,11 @@ pub fn run_bom(args: &BomArgs, options: &BatchOptions, pool: &rayon::ThreadPool)
     if failed {
         return Ok(EXIT_ERROR);
     }
-    let mut text = serde_json::to_vec_pretty(&bom::cyclonedx(&entries, timestamp)).map_err(io::Error::other)?;
+    let document = match args.format {
+        BomFormat::Cyclonedx => bom::cyclonedx(&entries, timestamp),
+        BomFormat::Spdx => bom::spdx(&entries, timestamp),
+    };
+    let mut text = serde_json::to_vec_pretty(&document).map_err(io::Error::other)?;
     text.push(b'\n');
     match &args.out {
         None => {

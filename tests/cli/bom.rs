@@ -224,3 +224,32 @@ fn refusals_exit_2_and_print_nothing() {
     let o = Command::new(gguf_digest_bin()).arg("bom").current_dir(d.path("")).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn format_spdx_writes_an_ai_package_per_model_with_its_files() {
+    let d = Dir::new();
+    let g = described_gguf();
+    let bytes = g.build();
+    d.write("m.gguf", &bytes);
+    let b = doc(&bom_in(&d.path(""), &["--format", "spdx", "m.gguf"], None));
+    assert_eq!(b["@context"], "https://spdx.org/rdf/3.0.1/spdx-context.jsonld");
+    let graph = b["@graph"].as_array().unwrap();
+    let of = |t: &str| graph.iter().filter(|e| e["type"] == t).collect::<Vec<_>>();
+    let pkg = of("ai_AIPackage")[0];
+    assert_eq!(pkg["name"], "rich");
+    assert_eq!(pkg["software_packageVersion"], "v2");
+    assert_eq!(pkg["externalIdentifier"][0]["identifier"], format!("sha256:{}", g.expected_label()));
+    assert_eq!(pkg["ai_typeOfModel"][0], "llama");
+    let file = of("software_File")[0];
+    assert_eq!(file["verifiedUsing"][0]["hashValue"], hex(&sha(&bytes)));
+    let contains = of("Relationship").into_iter().find(|r| r["relationshipType"] == "contains").unwrap();
+    assert_eq!((&contains["from"], &contains["to"][0]), (&pkg["spdxId"], &file["spdxId"]));
+    let base = of("ai_AIPackage").into_iter().find(|p| p["name"] == "Base One").unwrap();
+    let ancestor = of("Relationship").into_iter().find(|r| r["relationshipType"] == "ancestorOf").unwrap();
+    assert_eq!((&ancestor["from"], &ancestor["to"][0]), (&base["spdxId"], &pkg["spdxId"]));
+    assert_eq!(of("CreationInfo")[0]["created"], "2023-11-14T22:13:20Z");
+    // Not a format it writes: a usage error.
+    let o = bom_in(&d.path(""), &["--format", "xml", "m.gguf"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+}

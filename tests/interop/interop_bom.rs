@@ -1,10 +1,11 @@
-//! `gguf-digest bom` judged by CycloneDX's own library: every BOM the
+//! `gguf-digest bom` judged by the formats' own libraries: every BOM the
 //! binary writes here, of GGUF (the real SmolLM2 among them, a shard set,
 //! metadata meant to be awkward), safetensors (the real all-MiniLM-L6-v2,
 //! an index), an Ollama store, a directory and an `hf:` snapshot, and all
 //! of them at once, is valid CycloneDX 1.6 for cyclonedx-python-lib's
-//! strict JSON validator, run with the network shut
-//! (scripts/interop/cyclonedx_validate.py).
+//! strict JSON validator, and with `--format spdx` valid SPDX 3.0.1 for
+//! spdx-python-model, each run with the network shut
+//! (scripts/interop/bom_validate.py).
 use crate::common;
 
 use std::path::{Path, PathBuf};
@@ -16,17 +17,27 @@ use serde_json::Value as JsonValue;
 const WHAT: &str = "AI-BOM interop (cyclonedx-python-lib)";
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 
-/// Writes `gguf-digest bom ARGS` (run in `dir`) to `dir/<name>.cdx.json`.
-fn bom(dir: &Path, name: &str, args: &[&str], env: &[(&str, &Path)]) -> PathBuf {
-    let out = dir.join(format!("{name}.cdx.json"));
+/// Writes `gguf-digest bom --format FORMAT ARGS` (run in `dir`) to
+/// `dir/<name>.<format>.json`.
+fn bom_as(format: &str, dir: &Path, name: &str, args: &[&str], env: &[(&str, &Path)]) -> PathBuf {
+    let out = dir.join(format!("{name}.{format}.json"));
     let mut c = Command::new(gguf_digest_bin());
-    c.arg("bom").arg("--out").arg(&out).args(args).current_dir(dir).env("SOURCE_DATE_EPOCH", "1764100000");
+    c.args(["bom", "--format", format])
+        .arg("--out")
+        .arg(&out)
+        .args(args)
+        .current_dir(dir)
+        .env("SOURCE_DATE_EPOCH", "1764100000");
     for (k, v) in env {
         c.env(k, v);
     }
     let o = c.output().unwrap();
     assert_eq!(o.status.code(), Some(0), "bom {name}: {}", text(&o.stderr));
     out
+}
+
+fn bom(dir: &Path, name: &str, args: &[&str], env: &[(&str, &Path)]) -> PathBuf {
+    bom_as("cyclonedx", dir, name, args, env)
 }
 
 /// A GGUF model whose metadata is awkward to put in JSON: quotes, control
@@ -46,17 +57,21 @@ fn awkward_gguf() -> Gguf {
         .kv("general.dataset.0.name", Val::str(""))
 }
 
-#[test]
-fn every_bom_is_valid_cyclonedx_1_6() {
-    let Some(py) = py::prerequisites(WHAT) else { return };
-    let d = Dir::new();
-    let work = d.path("");
+/// The inputs of every kind, laid out in `d`; the arguments naming them
+/// (with the environment they need), each with a name for its BOM.
+struct Inputs {
+    cases: Vec<(&'static str, Vec<String>)>,
+    store: PathBuf,
+    hub: PathBuf,
+}
+
+fn inputs(py: &'static py::Py, d: &Dir) -> Inputs {
     let smollm2 = py.path("model");
     let minilm = py.path("st_model");
 
     // GGUF: one file, awkward metadata, a shard set, the real model.
     d.write("awkward.gguf", &awkward_gguf().build());
-    let shards = write_set(&d, "set", &rich_model(&[0, 0, 8]).split(&[1, 2]));
+    let shards = write_set(d, "set", &rich_model(&[0, 0, 8]).split(&[1, 2]));
     let first = shards[0].file_name().unwrap().to_str().unwrap().to_owned();
     // safetensors: metadata, an index of shards, the real model.
     let st = st::St::new()
@@ -92,39 +107,54 @@ fn every_bom_is_valid_cyclonedx_1_6() {
     d.write(&format!("hub/models--o--n/blobs/{blob}"), &st.build());
     d.write("hub/models--o--n/refs/main", COMMIT.as_bytes());
 
-    let env: &[(&str, &Path)] = &[("OLLAMA_MODELS", &store.root), ("HF_HUB_CACHE", &d.path("hub"))];
-    let (smollm2, minilm) = (smollm2.to_str().unwrap(), minilm.to_str().unwrap());
-    let boms = [
-        bom(&work, "smollm2", &[smollm2], env),
-        bom(&work, "awkward", &["awkward.gguf"], env),
-        bom(&work, "shards", &[&first], env),
-        bom(&work, "minilm", &[minilm], env),
-        bom(&work, "safetensors", &["w.safetensors"], env),
-        bom(&work, "index", &["model.safetensors.index.json"], env),
-        bom(&work, "ollama", &["ollama:tiny:1b"], env),
-        bom(&work, "directory", &["dir"], env),
-        bom(&work, "hf", &["hf:o/n"], env),
-        bom(
-            &work,
-            "all",
-            &[
-                smollm2,
-                "awkward.gguf",
-                &first,
-                minilm,
-                "model.safetensors.index.json",
-                "ollama:tiny:1b",
-                "dir",
-                "hf:o/n",
-            ],
-            env,
-        ),
+    let (smollm2, minilm) = (smollm2.to_str().unwrap().to_owned(), minilm.to_str().unwrap().to_owned());
+    let one = |a: &str| vec![a.to_owned()];
+    let all =
+        [&smollm2, "awkward.gguf", &first, &minilm, "model.safetensors.index.json", "ollama:tiny:1b", "dir", "hf:o/n"];
+    let cases = vec![
+        ("smollm2", one(&smollm2)),
+        ("awkward", one("awkward.gguf")),
+        ("shards", one(&first)),
+        ("minilm", one(&minilm)),
+        ("safetensors", one("w.safetensors")),
+        ("index", one("model.safetensors.index.json")),
+        ("ollama", one("ollama:tiny:1b")),
+        ("directory", one("dir")),
+        ("hf", one("hf:o/n")),
+        ("all", all.iter().map(|a| a.to_string()).collect()),
     ];
-    let args: Vec<&str> = boms.iter().map(|p| p.to_str().unwrap()).collect();
-    let verdict = py.run("cyclonedx_validate.py", &args);
+    Inputs { cases, store: store.root.clone(), hub: d.path("hub") }
+}
+
+/// Every case's BOM in `format`, written in `d`.
+fn boms(format: &str, d: &Dir, inputs: &Inputs) -> Vec<PathBuf> {
+    let env: &[(&str, &Path)] = &[("OLLAMA_MODELS", &inputs.store), ("HF_HUB_CACHE", &inputs.hub)];
+    inputs
+        .cases
+        .iter()
+        .map(|(name, args)| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            bom_as(format, &d.path(""), name, &args, env)
+        })
+        .collect()
+}
+
+fn validate(py: &py::Py, format: &str, boms: &[PathBuf]) {
+    let mut args = vec![format];
+    args.extend(boms.iter().map(|p| p.to_str().unwrap()));
+    let verdict = py.run("bom_validate.py", &args);
     assert_eq!(verdict["invalid"], serde_json::json!({}), "{verdict:#}");
     assert_eq!(verdict["valid"].as_array().unwrap().len(), boms.len());
+}
 
+#[test]
+fn every_bom_is_valid_cyclonedx_1_6() {
+    let Some(py) = py::prerequisites(WHAT) else { return };
+    let d = Dir::new();
+    let inputs = inputs(py, &d);
+    let boms = boms("cyclonedx", &d, &inputs);
+    validate(py, "cyclonedx", &boms);
+    let smollm2 = py.path("model");
     // What the real models' BOMs say.
     let read = |p: &Path| -> JsonValue { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
     let s = read(&boms[0]);
@@ -155,8 +185,51 @@ fn the_validator_refuses_what_the_schema_does_not_allow() {
     doc["components"][0]["modelCard"]["modelParameters"].as_object_mut().unwrap().remove("quantization");
     doc["components"][0].as_object_mut().unwrap().remove("name");
     let unnamed = d.write("unnamed.json", &serde_json::to_vec(&doc).unwrap());
-    let verdict =
-        py.run("cyclonedx_validate.py", &[good.to_str().unwrap(), extra.to_str().unwrap(), unnamed.to_str().unwrap()]);
+    let verdict = py.run(
+        "bom_validate.py",
+        &["cyclonedx", good.to_str().unwrap(), extra.to_str().unwrap(), unnamed.to_str().unwrap()],
+    );
     assert_eq!(verdict["valid"], serde_json::json!([good.to_str().unwrap()]), "{verdict:#}");
     assert_eq!(verdict["invalid"].as_object().unwrap().len(), 2, "{verdict:#}");
+
+    // SPDX: a property the model lacks, a reference to nothing, a required one gone.
+    let good = bom_as("spdx", &d.path(""), "m", &["m.gguf"], &[]);
+    let doc: JsonValue = serde_json::from_slice(&std::fs::read(&good).unwrap()).unwrap();
+    let edit = |name: &str, f: &dyn Fn(&mut JsonValue)| {
+        let mut doc = doc.clone();
+        for el in doc["@graph"].as_array_mut().unwrap() {
+            if el["type"] == "software_File" {
+                f(el);
+            }
+        }
+        d.write(name, &serde_json::to_vec(&doc).unwrap())
+    };
+    let bad = [
+        edit("extra.spdx.json", &|el| el["quantization"] = "Q4_1".into()),
+        edit("nowhere.spdx.json", &|el| el["creationInfo"] = "urn:uuid:0#nowhere".into()),
+        edit("nameless.spdx.json", &|el| drop(el.as_object_mut().unwrap().remove("creationInfo"))),
+    ];
+    let mut args = vec!["spdx", good.to_str().unwrap()];
+    args.extend(bad.iter().map(|p| p.to_str().unwrap()));
+    let verdict = py.run("bom_validate.py", &args);
+    assert_eq!(verdict["valid"], serde_json::json!([good.to_str().unwrap()]), "{verdict:#}");
+    assert_eq!(verdict["invalid"].as_object().unwrap().len(), 3, "{verdict:#}");
+}
+
+#[test]
+fn every_spdx_bom_is_valid_spdx_3_0_1() {
+    let Some(py) = py::prerequisites(WHAT) else { return };
+    let d = Dir::new();
+    let inputs = inputs(py, &d);
+    let boms = boms("spdx", &d, &inputs);
+    validate(py, "spdx", &boms);
+    // The real model's package: its label, and its file's SHA-256.
+    let doc: JsonValue = serde_json::from_slice(&std::fs::read(&boms[0]).unwrap()).unwrap();
+    let graph = doc["@graph"].as_array().unwrap();
+    let pkg = graph.iter().find(|e| e["type"] == "ai_AIPackage").unwrap();
+    let label = gd_in(&d.path(""), &[py.path("model").to_str().unwrap()]);
+    let label = text(&label.stdout)[..64].to_owned();
+    assert_eq!(pkg["externalIdentifier"][0]["identifier"], format!("sha256:{label}"));
+    let file = graph.iter().find(|e| e["type"] == "software_File").unwrap();
+    assert_eq!(file["verifiedUsing"][0]["hashValue"], hex(&sha(&std::fs::read(py.path("model")).unwrap())));
 }
