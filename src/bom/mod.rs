@@ -99,3 +99,29 @@ pub fn hash_files(sources: &[&crate::Source], pool: &rayon::ThreadPool) -> Resul
             .collect()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_is_refused_and_files_are_hashed_whole() {
+        let pool = crate::hashing_pool(2).unwrap();
+        let stream = crate::Source::from_reader(Path::new("-"), Box::new(std::io::Cursor::new(b"GGUF".to_vec())));
+        let e = hash_files(&[&stream], &pool).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::NotRegularFile(_)), "{e}");
+        assert!(e.to_string().contains("a BOM hashes each file again"), "{e}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, b"abc").unwrap();
+        std::fs::write(&b, vec![7u8; 3 << 20]).unwrap();
+        let sa = crate::Source::open(&a, crate::ReadMode::Mmap).unwrap();
+        let sb = crate::Source::open(&b, crate::ReadMode::Pread).unwrap();
+        let h = hash_files(&[&sa, &sb], &pool).unwrap();
+        use sha2::Digest as _;
+        assert_eq!(h[0].sha256, <[u8; 32]>::from(sha2::Sha256::digest(b"abc")));
+        assert_eq!(h[1].sha256, <[u8; 32]>::from(sha2::Sha256::digest(vec![7u8; 3 << 20])));
+        assert_eq!((h[0].size, &h[1].path), (3, &b));
+    }
+}
