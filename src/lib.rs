@@ -33,6 +33,7 @@
 #![cfg_attr(test, allow(clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 // The core: format-neutral.
+pub mod bom;
 pub mod check;
 mod error;
 mod format;

