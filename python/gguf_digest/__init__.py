@@ -182,16 +182,20 @@ class Leaf:
 
 @dataclass(frozen=True)
 class Component:
-    """One component of an Ollama model."""
+    """One component of an Ollama model or of a directory."""
 
     media_type: str
+    """The layer's media type (Ollama); empty for a directory's component."""
     name: str
     kind: str
-    """``"gguf"``, ``"safetensors"``, ``"config"`` or ``"blob"``."""
+    """Ollama: ``"gguf"``, ``"safetensors"``, ``"config"`` or ``"blob"``;
+    a directory: ``"SFTN"``, ``"GGUF"`` or ``"FILE"``."""
     digest: Optional[str]
     """The GGUF or safetensors label for weights; the SHA-256 of the bytes otherwise."""
     layers: Tuple[str, ...]
-    """The digests of the layers it came from."""
+    """The digests of the layers it came from (Ollama; empty for a directory)."""
+    files: Tuple[str, ...] = ()
+    """The relative paths of its files (a directory; empty for Ollama)."""
 
 
 @dataclass(frozen=True)
@@ -201,7 +205,7 @@ class Model:
     path: str
     """The path or reference it was opened by."""
     format: str
-    """``"gguf"``, ``"safetensors"`` or ``"ollama"``."""
+    """``"gguf"``, ``"safetensors"``, ``"ollama"`` or ``"directory"``."""
     contract: str
     """The contract its label follows (``"canonical-skeleton-v1"``, …)."""
     label: str
@@ -269,11 +273,16 @@ def _tensors(entry: Dict[str, Any]) -> Tuple[Tensor, ...]:
     )
 
 
+def _component(c: Dict[str, Any]) -> Component:
+    if "media_type" in c:
+        layers = tuple(layer["digest"] for layer in c["layers"])
+        return Component(c["media_type"], c["name"], c["kind"], c.get("digest"), layers)
+    # A directory's component (directory-skeleton-v1): kind, name, digest, files.
+    return Component("", c["name"], c["kind"], c.get("digest"), (), tuple(f["path"] for f in c["files"]))
+
+
 def _components(entry: Dict[str, Any]) -> Tuple[Component, ...]:
-    return tuple(
-        Component(c["media_type"], c["name"], c["kind"], c.get("digest"), tuple(layer["digest"] for layer in c["layers"]))
-        for c in entry.get("components", [])
-    )
+    return tuple(_component(c) for c in entry.get("components", []))
 
 
 def open(

@@ -846,7 +846,11 @@ def test_hf_references(repo: Path, cargo_cli: Cli, tmp_path: Path, monkeypatch: 
     assert gguf_digest.label("hf:org/model") == want == gguf_digest.label(snapshot)
     pr = cargo_cli.label("hf:org/model@refs/pr/1", env=env)
     assert gguf_digest.labels(["hf:org/model", "hf:org/model@refs/pr/1"]) == [want, pr]
-    assert gguf_digest.open("hf:org/model@v1.0").label == want
+    m = gguf_digest.open("hf:org/model@v1.0")
+    assert m.label == want
+    # A snapshot is a directory: its components by kind, name, digest and files.
+    assert (m.format, m.contract) == ("directory", "directory-skeleton-v1")
+    assert m.components and all(c.kind in ("SFTN", "GGUF", "FILE") and c.files for c in m.components)
     # --check's rules, a statement naming the reference as given, verify.
     sums = tmp_path / "sums"
     sums.write_text(f"{want}  hf:org/model\n{pr}  hf:org/model@refs/pr/1\n")
