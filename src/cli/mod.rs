@@ -74,9 +74,6 @@ Exit status:
     mut_arg("no_mmap", |a| a.help("Read the file with pread instead of mapping it"))
 )]
 struct Args {
-    #[command(subcommand)]
-    command: Option<Command>,
-
     /// Models: GGUF or safetensors files (for a split model, its first shard;
     /// later shards named with it are covered by its line),
     /// *.safetensors.index.json files, directories, ollama:NAME references
@@ -128,12 +125,15 @@ struct Args {
     /// size; Hugging Face cache snapshots: every file against the name of
     /// the blob it links to (a store audit; the label is the same).
     // Shown between --no-mmap and -j, as before the reading flags were
-    // shared: clap numbers the subcommands and flags in the order they are
-    // declared (the 8 subcommands 0-7, --check 8, ... --no-mmap 17, -j 18),
-    // and breaks a tie by name: a new subcommand moves this number by one.
-    // The golden `--help` outputs pin it.
-    #[arg(long, display_order = 17)]
+    // shared: clap numbers the flags in the order they are declared
+    // (--check 0, ... --no-mmap 9, -j 10) and breaks a tie by name. The
+    // subcommands are declared after every flag, so adding one moves no
+    // number here. The golden `--help` outputs pin it.
+    #[arg(long, display_order = 9)]
     verify_blobs: bool,
+
+    #[command(subcommand)]
+    command: Option<Command>,
 }
 
 /// The reading and threading flags: the top level's and every
