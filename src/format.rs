@@ -80,6 +80,12 @@ pub trait Labelled: Send + Sync {
     fn contract(&self) -> (&'static str, &'static str);
 }
 
+/// A file's size for a progress bar's estimate
+/// ([`Description::approximate_bytes`]): 0 where it cannot be seen.
+pub fn file_size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
 /// What the core knows of a format besides its opened models, described
 /// once, in the format's folder, on a type that stands for the format
 /// (`gguf::Gguf`). `formats.rs` holds the one list of them; adding a format

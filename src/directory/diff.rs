@@ -11,7 +11,7 @@ use std::fmt::{self, Write as _};
 
 use serde_json::{Map, Value as JsonValue, json};
 
-use crate::directory::inspect::{ComponentRow, component_json, kind_text};
+use crate::directory::inspect::{ComponentRow, component_json};
 use crate::directory::members::{Change, MAX_MEMBERS_FILE, Member, changed_members};
 use crate::directory::model::{Model, Part};
 use crate::error::Result;
@@ -80,13 +80,7 @@ fn sides<'m>(model: &'m Model, digest: &Digest) -> Result<BTreeMap<(&'static str
     let subs = model.sub_digests(digest.tensor_sha256())?;
     let mut out = BTreeMap::new();
     for (c, d) in model.components().iter().zip(subs) {
-        let row = ComponentRow {
-            kind: kind_text(&c.part),
-            name: c.name.clone(),
-            digest: *d.label_bytes(),
-            files: c.files.clone(),
-            size: c.sources().iter().fold(0u64, |t, s| t.saturating_add(s.len())),
-        };
+        let row = ComponentRow::of(c, &d);
         out.insert((row.kind, row.name.clone()), Side { row, part: &c.part, digest: d });
     }
     Ok(out)

@@ -6,7 +6,7 @@ use std::fmt::{self, Write as _};
 
 use serde_json::{Map, Value as JsonValue, json};
 
-use crate::directory::model::{Model, Part};
+use crate::directory::model::{Component, Model, Part};
 use crate::error::Result;
 use crate::gguf;
 use crate::hash::Digest;
@@ -54,12 +54,16 @@ pub struct Inspection {
     pub warnings: Vec<String>,
 }
 
-/// The kind of a component, as its four bytes read.
-pub(crate) fn kind_text(part: &Part) -> &'static str {
-    match part {
-        Part::Safetensors(_) => "SFTN",
-        Part::Gguf(_) => "GGUF",
-        Part::File(_) => "FILE",
+impl ComponentRow {
+    /// The row of component `c`, whose own digest is `d`.
+    pub(crate) fn of(c: &Component, d: &Digest) -> ComponentRow {
+        ComponentRow {
+            kind: c.kind.text(),
+            name: c.name.clone(),
+            digest: *d.label_bytes(),
+            files: c.files.clone(),
+            size: c.sources().iter().fold(0u64, |t, s| t.saturating_add(s.len())),
+        }
     }
 }
 
@@ -69,14 +73,7 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<
     let mut components = Vec::new();
     let mut weights = Vec::new();
     for (c, d) in model.components().iter().zip(&subs) {
-        let size = c.sources().iter().fold(0u64, |t, s| t.saturating_add(s.len()));
-        components.push(ComponentRow {
-            kind: kind_text(&c.part),
-            name: c.name.clone(),
-            digest: *d.label_bytes(),
-            files: c.files.clone(),
-            size,
-        });
+        components.push(ComponentRow::of(c, d));
         match &c.part {
             Part::Safetensors(m) => {
                 weights.push((c.name.clone(), Weights::Safetensors(safetensors::inspect::inspect(m, d, opts))));

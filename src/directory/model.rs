@@ -416,7 +416,7 @@ impl Model {
         order.sort_by(|a, b| (a.0.kind.bytes(), &a.0.name).cmp(&(b.0.kind.bytes(), &b.0.name)));
         for (c, d) in order {
             w.begin_object()?;
-            w.str_field("kind", &String::from_utf8_lossy(c.kind.bytes()))?;
+            w.str_field("kind", c.kind.text())?;
             w.name_field("name", &c.name)?;
             w.str_field("digest", &hex::encode(d))?;
             w.key("files")?;

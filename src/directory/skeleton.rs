@@ -30,6 +30,15 @@ impl Kind {
             Kind::Safetensors => b"SFTN",
         }
     }
+
+    /// The same four bytes as text, for `inspect`, `diff` and JSON.
+    pub fn text(self) -> &'static str {
+        match self {
+            Kind::File => "FILE",
+            Kind::Gguf => "GGUF",
+            Kind::Safetensors => "SFTN",
+        }
+    }
 }
 
 /// The skeleton of components `(kind, name, digest)`, in any order.
@@ -53,6 +62,13 @@ pub fn skeleton(components: &[(Kind, &[u8], Sha256Digest)]) -> Vec<u8> {
 #[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kind_s_text_is_its_bytes() {
+        for k in [Kind::File, Kind::Gguf, Kind::Safetensors] {
+            assert_eq!(k.text().as_bytes(), k.bytes());
+        }
+    }
 
     #[test]
     fn sorted_by_kind_bytes_then_name_bytes() {

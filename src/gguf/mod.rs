@@ -24,7 +24,7 @@ pub mod warnings;
 
 use std::path::{Path, PathBuf};
 
-use crate::format::{Description, Labelled, OpenOptions};
+use crate::format::{Description, Labelled, OpenOptions, file_size};
 use crate::hash::{Digest, Job, Sha256Digest};
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::Source;
@@ -116,9 +116,4 @@ impl Description for Gguf {
     fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) -> crate::Result<diff::Diff> {
         diff::diff(a, da, b, db, opts)
     }
-}
-
-/// A file's size, 0 where it cannot be seen (a progress bar's estimate).
-fn file_size(path: &Path) -> u64 {
-    std::fs::metadata(path).map_or(0, |m| m.len())
 }

@@ -164,7 +164,7 @@ pub fn approximate_bytes(path: &Path) -> u64 {
     if let Input::Hf(r) = Input::from_arg(path) {
         return hf::resolve(&r).map_or(0, |s| approximate_bytes(&s.shown));
     }
-    Format::approximate_bytes(path).unwrap_or_else(|| std::fs::metadata(path).map_or(0, |m| m.len()))
+    Format::approximate_bytes(path).unwrap_or_else(|| crate::format::file_size(path))
 }
 
 /// Labels every path on `pool` (all tensors of all files scheduled
