@@ -136,6 +136,16 @@ fn a_sums_file_passes_then_fails_after_a_byte_changes() {
 }
 
 #[test]
+fn a_missing_sums_file_is_an_error_the_summary_names() {
+    let d = Dir::new();
+    let r = run_action(&d.path(""), &[("sums", "missing.sums")]);
+    assert_eq!(r.code, Some(2), "{}", r.summary);
+    assert!(r.summary.starts_with("### gguf-digest: an error\n"), "{}", r.summary);
+    assert!(r.summary.contains("missing.sums: No such file or directory"), "{}", r.summary);
+    assert_eq!(r.output, "verdict=error\n");
+}
+
+#[test]
 fn nothing_to_check_is_an_error() {
     let d = Dir::new();
     let r = run_action(&d.path(""), &[]);

@@ -126,6 +126,30 @@ fn diff_names_every_component_and_the_json_members_that_changed() {
 }
 
 #[test]
+fn a_json_file_written_differently_and_many_members_changed_are_said_so() {
+    let d = Dir::new();
+    let mut a = files();
+    let many: String = (0..40).map(|i| format!("\"k{i}\": {i}")).collect::<Vec<_>>().join(", ");
+    set(&mut a, "generation_config.json", format!("{{{many}}}").as_bytes());
+    tree::plain(&d.path("a"), &a);
+    let mut b = a.clone();
+    // The same members and values, spaced and ordered otherwise.
+    set(&mut b, "config.json", b"{\n  \"architectures\": [\"BertModel\"],\n  \"hidden_size\": 8\n}\n");
+    let changed: String = (0..40).map(|i| format!("\"k{i}\": {}", i + 1)).collect::<Vec<_>>().join(", ");
+    set(&mut b, "generation_config.json", format!("{{{changed}}}").as_bytes());
+    tree::plain(&d.path("b"), &b);
+    let (code, out, err) = gd(&d.path(""), &["diff", "a", "b"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        out.contains("~ FILE config.json  ") && out.contains("    the same members and values, written differently\n"),
+        "{out}"
+    );
+    // At most 32 members named, the rest counted.
+    assert!(out.contains("    k0: 0 → 1\n") && out.contains("    … and 8 more\n"), "{out}");
+    assert!(!out.contains("    k39:"), "{out}");
+}
+
+#[test]
 fn the_same_directory_in_two_layouts_has_no_difference() {
     let d = Dir::new();
     tree::plain(&d.path("a"), &files());
