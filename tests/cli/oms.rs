@@ -291,35 +291,38 @@ fn ignore_paths_outside_the_model_ignore_nothing_and_are_named() {
 #[test]
 fn a_signature_of_a_hugging_face_snapshot_verifies_as_it_was_signed() {
     // Issue #31 item 9: `sign --format oms` of a snapshot (links into the
-    // repository's blobs/) and `verify` of it walk the snapshot alike.
+    // repository's blobs/, and with Xet on into the cache's shared store)
+    // and `verify` of it walk the snapshot alike.
     use p256::pkcs8::EncodePrivateKey as _;
     let (d, public, _) = fixture();
-    let files: tree::Files = vec![
-        ("config.json".into(), b"{\"a\": 1}\n".to_vec()),
-        ("m.gguf".into(), rich_model(&[0]).build()),
-        ("sub/notes.txt".into(), b"notes\n".to_vec()),
-    ];
-    let snap = tree::snapshot(&d.path("hub"), "n", &files, false);
     let private = d.write("p.key", key().to_pkcs8_pem(LineEnding::LF).unwrap().as_bytes());
-    let o = gd_in(
-        d.dir.path(),
-        &["sign", "--format", "oms", "--key", private.to_str().unwrap(), "--out", "snap.sig", snap.to_str().unwrap()],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let args = |root: &Path| {
+    for xet in [false, true] {
+        let files: tree::Files = vec![
+            ("config.json".into(), b"{\"a\": 1}\n".to_vec()),
+            ("m.gguf".into(), rich_model(&[0]).build()),
+            ("sub/notes.txt".into(), b"notes\n".to_vec()),
+        ];
+        let snap = tree::snapshot(&d.path(&format!("hub-{xet}")), "n", &files, xet);
+        let sig = format!("snap-{xet}.sig");
         let o = gd_in(
             d.dir.path(),
-            &["verify", "snap.sig", "--root", root.to_str().unwrap(), "--key", public.to_str().unwrap()],
+            &["sign", "--format", "oms", "--key", private.to_str().unwrap(), "--out", &sig, snap.to_str().unwrap()],
         );
-        (o.status.code(), text(&o.stdout), text(&o.stderr))
-    };
-    let (code, out, err) = args(&snap);
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("m.gguf: OK") && out.contains("sub/notes.txt: OK"), "{out}");
-    // A blob changed under the snapshot: that file fails, by its name in it.
-    let blob = tree::blob_of(&snap, "sub/notes.txt");
-    std::fs::write(&blob, b"other\n").unwrap();
-    let (code, out, err) = args(&snap);
-    assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("sub/notes.txt: FAILED"), "{out}");
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let verify = || {
+            let o = gd_in(
+                d.dir.path(),
+                &["verify", &sig, "--root", snap.to_str().unwrap(), "--key", public.to_str().unwrap()],
+            );
+            (o.status.code(), text(&o.stdout), text(&o.stderr))
+        };
+        let (code, out, err) = verify();
+        assert_eq!(code, Some(0), "xet {xet}: {out}{err}");
+        assert!(out.contains("m.gguf: OK") && out.contains("sub/notes.txt: OK"), "{out}");
+        // A blob changed under the snapshot: that file fails, by its name in it.
+        std::fs::write(tree::blob_of(&snap, "sub/notes.txt"), b"other\n").unwrap();
+        let (code, out, err) = verify();
+        assert_eq!(code, Some(1), "xet {xet}: {out}{err}");
+        assert!(out.contains("sub/notes.txt: FAILED"), "{out}");
+    }
 }

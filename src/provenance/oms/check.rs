@@ -75,15 +75,24 @@ impl Report {
 pub fn locate_all(root: &Path, manifest: &Manifest) -> Result<()> {
     let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
     // A snapshot's links lead into its repository's `blobs/`: its extent.
-    let extent = Root::around(root).map_or_else(|_| root.to_path_buf(), |(r, _)| r.path().to_path_buf());
+    let (extent, snapshot) = Root::around(root).map_or_else(
+        |_| (root.to_path_buf(), false),
+        |(r, beneath)| (r.path().to_path_buf(), !beneath.as_os_str().is_empty()),
+    );
     let Ok(real_root) = extent.canonicalize() else { return Ok(()) };
+    // And the cache's shared (Xet) store, when it is one: `<cache>/blobs/`
+    // holding its marker, where a snapshot's blobs may link on to.
+    let shared = real_root
+        .parent()
+        .map(|cache| cache.join("blobs"))
+        .filter(|b| snapshot && b.join(".huggingface-shared-blobs").is_file());
     let mut seen = std::collections::HashSet::new();
     for r in &manifest.resources {
         if !seen.insert(r.path.as_str()) {
             continue;
         }
         if let Ok(real) = root.join(&r.path).canonicalize() {
-            if !real.starts_with(&real_root) {
+            if !real.starts_with(&real_root) && !shared.as_ref().is_some_and(|b| real.starts_with(b)) {
                 return Err(Error::schema(format!(
                     "resource {:?} is refused: it leads outside the root through a symbolic link; nothing was opened",
                     r.path
