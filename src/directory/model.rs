@@ -149,7 +149,10 @@ impl Model {
         Model::open_tree(walk_within(&root.path().join(rel), shown, Some(&within))?, shown, opts)
     }
 
-    fn open_tree(tree: Tree, dir: &Path, opts: &OpenOptions) -> Result<Model> {
+    /// Opens the directory `dir` from its walk `tree` (each file once, as
+    /// [`Model::open`] does): for a caller that needs what the walk found
+    /// (`sign --format oms`: which files, reached through which links).
+    pub fn open_tree(tree: Tree, dir: &Path, opts: &OpenOptions) -> Result<Model> {
         let found: HashMap<&[u8], &Found> = tree.files.iter().map(|f| (f.name.as_slice(), f)).collect();
         let open = |name: &[u8]| -> Result<Source> {
             let f = found.get(name).ok_or_else(|| Error::internal("a file the walk did not find"))?;
