@@ -398,6 +398,36 @@ fn verify_blobs_names_a_file_whose_blob_is_not_its_name() {
     }
 }
 
+/// A snapshot file that is a regular file (a copy, not a link into
+/// `blobs/`) has no blob name to check it against: the audit says so, on
+/// standard error and in `--json`, instead of passing it in silence
+/// (issue #31, item 10).
+#[test]
+fn verify_blobs_names_a_snapshot_file_it_could_not_check() {
+    let d = Dir::new();
+    let snap = tree::snapshot(&d.path("hub"), "n", &files(), true);
+    let config = snap.join("config.json");
+    std::fs::remove_file(&config).unwrap();
+    std::fs::write(&config, &files()[0].1).unwrap();
+    let (code, out, err) = gd(&d.path(""), &["--verify-blobs", SNAP]);
+    assert_eq!((code, out), (Some(0), format!("{}  {SNAP}\n", expected())), "{err}");
+    let want =
+        format!("{SNAP}/config.json: not a link into the repository's blobs/, so --verify-blobs could not check it");
+    assert!(err.contains("warning") && err.contains(&want), "{err}");
+    assert!(!err.contains("model.safetensors"), "only the copy is named: {err}");
+    let (code, out, _) = gd(&d.path(""), &["--verify-blobs", "--json", SNAP]);
+    assert_eq!(code, Some(0));
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["files"][0]["blobs_verified"], 2);
+    let unverified = doc["files"][0]["blobs_unverified"].as_array().unwrap();
+    assert_eq!(unverified.len(), 1);
+    assert_eq!(unverified[0]["path"], format!("{SNAP}/config.json"));
+    // Without --verify-blobs nothing was promised, so nothing is said.
+    let (code, _, err) = gd(&d.path(""), &[SNAP]);
+    assert_eq!(code, Some(0));
+    assert!(!err.contains("could not check"), "{err}");
+}
+
 #[test]
 fn verify_blobs_names_a_file_whose_blob_is_missing() {
     let d = Dir::new();
