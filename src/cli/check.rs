@@ -147,8 +147,9 @@ impl Printer {
                     }
                     return;
                 }
-                Checked::Entry { .. } => std::mem::replace(&mut self.warned, Ok(()))
-                    .and_then(|()| print_line(&c, list_name, opts, out, err)),
+                Checked::Entry { .. } => {
+                    std::mem::replace(&mut self.warned, Ok(())).and_then(|()| print_line(&c, list_name, opts, out, err))
+                }
             };
             if self.io_result.is_ok() {
                 self.io_result = step;
