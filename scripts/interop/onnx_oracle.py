@@ -383,9 +383,13 @@ class Plan:
     n: int = 0           # element count
 
 
+I63 = (1 << 63) - 1
+
+
 def mul(a: int, b: int, what) -> int:
+    # X5: every product formed, left to right, is at most 2^63 - 1.
     r = a * b
-    if r > U64:
+    if r > I63:
         raise what()
     return r
 
@@ -411,20 +415,27 @@ class Oracle:
         if dt not in DT:
             raise self.terr(t, f"data_type {dt} is not in the table")
         dtype, width, typed, rng = DT[dt]
-        n = 1
-        for d in t.rep(1):
+        dims = t.rep(1)
+        for d in dims:
             if d < 0:
                 raise self.terr(t, f"a negative dim {d}")
-            n = mul(n, d, lambda: self.terr(t, "the element count overflows 64 bits"))
+        n = 1
+        if 0 in dims:
+            n = 0  # X5: a zero dim makes n = 0, and no product is formed
+        else:
+            for d in dims:
+                n = mul(n, d, lambda: self.terr(t, "the element count is above 2^63 - 1"))
         if isinstance(width, tuple):
             per = width[1]
             want_bytes = (n + per - 1) // per
+            if want_bytes > I63:
+                raise self.terr(t, "the byte count is above 2^63 - 1")
             want_values = want_bytes
         elif width == "s":
             want_bytes = None
             want_values = n
         else:
-            want_bytes = mul(n, width, lambda: self.terr(t, "the byte count overflows 64 bits"))
+            want_bytes = mul(n, width, lambda: self.terr(t, "the byte count is above 2^63 - 1"))
             want_values = 2 * n if dt in (14, 15) else n
         has_raw = 9 in t.written
         typed_written = [k for k in TYPED if k in t.written]
@@ -499,7 +510,7 @@ class Oracle:
         entries: dict[bytes, bytes] = {}
         for e in t.rep(13):
             k, v = e.get(1, b""), e.get(2, b"")
-            if k not in (b"location", b"offset", b"length", b"checksum"):
+            if k not in (b"location", b"offset", b"length", b"checksum", b"basepath"):
                 raise self.terr(t, f"external_data key {k!r}")
             if k in entries:
                 raise self.terr(t, f"external_data key {k.decode()} twice")
