@@ -44,7 +44,7 @@
 //! does not end with one. The encoding is one to one, so equal text is equal
 //! bytes.
 //!
-//! SmolLM2 is found as `tests/interop/interop.rs` finds it (the venv of
+//! SmolLM2 is found as `tests/interop/gguf.rs` finds it (the venv of
 //! `scripts/setup-python.sh`, at `$GGUF_DIGEST_VENV` or
 //! `~/.cache/gguf-digest/venv`). Without it the `smollm2::` tests print one
 //! `SKIPPED:` line and pass, except under `CI=true`, where they fail instead.
@@ -1079,7 +1079,7 @@ mod usage {
     }
 }
 
-/// The real SmolLM2, found as tests/interop/interop.rs finds it, linked into
+/// The real SmolLM2, found as tests/interop/gguf.rs finds it, linked into
 /// the corpus under its own name (outputs name the file as a user would see
 /// it). Without it, each test prints `SKIPPED:` once and passes (under CI, fails).
 mod smollm2 {

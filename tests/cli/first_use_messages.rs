@@ -2,7 +2,7 @@
 //! without a store says where it looked, `inspect` says "Warnings: none"
 //! for every format, counts agree with their nouns, and a long name keeps
 //! the columns of a table aligned. (Standard input without a FILE, --help
-//! and `-j 0` are in tests/cli.rs; `--check`'s "label line" in its twin
+//! and `-j 0` are in tests/cli/gguf_cli.rs; `--check`'s "label line" in its twin
 //! tests against GNU.)
 use crate::common;
 

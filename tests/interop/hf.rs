@@ -16,7 +16,7 @@ use std::process::{Command, Output, Stdio};
 use common::gguf_digest_bin;
 use common::py::{describe, prerequisites};
 
-const WHAT: &str = "the Hugging Face cache interop tests (tests/interop/interop_hf.rs)";
+const WHAT: &str = "the Hugging Face cache interop tests (tests/interop/hf.rs)";
 
 fn gd(cache: &Path, args: &[&str]) -> Output {
     Command::new(gguf_digest_bin())

@@ -61,7 +61,7 @@ use serde_json::Value as Json;
 /// `.gitattributes` skipped), as dir_oracle.py computes it from the contract.
 const MINILM_DIR_LABEL: &str = "d2fb4ba717fa61c688eb92af467978892ad29da1dcdc3cc6e8cc85bb905a8649";
 
-const WHAT: &str = "the directory interop tests (tests/interop/interop_directory.rs)";
+const WHAT: &str = "the directory interop tests (tests/interop/dir.rs)";
 
 fn tempdir() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("gguf-digest-dir-interop-").tempdir().expect("creates a temporary directory")

@@ -5,7 +5,7 @@
 //! GGUF shards re-cut), `verify` says so and still fails unless
 //! `--accept-relayout`; a real change fails either way.
 use crate::common;
-use crate::oms::{PAYLOAD_TYPE, bundle, hint, key, public_pem, sign};
+use crate::sign_oms::{PAYLOAD_TYPE, bundle, hint, key, public_pem, sign};
 
 use std::path::Path;
 

@@ -1,10 +1,10 @@
-//! Regression tests for what the mutation test (tests/mutation.rs) and the
+//! Regression tests for what the mutation test (tests/mutation/gguf_mutation.rs) and the
 //! fuzzers (fuzz/, docs/FUZZING.md) found: each test is the smallest input
 //! that showed the bug, with where it was found and what was wrong.
 //!
-//! Findings that need the counting allocator live in tests/mutation.rs
+//! Findings that need the counting allocator live in tests/mutation/gguf_mutation.rs
 //! (`hostile_zero_filled_tensor_infos`); those that need a process, a FIFO
-//! or a racing writer live in tests/faults.rs.
+//! or a racing writer live in tests/cli/faults.rs.
 use crate::common;
 
 use common::*;
@@ -21,7 +21,7 @@ fn payloads(g: &Gguf) -> (Vec<u8>, Vec<u8>, [u8; 32], ByteOrder) {
     (stored, canonical, a.sha256, f.byte_order)
 }
 
-/// Found by the payload oracle of tests/mutation.rs and by the `payloads`
+/// Found by the payload oracle of tests/mutation/gguf_mutation.rs and by the `payloads`
 /// fuzz target on their first little-endian array: `canonical_payload`
 /// reversed every 2-, 4- and 8-byte element of a *little-endian* array (the
 /// re-encoder always swapped words, which is right only for big-endian

@@ -1,5 +1,5 @@
 //! `verify` of OpenSSF model signatures built byte by byte here (the real
-//! model_signing's are in tests/interop/interop_oms.rs): every refusal of
+//! model_signing's are in tests/interop/sign_oms.rs): every refusal of
 //! issue #26's "Bad input and safety" is exit 2 with the file named, a
 //! signature that does not verify or a model that does not match exit 1.
 use crate::common;

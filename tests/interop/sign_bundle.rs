@@ -20,7 +20,7 @@ use common::py::{Py, describe, prerequisites};
 use common::*;
 use serde_json::Value as Json;
 
-const WHAT: &str = "the signing interop tests (tests/interop/interop_sign.rs)";
+const WHAT: &str = "the signing interop tests (tests/interop/sign_bundle.rs)";
 
 fn gd_pw(dir: &Path, args: &[&str], password: Option<&str>) -> Output {
     let mut c = Command::new(gguf_digest_bin());

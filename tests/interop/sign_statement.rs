@@ -24,7 +24,7 @@ use common::py::{Py, describe, in_ci, prerequisites};
 use common::*;
 use serde_json::Value as JsonValue;
 
-const WHAT: &str = "the provenance interop tests (tests/interop_provenance.rs)";
+const WHAT: &str = "the provenance interop tests (tests/interop/sign_statement.rs)";
 
 fn schema() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/statement-predicate.schema.json").to_string_lossy().into_owned()

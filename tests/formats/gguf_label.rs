@@ -25,7 +25,7 @@ fn label_path(p: &Path) -> String {
     let read = open_with(p, true, ReadMode::Pread).label().unwrap_or_else(|e| panic!("hashes: {e}"));
     assert_eq!(mapped, read, "mmap and pread disagree on {}", p.display());
     // Every label test case also through a stream in odd pieces (a shard
-    // of a set cannot be: its siblings are files, tested in tests/stream.rs).
+    // of a set cannot be: its siblings are files, tested in tests/cli/stream.rs).
     if !p.to_string_lossy().contains("-of-") {
         let bytes = std::fs::read(p).expect("reads the file");
         let streamed = Model::from_source(stream::stream_source(&bytes, &stream::ODD_PIECES), OpenOptions::default())
