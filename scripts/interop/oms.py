@@ -1,5 +1,5 @@
 """OpenSSF model signing with the real `model-signing` (PyPI, 1.1.1), for
-tests/interop/interop_oms.rs.
+tests/interop/sign_oms.rs.
 
 usage:
   oms.py sign-key MODEL_DIR PRIVATE_KEY SIGNATURE [--shards N] [--ignore P]...

@@ -35,7 +35,7 @@ ST_PACKAGES = [
     ("pyOpenSSL", "OpenSSL", ""),
     ("cryptography", "cryptography", ""),
     ("pre-commit", "pre_commit", "4."),
-    # Signing (tests/interop/interop_sign.rs): model_signing 1.1.1 imports
+    # Signing (tests/interop/sign_bundle.rs): model_signing 1.1.1 imports
     # OpenSSL (pyOpenSSL) without declaring it.
     ("model-signing", "model_signing.verifying", "1.1.1"),
     ("pyOpenSSL", "OpenSSL", ""),

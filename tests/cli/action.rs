@@ -13,7 +13,7 @@ use std::process::Command;
 
 use common::*;
 
-use super::provenance::{envelope, fixture, openssl, pae, write_json};
+use super::sign_statement::{envelope, fixture, openssl, pae, write_json};
 
 /// The repository root: the action's own checkout (`GITHUB_ACTION_PATH`).
 fn action_path() -> PathBuf {

@@ -1046,7 +1046,7 @@ fn a_given_shard_not_listed_in_its_sibling_index() {
 // --------------------------------------------------------------- directories
 
 // A directory is labelled whole (docs/adr/0023, superseding ADR 0012's
-// "one model in it"): its rules are tested in tests/formats/directory.rs.
+// "one model in it"): its rules are tested in tests/formats/dir_label.rs.
 
 // ---------------------------------------------------------------- the binary
 
