@@ -302,7 +302,7 @@ fn run(args: &Args) -> io::Result<u8> {
     }
     let report = |i: usize, r: crate::Result<(AnyModel, Digest)>| {
         let Some(path) = files.get(i) else { return };
-        if let Ok((AnyModel::Directory(m), _)) = &r {
+        if let Ok((m, _)) = &r {
             for w in m.warnings() {
                 eprintln!(
                     "gguf-digest: warning: {}: {w}",

@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use crate::directory;
 use crate::error::{Error, Result};
-use crate::format::OpenOptions;
-use crate::formats::{AnyModel, Format};
+use crate::format::{AnyModel, FileFormat, OpenOptions};
+use crate::formats;
 use crate::hash::Digest;
 use crate::hf;
 use crate::ollama;
@@ -70,15 +70,15 @@ const SNIFF_BYTES: u64 = 9;
 /// Opens and parses the model at `path`, in whichever format it is.
 pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
     match Input::from_arg(path) {
-        Input::Ollama(reference) => Ok(AnyModel::Ollama(Box::new(ollama::open_reference(&reference, *opts)?))),
-        Input::Directory(dir) => Ok(AnyModel::Directory(Box::new(directory::Model::open(&dir, opts)?))),
+        Input::Ollama(reference) => Ok(AnyModel::new(ollama::open_reference(&reference, *opts)?)),
+        Input::Directory(dir) => Ok(AnyModel::new(directory::Model::open(&dir, opts)?)),
         Input::Hf(reference) => {
             let snapshot = hf::resolve(&reference)?;
-            Ok(AnyModel::Directory(Box::new(directory::Model::open(&snapshot.shown, opts)?)))
+            Ok(AnyModel::new(directory::Model::open(&snapshot.shown, opts)?))
         }
         Input::Stdin => {
             let source = Source::stdin()?;
-            let format = Format::of_bytes(&source.head(SNIFF_BYTES)?);
+            let format = formats::of_bytes(&source.head(SNIFF_BYTES)?);
             read_as(source, format, opts)
         }
         Input::File(path) => open_source(Source::open(&path, opts.read_mode)?, opts),
@@ -91,7 +91,7 @@ pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
 /// entries, a store's blobs) is opened beneath the same root.
 pub(crate) fn open_model_beneath(root: &Arc<Root>, rel: &Path, shown: &Path, opts: &OpenOptions) -> Result<AnyModel> {
     if root.file_type(rel).is_ok_and(|t| t == rustix::fs::FileType::Directory) {
-        return Ok(AnyModel::Directory(Box::new(directory::Model::open_beneath(root, rel, shown, opts)?)));
+        return Ok(AnyModel::new(directory::Model::open_beneath(root, rel, shown, opts)?));
     }
     open_source(Source::open_beneath(root, rel, shown, opts.read_mode, Last::Follow)?, opts)
 }
@@ -101,18 +101,17 @@ pub(crate) fn open_model_beneath(root: &Arc<Root>, rel: &Path, shown: &Path, opt
 /// by its extension.
 fn open_source(source: Source, opts: &OpenOptions) -> Result<AnyModel> {
     let path = source.path().to_path_buf();
-    if let Some(format) = Format::of_path(&path) {
+    if let Some(format) = formats::of_path(&path) {
         return format.open(source, *opts);
     }
     let head = source.head(SNIFF_BYTES)?;
-    read_as(source, Format::of_bytes(&head).or_else(|| Format::of_extension(&path)), opts)
+    read_as(source, formats::of_bytes(&head).or_else(|| formats::of_extension(&path)), opts)
 }
 
 /// The model an opened source holds, read as `format`. A source no format
-/// claims is read as GGUF, whose parser says precisely what is wrong with
-/// it (empty, bad magic, ...).
-fn read_as(source: Source, format: Option<Format>, opts: &OpenOptions) -> Result<AnyModel> {
-    format.unwrap_or(Format::Gguf).open(source, *opts)
+/// claims is read as the registry's fallback ([`formats::FALLBACK`]).
+fn read_as(source: Source, format: Option<&dyn FileFormat>, opts: &OpenOptions) -> Result<AnyModel> {
+    format.unwrap_or(formats::FALLBACK).open(source, *opts)
 }
 
 /// The arguments with `ollama:` alone expanded to every model in the store
@@ -161,10 +160,14 @@ fn store_with_manifests() -> Result<PathBuf> {
 /// the model it names (shard siblings, the files of an index, the model in
 /// a directory). For a progress bar's length; 0 where nothing can be seen.
 pub fn approximate_bytes(path: &Path) -> u64 {
-    if let Input::Hf(r) = Input::from_arg(path) {
-        return hf::resolve(&r).map_or(0, |s| approximate_bytes(&s.shown));
+    match Input::from_arg(path) {
+        Input::Hf(r) => hf::resolve(&r).map_or(0, |s| approximate_bytes(&s.shown)),
+        Input::Ollama(r) => ollama::manifest_bytes(&r).unwrap_or(0),
+        Input::Directory(d) => directory::approximate_bytes(&d).unwrap_or(0),
+        Input::File(_) | Input::Stdin => {
+            formats::approximate_bytes(path).unwrap_or_else(|| crate::format::file_size(path))
+        }
     }
-    Format::approximate_bytes(path).unwrap_or_else(|| crate::format::file_size(path))
 }
 
 /// Labels every path on `pool` (all tensors of all files scheduled

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::AnyModel;
 use crate::format::OpenOptions;
-use crate::formats::AnyModel;
 use crate::provenance::envelope::{self, Signed};
 use crate::provenance::keys::PublicKey;
 use crate::provenance::{MAX_STATEMENT, PAYLOAD_TYPE, subjects};
