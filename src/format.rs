@@ -127,10 +127,37 @@ pub trait FileFormat: Sync + 'static {
     /// format shows nothing of such a file or nothing could be read.
     fn partial(&self, source: Source, opts: &InspectOptions) -> Option<String>;
 
-    /// The four kind bytes of a component of this format in a directory
-    /// skeleton (directory contract §3), or `None` when a directory never
-    /// holds the format as weights (its files are then `FILE` components).
-    fn component_kind(&self) -> Option<&'static [u8; 4]>;
+    /// The kind of a component of this format in a directory (directory
+    /// contract §3), or `None` when a directory never holds the format as
+    /// weights (its files are then `FILE` components).
+    fn component_kind(&self) -> Option<DirectoryKind>;
+}
+
+/// A kind of directory component (directory contract §3): its four bytes
+/// in the skeleton, and the words `inspect` heads its section with.
+/// Ordered by its bytes, as the skeleton sorts components.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DirectoryKind {
+    /// The four bytes (`GGUF`, `SFTN`, `FILE`): ASCII letters, so they are
+    /// their own text.
+    pub bytes: &'static [u8; 4],
+    /// What such a component holds, in words: "GGUF weights".
+    pub words: &'static str,
+}
+
+impl DirectoryKind {
+    /// `FILE`: any file that is not weights, by its bytes.
+    pub const FILE: DirectoryKind = DirectoryKind { bytes: b"FILE", words: "a file" };
+
+    /// The kind's four bytes in the skeleton.
+    pub fn bytes(self) -> &'static [u8; 4] {
+        self.bytes
+    }
+
+    /// The same four bytes as text, for `inspect`, `diff` and JSON.
+    pub fn text(self) -> &'static str {
+        std::str::from_utf8(self.bytes).unwrap_or("????")
+    }
 }
 
 /// What `inspect` or `diff` shows, in the format's own words: rendered as

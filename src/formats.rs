@@ -60,6 +60,7 @@ pub fn sniff(head: &[u8]) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::DirectoryKind;
 
     fn what(f: Option<&'static dyn FileFormat>) -> Option<&'static str> {
         f.map(|f| f.what())
@@ -92,8 +93,16 @@ mod tests {
         assert_eq!(whats, ["a GGUF model", "a safetensors model", "an Ollama model"]);
         // A directory skeleton's kinds are four bytes, none `FILE` (a
         // file of no weights format) and no two alike.
-        let kinds: Vec<&[u8; 4]> = FORMATS.iter().filter_map(|f| f.component_kind()).collect();
-        assert_eq!(kinds, [b"GGUF", b"SFTN"]);
+        let kinds: Vec<&str> = FORMATS.iter().filter_map(|f| f.component_kind()).map(|k| k.text()).collect();
+        assert_eq!(kinds, ["GGUF", "SFTN"]);
+        let mut all = kinds.clone();
+        all.push(DirectoryKind::FILE.text());
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), kinds.len() + 1, "{kinds:?}");
+        for k in FORMATS.iter().filter_map(|f| f.component_kind()) {
+            assert!(k.bytes.iter().all(u8::is_ascii_uppercase), "{k:?}");
+        }
         assert_eq!(FALLBACK.what(), "a GGUF model");
     }
 

@@ -10,8 +10,7 @@ use crate::facts::Facts;
 pub(super) fn facts(d: &Model, facts: &mut Facts) -> Result<()> {
     for c in d.components() {
         match &c.part {
-            Part::Gguf(g) => crate::format::Opened::facts(g, facts)?,
-            Part::Safetensors(st) => crate::format::Opened::facts(st, facts)?,
+            Part::Weights(m) => m.facts(facts)?,
             Part::File(source) if c.name == b"config.json" && source.len() <= MAX_CONFIG_JSON => {
                 add_config_json(&source.head(source.len())?, facts);
             }

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use crate::facts::Facts;
 use crate::format::{
-    self, AnyModel, DiffSection, FileFormat, Labelled, OpenOptions, Section, Side, diff_same, file_size,
+    self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side, diff_same, file_size,
 };
 use crate::hash::{Digest, Job, Sha256Digest};
 use crate::render::{DiffOptions, InspectOptions};
@@ -113,8 +113,8 @@ impl FileFormat for Gguf {
         partial::partial(source, opts.width, opts.items, opts.limit).map(|p| p.text())
     }
 
-    fn component_kind(&self) -> Option<&'static [u8; 4]> {
-        Some(b"GGUF")
+    fn component_kind(&self) -> Option<DirectoryKind> {
+        Some(DirectoryKind { bytes: b"GGUF", words: "GGUF weights" })
     }
 }
 

@@ -278,7 +278,7 @@ impl FileFormat for Ollama {
         None
     }
 
-    fn component_kind(&self) -> Option<&'static [u8; 4]> {
+    fn component_kind(&self) -> Option<crate::format::DirectoryKind> {
         // A manifest in a directory is a file of it.
         None
     }

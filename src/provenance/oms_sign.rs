@@ -199,11 +199,10 @@ fn labels_of(dir: &Path, opts: &OpenOptions) -> Result<Labels> {
         .iter()
         .zip(digests)
         .filter_map(|(c, d)| {
-            let kind = match c.kind {
-                Kind::Safetensors => "SFTN",
-                Kind::Gguf => "GGUF",
-                Kind::File => return None,
-            };
+            if c.kind == Kind::FILE {
+                return None;
+            }
+            let kind = c.kind.text();
             let name = String::from_utf8_lossy(&c.name).into_owned();
             Some(ComponentLabel { kind, name, label: hex::encode(d) })
         })

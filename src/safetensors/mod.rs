@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::facts::Facts;
 use crate::format::{
-    self, AnyModel, DiffSection, FileFormat, Labelled, OpenOptions, Section, Side, diff_same, file_size,
+    self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side, diff_same, file_size,
 };
 use crate::hash::{Digest, Job, Sha256Digest};
 use crate::render::{DiffOptions, InspectOptions};
@@ -122,8 +122,8 @@ impl FileFormat for Safetensors {
         partial::partial(&source, opts.width, opts.limit).map(|p| p.text())
     }
 
-    fn component_kind(&self) -> Option<&'static [u8; 4]> {
-        Some(b"SFTN")
+    fn component_kind(&self) -> Option<DirectoryKind> {
+        Some(DirectoryKind { bytes: b"SFTN", words: "safetensors weights" })
     }
 }
 

@@ -30,7 +30,7 @@ pub fn directory_label(root: &Path, signature: Option<&Path>, opts: &OpenOptions
         .components()
         .iter()
         .zip(components)
-        .filter(|(c, _)| !(c.kind == Kind::File && Some(c.name.as_slice()) == left_out))
+        .filter(|(c, _)| !(c.kind == Kind::FILE && Some(c.name.as_slice()) == left_out))
         .map(|(c, d)| (c.kind, c.name.as_slice(), d))
         .collect();
     Ok(hex::encode(Sha256::digest(skeleton(&kept))))
