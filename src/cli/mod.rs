@@ -384,7 +384,7 @@ fn digest_with_progress(
 ) {
     let mut opts = opts.clone();
     let progress = Progress::start(args, paths, &mut opts);
-    schedule(paths, &opts, pool, open, |i, r| match &progress {
+    schedule(paths, &opts, pool, &|p: &PathBuf, o: &OpenOptions| open(p, o), |i, r| match &progress {
         Some(p) => p.suspend(|| emit(i, r)),
         None => emit(i, r),
     });

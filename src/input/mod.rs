@@ -30,7 +30,11 @@ use crate::source::{Last, Root, Source};
 
 pub use shard_sets::{Named, NamedModels};
 
-/// What a command-line argument names.
+/// What a command-line argument names: parsed once ([`Input::from_arg`]),
+/// then carried by the schedule to the opener ([`open_input`]) and shown
+/// in errors as given ([`Input::as_path`]). Directories, standard input and
+/// store references are inputs, not file formats: only a `File` is handed
+/// to the registry of formats.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
     /// A file on disk.
@@ -49,18 +53,49 @@ pub enum Input {
 impl Input {
     /// The input an argument names.
     pub fn from_arg(arg: &Path) -> Input {
+        Input::by_spelling(arg).unwrap_or_else(|| {
+            if arg.is_dir() { Input::Directory(arg.to_path_buf()) } else { Input::File(arg.to_path_buf()) }
+        })
+    }
+
+    /// The input `arg` names by its spelling alone, the file system not
+    /// looked at: `-` (standard input), `ollama:…`, `hf:…`; `None` for a
+    /// path. The one place these spellings are told apart.
+    pub fn by_spelling(arg: &Path) -> Option<Input> {
         // As sha256sum: `-` is standard input (`./-` is the file).
         if arg.as_os_str() == "-" {
-            return Input::Stdin;
+            return Some(Input::Stdin);
         }
         // The prefix wins over a file of that name (`./ollama:x` is the file).
-        if let Some(s) = arg.to_str().filter(|s| s.starts_with(ollama::SCHEME)) {
-            return Input::Ollama(s.to_string());
+        let s = arg.to_str()?;
+        if s.starts_with(ollama::SCHEME) {
+            return Some(Input::Ollama(s.to_string()));
         }
-        if let Some(s) = arg.to_str().filter(|s| s.starts_with(hf::SCHEME)) {
-            return Input::Hf(s.to_string());
+        if s.starts_with(hf::SCHEME) {
+            return Some(Input::Hf(s.to_string()));
         }
-        if arg.is_dir() { Input::Directory(arg.to_path_buf()) } else { Input::File(arg.to_path_buf()) }
+        None
+    }
+
+    /// Whether `arg` is a store reference (`ollama:…`, `hf:…`): a name
+    /// looked up in its store, never a path beneath a root.
+    pub fn is_store_reference(arg: &Path) -> bool {
+        matches!(Input::by_spelling(arg), Some(Input::Ollama(_) | Input::Hf(_)))
+    }
+
+    /// The argument as it was given (what errors and output name).
+    pub fn as_path(&self) -> &Path {
+        match self {
+            Input::File(p) | Input::Directory(p) => p,
+            Input::Ollama(s) | Input::Hf(s) => Path::new(s),
+            Input::Stdin => Path::new("-"),
+        }
+    }
+}
+
+impl AsRef<Path> for Input {
+    fn as_ref(&self) -> &Path {
+        self.as_path()
     }
 }
 
@@ -69,11 +104,18 @@ const SNIFF_BYTES: u64 = 9;
 
 /// Opens and parses the model at `path`, in whichever format it is.
 pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
-    match Input::from_arg(path) {
-        Input::Ollama(reference) => Ok(AnyModel::new(ollama::open_reference(&reference, *opts)?)),
-        Input::Directory(dir) => Ok(AnyModel::new(directory::Model::open(&dir, opts)?)),
+    open_input(&Input::from_arg(path), opts)
+}
+
+/// Opens and parses the model an input names: a directory (or a Hugging
+/// Face snapshot) whole, an Ollama model in its store, a file or standard
+/// input through the registry of formats.
+pub fn open_input(input: &Input, opts: &OpenOptions) -> Result<AnyModel> {
+    match input {
+        Input::Ollama(reference) => Ok(AnyModel::new(ollama::open_reference(reference, *opts)?)),
+        Input::Directory(dir) => Ok(AnyModel::new(directory::Model::open(dir, opts)?)),
         Input::Hf(reference) => {
-            let snapshot = hf::resolve(&reference)?;
+            let snapshot = hf::resolve(reference)?;
             Ok(AnyModel::new(directory::Model::open(&snapshot.shown, opts)?))
         }
         Input::Stdin => {
@@ -81,7 +123,7 @@ pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
             let format = formats::of_bytes(&source.head(SNIFF_BYTES)?);
             read_as(source, format, opts)
         }
-        Input::File(path) => open_source(Source::open(&path, opts.read_mode)?, opts),
+        Input::File(path) => open_source(Source::open(path, opts.read_mode)?, opts),
     }
 }
 
@@ -179,7 +221,8 @@ pub fn digest_paths(
     pool: &rayon::ThreadPool,
     emit: impl FnMut(usize, Result<(AnyModel, Digest)>),
 ) {
-    schedule(paths, opts, pool, &open_model, emit);
+    let inputs: Vec<Input> = paths.iter().map(|p| Input::from_arg(p)).collect();
+    schedule(&inputs, opts, pool, &open_input, emit);
 }
 
 /// Labels a fixed number of paths together on `pool` and returns every
@@ -189,6 +232,34 @@ pub fn label_paths<const N: usize>(
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
 ) -> [Result<(AnyModel, Digest)>; N] {
-    let mut all = schedule_all(&paths, opts, pool, &open_model).into_iter();
+    let inputs = paths.map(|p| Input::from_arg(&p));
+    let mut all = schedule_all(&inputs, opts, pool, &open_input).into_iter();
     std::array::from_fn(|_| all.next().unwrap_or_else(|| Err(Error::internal("a path was not labelled"))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_argument_is_told_apart_by_its_spelling_once_and_shown_as_given() {
+        let spelled = |a: &str| Input::by_spelling(Path::new(a));
+        assert_eq!(spelled("-"), Some(Input::Stdin));
+        assert_eq!(spelled("ollama:llama3"), Some(Input::Ollama("ollama:llama3".into())));
+        assert_eq!(spelled("hf:org/name@main"), Some(Input::Hf("hf:org/name@main".into())));
+        // A path that merely holds a prefix, and `./-`, are files.
+        for path in ["./ollama:x", "./-", "m.gguf", "d/hf:x", ""] {
+            assert_eq!(spelled(path), None, "{path:?}");
+        }
+        assert!(Input::is_store_reference(Path::new("ollama:x")));
+        assert!(Input::is_store_reference(Path::new("hf:")));
+        assert!(!Input::is_store_reference(Path::new("-")));
+        assert!(!Input::is_store_reference(Path::new("m.gguf")));
+        for arg in ["-", "ollama:x", "hf:o/n", "no/such/file.gguf"] {
+            assert_eq!(Input::from_arg(Path::new(arg)).as_path(), Path::new(arg));
+        }
+        let dir = std::env::temp_dir();
+        assert_eq!(Input::from_arg(&dir), Input::Directory(dir.clone()));
+        assert_eq!(Input::from_arg(&dir).as_ref(), dir.as_path());
+    }
 }
