@@ -10,16 +10,20 @@
 use std::path::{Path, PathBuf};
 
 use crate::format::FileFormat;
-use crate::gguf::Gguf;
-use crate::ollama::Ollama;
-use crate::safetensors::Safetensors;
 
-/// Every file format, in the order a file's name and first bytes are tried.
-pub static FORMATS: &[&dyn FileFormat] = &[&Gguf, &Safetensors, &Ollama];
+/// Every file format, in the order a file's name and first bytes are
+/// tried: one line each, the format's folder named in full (nothing else
+/// here names it).
+#[rustfmt::skip]
+pub static FORMATS: &[&dyn FileFormat] = &[
+    &crate::gguf::Gguf,
+    &crate::safetensors::Safetensors,
+    &crate::ollama::Ollama,
+];
 
 /// The format a file no format claims is read as: GGUF, whose parser says
 /// precisely what is wrong with it (empty, bad magic, ...).
-pub static FALLBACK: &dyn FileFormat = &Gguf;
+pub static FALLBACK: &dyn FileFormat = &crate::gguf::Gguf;
 
 /// The format whose signature `head` (a file's first bytes) carries.
 pub fn of_bytes(head: &[u8]) -> Option<&'static dyn FileFormat> {
