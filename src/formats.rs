@@ -92,20 +92,29 @@ mod tests {
     }
 
     #[test]
-    fn every_format_is_listed_once_with_its_directory_kind() {
+    fn every_format_is_listed_once_with_a_directory_kind_of_its_own() {
+        // Not a copy of the list (a new format adds its line and nothing
+        // else): the formats here are in it, once, and every kind is four
+        // ASCII capitals, `FILE` and no other format's.
         let whats: Vec<&str> = FORMATS.iter().map(|f| f.what()).collect();
-        assert_eq!(whats, ["a GGUF model", "a safetensors model", "an Ollama model"]);
-        // A directory skeleton's kinds are four bytes, none `FILE` (a
-        // file of no weights format) and no two alike.
-        let kinds: Vec<&str> = FORMATS.iter().filter_map(|f| f.component_kind()).map(|k| k.text()).collect();
-        assert_eq!(kinds, ["GGUF", "SFTN"]);
-        let mut all = kinds.clone();
+        for what in ["a GGUF model", "a safetensors model", "an Ollama model"] {
+            assert_eq!(whats.iter().filter(|w| **w == what).count(), 1, "{whats:?}");
+        }
+        let mut unique = whats.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), whats.len(), "{whats:?}");
+        let kinds: Vec<DirectoryKind> = FORMATS.iter().filter_map(|f| f.component_kind()).collect();
+        let texts: Vec<&str> = kinds.iter().map(|k| k.text()).collect();
+        assert!(texts.contains(&"GGUF") && texts.contains(&"SFTN"), "{texts:?}");
+        let mut all = texts.clone();
         all.push(DirectoryKind::FILE.text());
         all.sort_unstable();
         all.dedup();
-        assert_eq!(all.len(), kinds.len() + 1, "{kinds:?}");
-        for k in FORMATS.iter().filter_map(|f| f.component_kind()) {
+        assert_eq!(all.len(), texts.len() + 1, "{texts:?}");
+        for k in kinds {
             assert!(k.bytes.iter().all(u8::is_ascii_uppercase), "{k:?}");
+            assert!(!k.words.is_empty(), "{k:?}");
         }
         assert_eq!(FALLBACK.what(), "a GGUF model");
     }
