@@ -294,7 +294,8 @@ impl format::Opened for Model {
     }
 
     /// Two Ollama models, or an Ollama model and the GGUF or safetensors
-    /// model its served weights are compared with (either side).
+    /// model its served weights are compared with (either side), alone or
+    /// as a directory's one weights component.
     fn diff(
         &self,
         mine: &Digest,
@@ -306,12 +307,15 @@ impl format::Opened for Model {
         if other.downcast_ref::<Model>().is_some() {
             return diff_same(self, mine, other, theirs, side, |a, da, b, db| diff::diff(a, da, b, db, opts));
         }
-        let file = if let Some(g) = other.downcast_ref::<crate::gguf::Model>() {
-            diff::FileModel::Gguf(g, theirs)
+        let first = side == Side::First;
+        let d = if let Some(g) = other.downcast_ref::<crate::gguf::Model>() {
+            diff::diff_with_file(self, mine, diff::FileModel::Gguf(g, theirs), first, opts)
+        } else if let Some(st) = other.downcast_ref::<crate::safetensors::Model>() {
+            diff::diff_with_file(self, mine, diff::FileModel::Safetensors(st, theirs), first, opts)
         } else {
-            diff::FileModel::Safetensors(other.downcast_ref::<crate::safetensors::Model>()?, theirs)
+            // A directory: its one weights component.
+            diff::diff_with_directory(self, mine, other.downcast_ref::<crate::directory::Model>()?, theirs, first, opts)
         };
-        let d = diff::diff_with_file(self, mine, file, side == Side::First, opts);
         Some(d.map(|d| Box::new(d) as Box<dyn DiffSection>))
     }
 
