@@ -50,6 +50,8 @@ log "building the binary the labels are compared with"
 # The debug build (sha2 at opt-level 3 even there): under .ci/run, cargo
 # test has built it already, and a second release build would cost minutes.
 (cd "$repo" && cargo build --quiet)
+# Where cargo put it: target/ unless CARGO_TARGET_DIR (or cargo's config) says otherwise.
+cargo_bin="$(bash "$repo/scripts/target-dir.sh")/debug/gguf-digest"
 
 prereq="$("$interop_venv/bin/python" "$repo/scripts/interop/prereq.py")"
 field() { "$python" -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$prereq" "$1"; }
@@ -57,7 +59,7 @@ field() { "$python" -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[
 log "pytest on the installed package"
 # From a directory outside the repository: only the installed package can be imported.
 set +e
-(cd "$scratch" && GGUF_DIGEST_CARGO_BIN="$repo/target/debug/gguf-digest" GGUF_DIGEST_REPO="$repo" \
+(cd "$scratch" && GGUF_DIGEST_CARGO_BIN="$cargo_bin" GGUF_DIGEST_REPO="$repo" \
     INTEROP_PYTHON="$interop_venv/bin/python" SMOLLM2_GGUF="$(field model)" MINILM_SAFETENSORS="$(field st_model)" \
     "$venv/bin/python" -m pytest -p no:cacheprovider -q -rs "$repo/python/tests" | tee "$scratch/pytest.log")
 pytest_status=${PIPESTATUS[0]}

@@ -1,5 +1,5 @@
-//! One content-addressed label for every layout of a GGUF, safetensors or
-//! Ollama model.
+//! One content-addressed label for every layout of a GGUF, safetensors,
+//! directory or Ollama model.
 //!
 //! The label is the SHA-256 of a *canonical skeleton* of the model, one per
 //! format (see `docs/SPEC.md`). For GGUF: KVs and tensors sorted by their

@@ -55,7 +55,7 @@ Exit status:
      or the list held no (or, with --strict, a misformatted) line
   2  a file could not be labelled, a list could not be read, or bad usage";
 
-/// One content-addressed label for every layout of a GGUF, safetensors or Ollama model.
+/// One content-addressed label for every layout of a GGUF, safetensors, directory or Ollama model.
 ///
 /// The label is the SHA-256 of the model's canonical skeleton: every metadata
 /// value and every tensor, sorted, with strings, arrays and tensor data

@@ -28,6 +28,7 @@ mod hf;
 mod inspect_diff;
 mod inspect_truncated;
 mod lease;
+mod modgraph;
 mod names_in_output;
 mod ollama;
 mod oms;

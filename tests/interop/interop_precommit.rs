@@ -3,8 +3,9 @@
 //! repository, in a temporary git repository holding a model and its sums
 //! file. pre-commit builds the tool itself (`language: rust`: cargo
 //! install from the repository), so this also proves the crate installs.
-//! The hook passes on the approved model, fails on a tampered one, and is
-//! skipped for a commit that touches no model and no sums file.
+//! The hook passes on the approved models, fails on a tampered one, and
+//! runs for a commit that touches any file, as any file of a listed
+//! directory is part of its label (a tokenizer.json alone fails it).
 use crate::common;
 
 use std::path::{Path, PathBuf};
@@ -52,7 +53,12 @@ fn the_check_hook_passes_on_approved_models_and_fails_on_a_changed_one() {
     let g = rich_model(&[0, 8]);
     d.write("m.gguf", &g.build());
     d.write("README.md", b"# models\n");
-    let sums = gd_in(&work, &["m.gguf"]);
+    // A directory model: its weights and the files beside them.
+    std::fs::create_dir(d.path("dir")).expect("mkdir dir");
+    d.write("dir/w.gguf", &rich_model(&[1, 2]).build());
+    d.write("dir/tokenizer.json", br#"{"model": {"vocab": {"a": 0}}}"#);
+    d.write("dir/config.json", br#"{"model_type": "llama"}"#);
+    let sums = gd_in(&work, &["m.gguf", "dir"]);
     assert_eq!(sums.status.code(), Some(0));
     d.write("models.sums", &sums.stdout);
     git(&work, &["add", "."]);
@@ -62,11 +68,22 @@ fn the_check_hook_passes_on_approved_models_and_fails_on_a_changed_one() {
     assert!(o.status.success(), "the approved model passes: {out}{}", text(&o.stderr));
     assert!(out.contains("gguf-digest --check") && out.contains("Passed"), "{out}");
 
-    // Only a README in the commit: the hook does not run.
+    // Only a README outside every model in the commit: the list is checked, and passes.
     let o = try_repo(&pre_commit, &work, &["--files", "README.md"]);
     let out = text(&o.stdout);
     assert!(o.status.success(), "{out}");
-    assert!(out.contains("Skipped"), "no model and no sums file, no check: {out}");
+    assert!(out.contains("Passed") && !out.contains("Skipped"), "{out}");
+
+    // Only the tokenizer of a listed directory changed: the hook runs and
+    // fails (issue #31, item 13: it once ran only for weights and sums files).
+    d.write("dir/tokenizer.json", br#"{"model": {"vocab": {"b": 0}}}"#);
+    git(&work, &["add", "dir/tokenizer.json"]);
+    let o = try_repo(&pre_commit, &work, &["--files", "dir/tokenizer.json"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "a changed tokenizer.json fails the commit: {out}");
+    assert!(out.contains("Failed") && out.contains("dir: FAILED"), "the tool's verdict is shown: {out}");
+    d.write("dir/tokenizer.json", br#"{"model": {"vocab": {"a": 0}}}"#);
+    git(&work, &["add", "dir/tokenizer.json"]);
 
     flip_last_byte(&d.path("m.gguf"));
     git(&work, &["add", "m.gguf"]);
