@@ -114,6 +114,7 @@ mod tests {
         assert_eq!(all.len(), texts.len() + 1, "{texts:?}");
         for k in kinds {
             assert!(k.bytes.iter().all(u8::is_ascii_uppercase), "{k:?}");
+            assert_eq!(k.text().as_bytes(), k.bytes(), "{k:?}");
             assert!(!k.words.is_empty(), "{k:?}");
         }
         assert_eq!(FALLBACK.what(), "a GGUF model");
