@@ -6,72 +6,43 @@
 //! differs, so a section walks the two sorted leaf lists side by side, using
 //! the digests labelling computed.
 
-use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
 use serde_json::Value as JsonValue;
 
-use crate::directory::{self, Directory};
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::Description;
-use crate::formats::AnyModel;
-use crate::gguf::{self, Gguf};
-use crate::hash::Digest;
+use crate::format::{DiffSection, Side};
 use crate::input::label_paths;
-use crate::ollama::{self, Ollama};
-use crate::safetensors::{self, Safetensors};
 use crate::schedule::BatchOptions;
 
 pub use crate::render::DiffOptions;
 
-/// The differences between two models, by format.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Diff {
-    /// Two GGUF models.
-    Gguf(gguf::diff::Diff),
-    /// Two safetensors models.
-    Safetensors(safetensors::diff::Diff),
-    /// Two Ollama models, or an Ollama model and a GGUF or safetensors model.
-    Ollama(ollama::diff::Diff),
-    /// Two directories, component by component.
-    Directory(directory::diff::Diff),
-}
+/// The differences between two models: the section of the format (or
+/// container) that compared them.
+#[derive(Debug)]
+pub struct Diff(Box<dyn DiffSection>);
 
 impl Diff {
     /// True when both labels are equal (and so no leaf differs).
     pub fn labels_equal(&self) -> bool {
-        match self {
-            Diff::Gguf(d) => d.labels_equal(),
-            Diff::Safetensors(d) => d.labels_equal(),
-            Diff::Ollama(d) => d.labels_equal(),
-            Diff::Directory(d) => d.labels_equal(),
-        }
+        self.0.labels_equal()
     }
 
     /// The text report.
     pub fn text(&self) -> String {
-        match self {
-            Diff::Gguf(d) => d.text(),
-            Diff::Safetensors(d) => d.text(),
-            Diff::Ollama(d) => d.text(),
-            Diff::Directory(d) => d.text(),
-        }
+        self.0.text()
     }
 
     /// The JSON document.
     pub fn to_json(&self) -> JsonValue {
-        match self {
-            Diff::Gguf(d) => d.to_json(),
-            Diff::Safetensors(d) => d.to_json(),
-            Diff::Ollama(d) => d.to_json(),
-            Diff::Directory(d) => d.to_json(),
-        }
+        self.0.to_json()
     }
 }
 
 /// Opens and labels both models (their tensors hashed together on `pool`)
-/// and compares them.
+/// and compares them: A is asked first, then B the other way round (an
+/// Ollama model compares itself with a file on either side); two models
+/// neither can compare are refused as different formats.
 pub fn diff_paths(
     a: &Path,
     b: &Path,
@@ -82,109 +53,9 @@ pub fn diff_paths(
     let [ra, rb] = label_paths([a.to_path_buf(), b.to_path_buf()], open, pool);
     let (ma, da) = ra?;
     let (mb, db) = rb?;
-    Ok(match (&ma, &mb) {
-        (AnyModel::Gguf(a), AnyModel::Gguf(b)) => Diff::Gguf(Gguf::diff(a, &da, b, &db, opts)?),
-        (AnyModel::Safetensors(a), AnyModel::Safetensors(b)) => {
-            Diff::Safetensors(Safetensors::diff(a, &da, b, &db, opts)?)
-        }
-        (AnyModel::Ollama(a), AnyModel::Ollama(b)) => Diff::Ollama(Ollama::diff(a, &da, b, &db, opts)?),
-        (AnyModel::Directory(a), AnyModel::Directory(b)) => Diff::Directory(Directory::diff(a, &da, b, &db, opts)?),
-        (AnyModel::Ollama(x), AnyModel::Directory(dir)) => {
-            let (part, digest) = weights_of(dir, &db, [a, b], 1)?;
-            Diff::Ollama(ollama::diff::diff_with_file(x, &da, file_of(part, &digest)?, true, opts)?)
-        }
-        (AnyModel::Directory(dir), AnyModel::Ollama(y)) => {
-            let (part, digest) = weights_of(dir, &da, [a, b], 0)?;
-            Diff::Ollama(ollama::diff::diff_with_file(y, &db, file_of(part, &digest)?, false, opts)?)
-        }
-        (AnyModel::Ollama(x), other) => match file_model(other, &db) {
-            Some(f) => Diff::Ollama(ollama::diff::diff_with_file(x, &da, f, true, opts)?),
-            None => return Err(different_formats(&ma, &mb)),
-        },
-        (other, AnyModel::Ollama(y)) => match file_model(other, &da) {
-            Some(f) => Diff::Ollama(ollama::diff::diff_with_file(y, &db, f, false, opts)?),
-            None => return Err(different_formats(&ma, &mb)),
-        },
-        _ => return Err(different_formats(&ma, &mb)),
-    })
-}
-
-/// A GGUF or safetensors model, as an Ollama model's weights are compared with it.
-fn file_model<'a>(m: &'a AnyModel, d: &'a Digest) -> Option<ollama::diff::FileModel<'a>> {
-    match m {
-        AnyModel::Gguf(f) => Some(ollama::diff::FileModel::Gguf(f, d)),
-        AnyModel::Safetensors(f) => Some(ollama::diff::FileModel::Safetensors(f, d)),
-        AnyModel::Ollama(_) | AnyModel::Directory(_) => None,
+    let section = ma.diff(&da, &mb, &db, Side::First, opts).or_else(|| mb.diff(&db, &ma, &da, Side::Second, opts));
+    match section {
+        Some(d) => Ok(Diff(d?)),
+        None => Err(Error::new(ErrorKind::DifferentFormats { a: ma.what(), b: mb.what() })),
     }
-}
-
-/// The one weights component of a directory compared with an Ollama model
-/// (the directory is argument `side` of `args`), and its own digest; with
-/// none or several, an error naming them and the commands that compare
-/// each (which one is meant is not guessed).
-fn weights_of<'m>(
-    dir: &'m directory::Model,
-    digest: &Digest,
-    args: [&Path; 2],
-    side: usize,
-) -> Result<(&'m directory::model::Part, Digest)> {
-    let subs = dir.sub_digests(digest.tensor_sha256())?;
-    let weights: Vec<(&directory::model::Component, Digest)> = dir
-        .components()
-        .iter()
-        .zip(subs)
-        .filter(|(c, _)| matches!(c.part, directory::model::Part::Safetensors(_) | directory::model::Part::Gguf(_)))
-        .collect();
-    if let [(c, d)] = weights.as_slice() {
-        return Ok((&c.part, d.clone()));
-    }
-    let shown = |p: &Path| crate::text::escape_name(p.as_os_str().as_encoded_bytes());
-    let commands: Vec<String> = weights
-        .iter()
-        .filter_map(|(c, _)| c.files.first().map(|f| (c, f)))
-        .map(|(c, f)| {
-            let file = dir.path().join(std::ffi::OsStr::from_bytes(f));
-            let mut pair = args.map(shown);
-            if let Some(slot) = pair.get_mut(side) {
-                *slot = shown(&file);
-            }
-            format!(
-                "{} {} ({}): gguf-digest diff {} {}",
-                c.kind.text(),
-                crate::text::escape_bytes(&c.name),
-                shown(&file),
-                pair[0],
-                pair[1]
-            )
-        })
-        .collect();
-    let dir_shown = shown(dir.path());
-    let what = if commands.is_empty() {
-        format!(
-            "{dir_shown} holds no weights component (no safetensors or GGUF model) to compare with the Ollama model"
-        )
-    } else {
-        format!(
-            "{dir_shown} holds {} weights components, and which one the Ollama model is meant to be is not guessed; \
-             compare one: {}",
-            commands.len(),
-            commands.join("; ")
-        )
-    };
-    Err(Error::new(ErrorKind::DirectoryWeightsToCompare(what)))
-}
-
-/// A directory's weights component as the file model an Ollama model is
-/// compared with.
-fn file_of<'a>(part: &'a directory::model::Part, digest: &'a Digest) -> Result<ollama::diff::FileModel<'a>> {
-    match part {
-        directory::model::Part::Gguf(m) => Ok(ollama::diff::FileModel::Gguf(m, digest)),
-        directory::model::Part::Safetensors(m) => Ok(ollama::diff::FileModel::Safetensors(m, digest)),
-        directory::model::Part::File(_) => Err(Error::internal("a FILE component taken as weights")),
-    }
-}
-
-/// The error of a diff across formats that cannot be compared.
-fn different_formats(a: &AnyModel, b: &AnyModel) -> Error {
-    Error::new(ErrorKind::DifferentFormats { a: a.format().what(), b: b.format().what() })
 }

@@ -20,13 +20,19 @@ use crate::directory::group::{Planned, group};
 use crate::directory::skeleton::{Kind, skeleton};
 use crate::directory::walk::{Found, Tree, walk, walk_within};
 use crate::error::{Error, ErrorKind, Result, Subject};
-use crate::format::OpenOptions;
-use crate::gguf;
+use crate::format::{AnyModel, FileFormat, Labelled, OpenOptions};
+use crate::gguf::{self, Gguf};
 use crate::hash::{Conversion, Digest, Job, Sha256Digest};
 use crate::output::JsonWriter;
-use crate::safetensors;
+use crate::safetensors::{self, Safetensors};
 use crate::source::{Last, Root, Source};
 use crate::text::escape_name;
+
+/// The kind of a weights component of `format`, from the registry's
+/// description of it.
+fn kind_of(format: &dyn FileFormat) -> Result<Kind> {
+    format.component_kind().ok_or_else(|| Error::internal("a weights format with no directory kind"))
+}
 
 /// What a Git LFS pointer file begins with.
 const LFS_POINTER: &[u8] = b"version https://git-lfs.github.com/spec/v1";
@@ -34,10 +40,10 @@ const LFS_POINTER: &[u8] = b"version https://git-lfs.github.com/spec/v1";
 /// How a component's digest is computed.
 #[derive(Debug)]
 pub enum Part {
-    /// A safetensors model (its index, when it has one, is held beside).
-    Safetensors(safetensors::Model),
-    /// A GGUF model.
-    Gguf(gguf::Model),
+    /// A weights model of a format in the registry (a safetensors model's
+    /// index, when it has one, is held beside): its jobs, skeleton,
+    /// sections and facts are the model's own.
+    Weights(AnyModel),
     /// Any other file, hashed whole.
     File(Box<Source>),
 }
@@ -60,16 +66,14 @@ impl Component {
     /// [`Model::sources`]).
     pub(crate) fn sources(&self) -> Vec<&Source> {
         match &self.part {
-            Part::Safetensors(m) => m.files().iter().map(|f| &f.source).collect(),
-            Part::Gguf(m) => m.shards().iter().map(|s| &s.source).collect(),
+            Part::Weights(m) => m.sources(),
             Part::File(s) => vec![s],
         }
     }
 
     fn job_count(&self) -> usize {
         match &self.part {
-            Part::Safetensors(m) => m.tensors().len(),
-            Part::Gguf(m) => m.tensors().len(),
+            Part::Weights(m) => m.job_count(),
             Part::File(_) => 1,
         }
     }
@@ -180,7 +184,7 @@ impl Model {
             let component = match p {
                 Planned::File(name) => {
                     let source = open(&name)?;
-                    Component { kind: Kind::File, files: vec![name.clone()], name, part: Part::File(Box::new(source)) }
+                    Component { kind: Kind::FILE, files: vec![name.clone()], name, part: Part::File(Box::new(source)) }
                 }
                 Planned::Safetensors { name, index, files } => {
                     let mut opened = HashMap::new();
@@ -212,11 +216,16 @@ impl Model {
                             safetensors::Model::from_sources(sources, *opts)?
                         }
                     };
-                    Component { kind: Kind::Safetensors, name, files: all, part: Part::Safetensors(model) }
+                    Component {
+                        kind: kind_of(&Safetensors)?,
+                        name,
+                        files: all,
+                        part: Part::Weights(AnyModel::new(model)),
+                    }
                 }
                 Planned::Gguf { name, files } => Component {
-                    kind: Kind::Gguf,
-                    part: Part::Gguf(open_gguf(&name, &files, &open, opts, dir)?),
+                    kind: kind_of(&Gguf)?,
+                    part: Part::Weights(AnyModel::new(open_gguf(&name, &files, &open, opts, dir)?)),
                     name,
                     files,
                 },
@@ -344,12 +353,8 @@ impl Model {
             let d = take(c.job_count());
             let mut hasher = Sha256::new();
             let digest = match &c.part {
-                Part::Safetensors(m) => {
-                    safetensors::write_skeleton(m, d, &mut |piece| hasher.update(piece));
-                    hasher.finalize().into()
-                }
-                Part::Gguf(m) => {
-                    gguf::write_skeleton(m, d, &mut |piece| hasher.update(piece));
+                Part::Weights(m) => {
+                    m.write_skeleton(d, &mut |piece| hasher.update(piece))?;
                     hasher.finalize().into()
                 }
                 Part::File(_) => *d.first().ok_or_else(|| Error::internal("a file was not hashed"))?,
@@ -387,8 +392,7 @@ impl Model {
     pub fn job(&self, i: usize) -> Option<Job<'_>> {
         match *self.jobs.get(i)? {
             JobRef::Part(c, t) => match &self.components.get(c)?.part {
-                Part::Safetensors(m) => m.job(m.tensors().get(t)?),
-                Part::Gguf(m) => m.job(m.tensors().get(t)?),
+                Part::Weights(m) => m.job(t),
                 Part::File(source) => Some(whole(source, Conversion::none(1, "file"))),
             },
             JobRef::Audit(a) => {

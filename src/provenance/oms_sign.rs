@@ -203,11 +203,10 @@ fn describe(tree: Tree, dir: &Path, ignore: &[String], opts: &OpenOptions) -> Re
         .iter()
         .zip(digests)
         .filter_map(|(c, d)| {
-            let kind = match c.kind {
-                Kind::Safetensors => "SFTN",
-                Kind::Gguf => "GGUF",
-                Kind::File => return None,
-            };
+            if c.kind == Kind::FILE {
+                return None;
+            }
+            let kind = c.kind.text();
             let name = String::from_utf8_lossy(&c.name).into_owned();
             Some(ComponentLabel { kind, name, label: hex::encode(d) })
         })
@@ -340,7 +339,7 @@ mod tests {
         let key = SigningKey::P256(p256::ecdsa::SigningKey::from_slice(&[7; 32]).unwrap());
         let label_of = |digest: &str| {
             let d: [u8; 32] = hex::decode(digest).unwrap().try_into().unwrap();
-            hex::encode(Sha256::digest(crate::directory::skeleton::skeleton(&[(Kind::File, &b"a.txt"[..], d)])))
+            hex::encode(Sha256::digest(crate::directory::skeleton::skeleton(&[(Kind::FILE, &b"a.txt"[..], d)])))
         };
         let (mut split, mut signed_whole) = (None, 0);
         for _ in 0..300 {

@@ -52,7 +52,7 @@ pub fn relabel(root: &Path, signature: Option<&Path>, opts: &OpenOptions) -> Res
         .components()
         .iter()
         .zip(&components)
-        .filter(|(c, _)| !(c.kind == Kind::File && Some(c.name.as_slice()) == left_out))
+        .filter(|(c, _)| !(c.kind == Kind::FILE && Some(c.name.as_slice()) == left_out))
         .map(|(c, d)| (c.kind, c.name.as_slice(), *d))
         .collect();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
@@ -60,7 +60,7 @@ pub fn relabel(root: &Path, signature: Option<&Path>, opts: &OpenOptions) -> Res
         .components()
         .iter()
         .zip(&components)
-        .filter(|(c, _)| c.kind != Kind::File)
+        .filter(|(c, _)| c.kind != Kind::FILE)
         .map(|(c, d)| Weights {
             kind: c.kind.text(),
             name: text(&c.name),
