@@ -44,7 +44,12 @@ pub(super) fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPo
             }
         };
         let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, crate::Result<String>)| {
-            digest_with_progress(args, paths, opts, pool, &open_model, |i, r| emit(i, r.map(|(_, d)| d.label())));
+            digest_with_progress(args, paths, opts, pool, &open_model, |i, r| {
+                if let (Ok((m, _)), Some(p), false) = (&r, paths.get(i), args.status) {
+                    super::note_cache_use(p, m.labelled());
+                }
+                emit(i, r.map(|(_, d)| d.label()))
+            });
         };
         let summary = verify_and_print(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
         if !summary.passed(&check_opts) && code == EXIT_OK {

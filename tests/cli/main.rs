@@ -15,6 +15,7 @@ mod common;
 mod action;
 mod bom;
 mod bounded;
+mod cache;
 mod cli;
 mod containment;
 mod directory;
