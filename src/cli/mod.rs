@@ -275,9 +275,10 @@ fn run_cache(args: &Args, read: &ReadArgs) -> Option<Arc<Cache>> {
     Some(Arc::new(cache))
 }
 
-/// For `--check` and `verify` with the cache on: how many of a model's
-/// files were taken from the cache rather than read, on standard error (the
-/// verdict lines stay sha256sum's). Nothing with the cache off.
+/// For labelling, `--check` and `verify` with the cache on: how many of a
+/// model's files were taken from the cache rather than read, on standard
+/// error (the sums and verdict lines stay sha256sum's). Nothing with the
+/// cache off.
 pub(crate) fn note_cache_use(path: &std::path::Path, model: &dyn crate::Labelled) {
     let used: Vec<bool> = model.sources().iter().filter_map(|s| s.bytes_from_cache()).collect();
     if used.is_empty() {
@@ -373,6 +374,10 @@ fn run_command(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io
                     crate::output::quote_name(path.as_os_str().as_encoded_bytes())
                 );
             }
+        }
+        // With the cache on, how many files were read, unless --json says it per file.
+        if let (Ok((model, _)), None) = (&r, json.as_ref()) {
+            note_cache_use(path, model.labelled());
         }
         let step = match (r, json.as_mut()) {
             (Ok((model, digest)), Some(w)) => io_result.is_ok().then(|| model.write_json(w, path, &digest)),

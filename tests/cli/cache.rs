@@ -353,6 +353,8 @@ fn the_environment_and_the_flags_choose_and_json_says_so() {
     assert_eq!(std::fs::metadata(c.store()).unwrap().permissions().mode() & 0o777, 0o600);
     let o = env(&["--json", "x.gguf"]);
     assert!(text(&o.stdout).contains("\"bytes\": \"cache\""), "{}", text(&o.stdout));
+    let o = env(&["x.gguf"]);
+    assert!(text(&o.stderr).contains("x.gguf: 1 of 1 files taken from the cache, 0 read"), "{}", text(&o.stderr));
     let o = env(&["--json", "--no-cache", "x.gguf"]);
     assert!(!text(&o.stdout).contains("\"cache\""), "{}", text(&o.stdout));
     // The statement records it per file; --check says it on stderr.
