@@ -39,7 +39,7 @@ impl Source {
         if self.cache.get().is_some() {
             return;
         }
-        let trusted = self.lease.unavailable().is_none() && !id.racy(id.seen) && platform::local_times(file);
+        let trusted = self.lease.unavailable().is_none() && !id.racy(id.seen) && local_times(id.dev, file);
         let found = match trusted {
             true => cache.lookup(id).map(crate::cache::found).unwrap_or_default(),
             false => Found::default(),
@@ -102,6 +102,18 @@ impl Source {
         let fresh = std::mem::take(&mut *lock(&a.fresh));
         a.cache.store(id, fresh, a.hits.load(Ordering::Relaxed) > 0);
     }
+}
+
+/// Whether the file system of device `dev` stamps times from this
+/// machine's clock, asked once per device (`fstatfs`), not once per file.
+fn local_times(dev: u64, file: &std::fs::File) -> bool {
+    static KNOWN: Mutex<Vec<(u64, bool)>> = Mutex::new(Vec::new());
+    if let Some(&(_, local)) = lock(&KNOWN).iter().find(|(d, _)| *d == dev) {
+        return local;
+    }
+    let local = platform::local_times(file);
+    lock(&KNOWN).push((dev, local));
+    local
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
