@@ -6,6 +6,7 @@
 //! differs, so a section walks the two sorted leaf lists side by side, using
 //! the digests labelling computed.
 
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
 use serde_json::Value as JsonValue;
@@ -88,6 +89,14 @@ pub fn diff_paths(
         }
         (AnyModel::Ollama(a), AnyModel::Ollama(b)) => Diff::Ollama(Ollama::diff(a, &da, b, &db, opts)?),
         (AnyModel::Directory(a), AnyModel::Directory(b)) => Diff::Directory(Directory::diff(a, &da, b, &db, opts)?),
+        (AnyModel::Ollama(x), AnyModel::Directory(dir)) => {
+            let (part, digest) = weights_of(dir, &db, [a, b], 1)?;
+            Diff::Ollama(ollama::diff::diff_with_file(x, &da, file_of(part, &digest)?, true, opts)?)
+        }
+        (AnyModel::Directory(dir), AnyModel::Ollama(y)) => {
+            let (part, digest) = weights_of(dir, &da, [a, b], 0)?;
+            Diff::Ollama(ollama::diff::diff_with_file(y, &db, file_of(part, &digest)?, false, opts)?)
+        }
         (AnyModel::Ollama(x), other) => match file_model(other, &db) {
             Some(f) => Diff::Ollama(ollama::diff::diff_with_file(x, &da, f, true, opts)?),
             None => return Err(different_formats(&ma, &mb)),
@@ -106,6 +115,72 @@ fn file_model<'a>(m: &'a AnyModel, d: &'a Digest) -> Option<ollama::diff::FileMo
         AnyModel::Gguf(f) => Some(ollama::diff::FileModel::Gguf(f, d)),
         AnyModel::Safetensors(f) => Some(ollama::diff::FileModel::Safetensors(f, d)),
         AnyModel::Ollama(_) | AnyModel::Directory(_) => None,
+    }
+}
+
+/// The one weights component of a directory compared with an Ollama model
+/// (the directory is argument `side` of `args`), and its own digest; with
+/// none or several, an error naming them and the commands that compare
+/// each (which one is meant is not guessed).
+fn weights_of<'m>(
+    dir: &'m directory::Model,
+    digest: &Digest,
+    args: [&Path; 2],
+    side: usize,
+) -> Result<(&'m directory::model::Part, Digest)> {
+    let subs = dir.sub_digests(digest.tensor_sha256())?;
+    let weights: Vec<(&directory::model::Component, Digest)> = dir
+        .components()
+        .iter()
+        .zip(subs)
+        .filter(|(c, _)| matches!(c.part, directory::model::Part::Safetensors(_) | directory::model::Part::Gguf(_)))
+        .collect();
+    if let [(c, d)] = weights.as_slice() {
+        return Ok((&c.part, d.clone()));
+    }
+    let shown = |p: &Path| crate::text::escape_name(p.as_os_str().as_encoded_bytes());
+    let commands: Vec<String> = weights
+        .iter()
+        .filter_map(|(c, _)| c.files.first().map(|f| (c, f)))
+        .map(|(c, f)| {
+            let file = dir.path().join(std::ffi::OsStr::from_bytes(f));
+            let mut pair = args.map(shown);
+            if let Some(slot) = pair.get_mut(side) {
+                *slot = shown(&file);
+            }
+            format!(
+                "{} {} ({}): gguf-digest diff {} {}",
+                c.kind.text(),
+                crate::text::escape_bytes(&c.name),
+                shown(&file),
+                pair[0],
+                pair[1]
+            )
+        })
+        .collect();
+    let dir_shown = shown(dir.path());
+    let what = if commands.is_empty() {
+        format!(
+            "{dir_shown} holds no weights component (no safetensors or GGUF model) to compare with the Ollama model"
+        )
+    } else {
+        format!(
+            "{dir_shown} holds {} weights components, and which one the Ollama model is meant to be is not guessed; \
+             compare one: {}",
+            commands.len(),
+            commands.join("; ")
+        )
+    };
+    Err(Error::new(ErrorKind::DirectoryWeightsToCompare(what)))
+}
+
+/// A directory's weights component as the file model an Ollama model is
+/// compared with.
+fn file_of<'a>(part: &'a directory::model::Part, digest: &'a Digest) -> Result<ollama::diff::FileModel<'a>> {
+    match part {
+        directory::model::Part::Gguf(m) => Ok(ollama::diff::FileModel::Gguf(m, digest)),
+        directory::model::Part::Safetensors(m) => Ok(ollama::diff::FileModel::Safetensors(m, digest)),
+        directory::model::Part::File(_) => Err(Error::internal("a FILE component taken as weights")),
     }
 }
 

@@ -112,6 +112,9 @@ pub struct Model {
     /// `metadata` is in the label, and they are checked unchanged).
     indexes: Vec<Source>,
     audits: Vec<Audit>,
+    /// With `--verify-blobs`, the files of a snapshot that lead to no blob
+    /// (a regular file, or a link that stays in the snapshot): not checked.
+    unaudited: Vec<PathBuf>,
     incomplete: Vec<PathBuf>,
     jobs: Vec<JobRef>,
     opts: OpenOptions,
@@ -149,7 +152,10 @@ impl Model {
         Model::open_tree(walk_within(&root.path().join(rel), shown, Some(&within))?, shown, opts)
     }
 
-    fn open_tree(tree: Tree, dir: &Path, opts: &OpenOptions) -> Result<Model> {
+    /// Opens the directory `dir` from its walk `tree` (each file once, as
+    /// [`Model::open`] does): for a caller that needs what the walk found
+    /// (`sign --format oms`: which files, reached through which links).
+    pub fn open_tree(tree: Tree, dir: &Path, opts: &OpenOptions) -> Result<Model> {
         let found: HashMap<&[u8], &Found> = tree.files.iter().map(|f| (f.name.as_slice(), f)).collect();
         let open = |name: &[u8]| -> Result<Source> {
             let f = found.get(name).ok_or_else(|| Error::internal("a file the walk did not find"))?;
@@ -231,7 +237,7 @@ impl Model {
         for (c, comp) in components.iter().enumerate() {
             jobs.extend((0..comp.job_count()).map(|t| JobRef::Part(c, t)));
         }
-        let mut audits = Vec::new();
+        let (mut audits, mut unaudited) = (Vec::new(), Vec::new());
         if opts.verify_blobs && tree.snapshot {
             // Where each file's open source is, by its shown path.
             let mut at: HashMap<PathBuf, SourceAt> = HashMap::new();
@@ -244,8 +250,12 @@ impl Model {
                 at.insert(tree.shown_path(name), SourceAt::Index(i));
             }
             for f in tree.files.iter() {
-                let Some(blob) = &f.blob else { continue };
                 let shown = tree.shown_path(&f.name);
+                let Some(blob) = &f.blob else {
+                    // Nothing names what it should hold: say it was not checked.
+                    unaudited.push(shown);
+                    continue;
+                };
                 let source = *at.get(&shown).ok_or_else(|| Error::internal("an audited file not opened"))?;
                 let blob = String::from_utf8(blob.clone())
                     .ok()
@@ -263,7 +273,7 @@ impl Model {
         }
         let blobs = tree.main.path().join("blobs");
         let incomplete = tree.incomplete.iter().map(|n| blobs.join(OsStr::from_bytes(n))).collect();
-        Ok(Model { shown: tree.shown.clone(), components, indexes, audits, incomplete, jobs, opts: *opts })
+        Ok(Model { shown: tree.shown.clone(), components, indexes, audits, unaudited, incomplete, jobs, opts: *opts })
     }
 
     /// The directory as it was named.
@@ -281,6 +291,12 @@ impl Model {
         &self.audits
     }
 
+    /// With `--verify-blobs`, the files of a snapshot that are no link into
+    /// its `blobs/`, so no blob name says what they should hold: not checked.
+    pub fn unaudited(&self) -> &[PathBuf] {
+        &self.unaudited
+    }
+
     /// The partial downloads (`*.incomplete`) of a snapshot's repository.
     pub fn incomplete(&self) -> &[PathBuf] {
         &self.incomplete
@@ -291,7 +307,14 @@ impl Model {
         let line = |p: &PathBuf| {
             format!("{}: a partial download, not part of the label", escape_name(p.as_os_str().as_bytes()))
         };
-        self.incomplete.iter().map(line).collect()
+        let unchecked = |p: &PathBuf| {
+            format!(
+                "{}: not a link into the repository's blobs/, so --verify-blobs could not check it \
+                 (no blob name says what it should hold)",
+                escape_name(p.as_os_str().as_bytes())
+            )
+        };
+        self.unaudited.iter().map(unchecked).chain(self.incomplete.iter().map(line)).collect()
     }
 
     fn audit_source(&self, a: &Audit) -> Option<&Source> {
@@ -432,6 +455,16 @@ impl Model {
         w.end_array()?;
         if !self.audits.is_empty() {
             w.field("blobs_verified", self.audits.len())?;
+        }
+        if !self.unaudited.is_empty() {
+            w.key("blobs_unverified")?;
+            w.begin_array()?;
+            for p in &self.unaudited {
+                w.begin_object()?;
+                w.name_field("path", p.as_os_str().as_bytes())?;
+                w.end_object()?;
+            }
+            w.end_array()?;
         }
         if !self.incomplete.is_empty() {
             w.key("incomplete_blobs")?;

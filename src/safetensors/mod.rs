@@ -26,7 +26,7 @@ use crate::source::Source;
 pub use dtype::{DTYPES, Dtype};
 pub use header::{MAX_DEPTH, MAX_HEADER, SafetensorsFile, TensorEntry, parse};
 pub(crate) use index::read_index_from;
-pub use index::{Index, parse_index, read_index};
+pub use index::{DERIVED, Declared, Index, parse_index, read_index};
 pub use json::write_model_json;
 pub use model::{Group, IndexInfo, Model, ModelTensor, StFile, is_index_name};
 pub use names::{INDEX_SUFFIX, ShardName, plain_name_in};

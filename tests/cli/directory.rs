@@ -276,6 +276,84 @@ fn a_single_file_beside_shards_of_its_name_is_refused() {
     refused_between_good_ones(&d.path(""), "bad", "", "model: model.safetensors lies beside shards");
 }
 
+/// `model.safetensors` holding some tensors beside an index that lists it
+/// and a shard with the rest: `transformers` loads `model.safetensors`
+/// alone, so this is no label (contract §3.1, revision 2; issue #31,
+/// item 1), where it used to get the complete model's label.
+#[test]
+fn a_partial_single_file_beside_its_index_is_refused() {
+    let d = Dir::new();
+    sharded(&d.path(""), &[1, 1], |f, index| {
+        for (n, _) in f.iter_mut() {
+            if n == "model-00001-of-00002.safetensors" {
+                *n = "model.safetensors".into();
+            }
+        }
+        *index = index.replace("model-00001-of-00002.safetensors", "model.safetensors");
+    });
+    refused_between_good_ones(
+        &d.path(""),
+        "bad",
+        "",
+        "model: model.safetensors lies beside its index, which also lists model-00002-of-00002.safetensors: \
+         transformers loads model.safetensors alone",
+    );
+    // --check of the complete model's label is no OK.
+    let sums = format!(
+        "{}  bad\n",
+        expected_label(&[
+            file_component("config.json", b"{}"),
+            weights_component(b"SFTN", "model", &weights().expected_label()),
+        ])
+    );
+    std::fs::write(d.path("sums"), sums).unwrap();
+    let (code, out, _) = gd(&d.path(""), &["--check", "sums"]);
+    assert_ne!(code, Some(0), "{out}");
+    assert!(out.starts_with("bad: FAILED"), "{out}");
+    // Listed alone by its index, it is the model.
+    let d = Dir::new();
+    sharded(&d.path(""), &[2], |f, index| {
+        for (n, _) in f.iter_mut() {
+            if n == "model-00001-of-00001.safetensors" {
+                *n = "model.safetensors".into();
+            }
+        }
+        *index = index.replace("model-00001-of-00001.safetensors", "model.safetensors");
+    });
+    let (code, out, err) = gd(&d.path(""), &["bad"]);
+    assert_eq!(code, Some(0), "{err}");
+    let want = expected_label(&[
+        file_component("config.json", b"{}"),
+        weights_component(b"SFTN", "model", &weights().expected_label()),
+    ]);
+    assert_eq!(out, format!("{want}  bad\n"));
+}
+
+/// Version-control entries are skipped only directly in the root (contract
+/// §2, revision 2; issue #31, item 2): a `.git` planted below it is content,
+/// so `--check` of the label recorded without it fails.
+#[test]
+fn a_git_entry_below_the_root_is_content() {
+    let d = Dir::new();
+    let dir = tree::plain(&d.path("m"), &files());
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    std::fs::write(dir.join(".git/config"), b"[core]\n").unwrap();
+    std::fs::write(dir.join(".gitattributes"), b"* -text\n").unwrap();
+    let (code, out, err) = gd(&d.path(""), &["m"]);
+    assert_eq!((code, out.clone()), (Some(0), format!("{}  m\n", expected())), "root entries are skipped: {err}");
+    std::fs::write(d.path("sums"), &out).unwrap();
+    std::fs::create_dir_all(dir.join("sub/.git")).unwrap();
+    let planted = b"[core]\n\tfsmonitor = ./hook\n";
+    std::fs::write(dir.join("sub/.git/config"), planted).unwrap();
+    let (code, out, _) = gd(&d.path(""), &["--check", "sums"]);
+    assert_eq!((code, out.as_str()), (Some(1), "m: FAILED\n"));
+    let mut c: Vec<_> = files()[..2].iter().map(|(n, b)| file_component(n, b)).collect();
+    c.push(weights_component(b"SFTN", "model", &weights().expected_label()));
+    c.push(file_component("sub/.git/config", planted));
+    let (code, out, err) = gd(&d.path(""), &["m"]);
+    assert_eq!((code, out), (Some(0), format!("{}  m\n", expected_label(&c))), "{err}");
+}
+
 #[test]
 fn a_git_lfs_pointer_where_weights_should_be_is_refused_saying_so() {
     let d = Dir::new();
@@ -318,6 +396,36 @@ fn verify_blobs_names_a_file_whose_blob_is_not_its_name() {
         assert_eq!(code, Some(0));
         assert_ne!(out, format!("{}  {SNAP}\n", expected()));
     }
+}
+
+/// A snapshot file that is a regular file (a copy, not a link into
+/// `blobs/`) has no blob name to check it against: the audit says so, on
+/// standard error and in `--json`, instead of passing it in silence
+/// (issue #31, item 10).
+#[test]
+fn verify_blobs_names_a_snapshot_file_it_could_not_check() {
+    let d = Dir::new();
+    let snap = tree::snapshot(&d.path("hub"), "n", &files(), true);
+    let config = snap.join("config.json");
+    std::fs::remove_file(&config).unwrap();
+    std::fs::write(&config, &files()[0].1).unwrap();
+    let (code, out, err) = gd(&d.path(""), &["--verify-blobs", SNAP]);
+    assert_eq!((code, out), (Some(0), format!("{}  {SNAP}\n", expected())), "{err}");
+    let want =
+        format!("{SNAP}/config.json: not a link into the repository's blobs/, so --verify-blobs could not check it");
+    assert!(err.contains("warning") && err.contains(&want), "{err}");
+    assert!(!err.contains("model.safetensors"), "only the copy is named: {err}");
+    let (code, out, _) = gd(&d.path(""), &["--verify-blobs", "--json", SNAP]);
+    assert_eq!(code, Some(0));
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["files"][0]["blobs_verified"], 2);
+    let unverified = doc["files"][0]["blobs_unverified"].as_array().unwrap();
+    assert_eq!(unverified.len(), 1);
+    assert_eq!(unverified[0]["path"], format!("{SNAP}/config.json"));
+    // Without --verify-blobs nothing was promised, so nothing is said.
+    let (code, _, err) = gd(&d.path(""), &[SNAP]);
+    assert_eq!(code, Some(0));
+    assert!(!err.contains("could not check"), "{err}");
 }
 
 #[test]

@@ -573,6 +573,57 @@ fn diff_of_tensor_blobs_against_a_safetensors_model() {
     assert!(t.contains("+ weights not in the file: model (layer #0)"), "{t}");
 }
 
+/// `diff ollama:M DIR` where DIR holds one safetensors model compares the
+/// model with that weights component (issue #31, item 15), instead of
+/// refusing "different formats"; with two weights components, or none, it
+/// names them and the exact commands that compare each.
+#[test]
+fn diff_of_an_ollama_model_against_a_directory_compares_its_weights_component() {
+    let d = Dir::new();
+    let store = Store::new(&d.path("models"));
+    let st = St::new().meta("format", "pt").tensor(StTensor::filled("a.w", "BF16", &[4, 4], 1));
+    let layer = store.named(TENSOR, &st.build(), "a.w");
+    store.manifest("st", &store.config(""), &[layer]);
+    let dir = d.path("checkpoint");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("model.safetensors"), st.build()).unwrap();
+    std::fs::write(dir.join("config.json"), b"{}").unwrap();
+    let dir_arg = dir.to_str().unwrap();
+    for args in [["diff", "ollama:st", dir_arg], ["diff", dir_arg, "ollama:st"]] {
+        let out = gd(&store, &args);
+        let t = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {t}{}", text(&out.stderr));
+        assert!(t.contains("the model's tensor blobs are the file's") && t.ends_with("weights identical\n"), "{t}");
+    }
+    // Changed weights in the directory: a real leaf-by-leaf difference.
+    let other = St::new().meta("format", "pt").tensor(StTensor::filled("a.w", "BF16", &[4, 4], 2));
+    std::fs::write(dir.join("model.safetensors"), other.build()).unwrap();
+    let out = gd(&store, &["diff", "ollama:st", dir_arg]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{t}{}", text(&out.stderr));
+    assert!(t.contains("~ weights: the model's tensor blobs differ from the file:"), "{t}");
+    // Two weights components: which one is not guessed.
+    std::fs::write(dir.join("extra.safetensors"), st.build()).unwrap();
+    let out = gd(&store, &["diff", "ollama:st", dir_arg]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("holds 2 weights components"), "{err}");
+    for name in ["model", "extra"] {
+        let want = format!(
+            "SFTN {name} ({dir_arg}/{name}.safetensors): gguf-digest diff ollama:st {dir_arg}/{name}.safetensors"
+        );
+        assert!(err.contains(&want), "{want}\n{err}");
+    }
+    // None: said so.
+    for name in ["extra", "model"] {
+        std::fs::remove_file(dir.join(format!("{name}.safetensors"))).unwrap();
+    }
+    let out = gd(&store, &["diff", dir_arg, "ollama:st"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("holds no weights component"), "{err}");
+}
+
 /// The contracts' numbers: `-0` is no integer (a layer's `size`,
 /// `schemaVersion`), and a number that overflows a 64-bit float (`1e400`)
 /// is refused anywhere (a config member, an ignored manifest member), as

@@ -238,3 +238,91 @@ fn a_statement_that_is_not_a_model_signature_keeps_its_own_path() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("are for OpenSSF model signatures"), "{err}");
 }
+
+#[test]
+fn a_link_to_the_signature_elsewhere_in_the_model_is_a_file_like_any_other() {
+    // Issue #31 item 4: only the signature's own path is left out, never a
+    // file that is the same inode under another name.
+    let (d, public, digests) = fixture();
+    let sig = signed(&d, "m.sig", &statement(FILES, &digests));
+    std::fs::hard_link(&sig, d.path("model/chat_template.jinja")).unwrap();
+    let (code, out, err) = verify(&d, &sig, &["--key", public.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("chat_template.jinja: FAILED (unexpected"), "{out}");
+    std::fs::remove_file(d.path("model/chat_template.jinja")).unwrap();
+    // Inside the model, unlisted: its own path is left out, a hard link to it is not.
+    let serialization = FILES.replace(r#"["model.sig"]"#, "[]");
+    let inside = signed(&d, "model/s.sig", &statement(&serialization, &digests));
+    let (code, out, err) = verify(&d, &inside, &["--key", public.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    std::fs::hard_link(&inside, d.path("model/sub/x.txt")).unwrap();
+    let (code, out, err) = verify(&d, &inside, &["--key", public.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("sub/x.txt: FAILED (unexpected"), "{out}");
+    assert!(!out.lines().any(|l| l.starts_with("s.sig")), "{out}");
+}
+
+#[test]
+fn ignore_paths_outside_the_model_ignore_nothing_and_are_named() {
+    // Issue #31 item 5: model_signing drops an ignore path that is not
+    // below the model; normalised into it, "/evil.py" would hide evil.py.
+    let (d, public, digests) = fixture();
+    for bad in ["/evil.py", "../model/evil.py", "sub/../evil.py"] {
+        let serialization = FILES.replace(r#"["model.sig"]"#, &format!("[\"{bad}\"]"));
+        let sig = signed(&d, "m.sig", &statement(&serialization, &digests));
+        let (code, out, err) = verify(&d, &sig, &["--key", public.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{bad}: {out}{err}");
+        assert!(err.contains(&format!("ignore path {bad} is not below the model directory")), "{err}");
+        std::fs::write(d.path("model/evil.py"), b"import os\n").unwrap();
+        let (code, out, err) = verify(&d, &sig, &["--key", public.to_str().unwrap()]);
+        assert_eq!(code, Some(1), "{bad}: {out}{err}");
+        assert!(out.contains("evil.py: FAILED (unexpected"), "{bad}: {out}");
+        std::fs::remove_file(d.path("model/evil.py")).unwrap();
+    }
+    // Below the model, it ignores what it names.
+    let serialization = FILES.replace(r#"["model.sig"]"#, r#"["./evil.py"]"#);
+    let sig = signed(&d, "m.sig", &statement(&serialization, &digests));
+    std::fs::write(d.path("model/evil.py"), b"import os\n").unwrap();
+    let (code, out, err) = verify(&d, &sig, &["--key", public.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(!err.contains("ignore path"), "{err}");
+}
+
+#[test]
+fn a_signature_of_a_hugging_face_snapshot_verifies_as_it_was_signed() {
+    // Issue #31 item 9: `sign --format oms` of a snapshot (links into the
+    // repository's blobs/, and with Xet on into the cache's shared store)
+    // and `verify` of it walk the snapshot alike.
+    use p256::pkcs8::EncodePrivateKey as _;
+    let (d, public, _) = fixture();
+    let private = d.write("p.key", key().to_pkcs8_pem(LineEnding::LF).unwrap().as_bytes());
+    for xet in [false, true] {
+        let files: tree::Files = vec![
+            ("config.json".into(), b"{\"a\": 1}\n".to_vec()),
+            ("m.gguf".into(), rich_model(&[0]).build()),
+            ("sub/notes.txt".into(), b"notes\n".to_vec()),
+        ];
+        let snap = tree::snapshot(&d.path(&format!("hub-{xet}")), "n", &files, xet);
+        let sig = format!("snap-{xet}.sig");
+        let o = gd_in(
+            d.dir.path(),
+            &["sign", "--format", "oms", "--key", private.to_str().unwrap(), "--out", &sig, snap.to_str().unwrap()],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let verify = || {
+            let o = gd_in(
+                d.dir.path(),
+                &["verify", &sig, "--root", snap.to_str().unwrap(), "--key", public.to_str().unwrap()],
+            );
+            (o.status.code(), text(&o.stdout), text(&o.stderr))
+        };
+        let (code, out, err) = verify();
+        assert_eq!(code, Some(0), "xet {xet}: {out}{err}");
+        assert!(out.contains("m.gguf: OK") && out.contains("sub/notes.txt: OK"), "{out}");
+        // A blob changed under the snapshot: that file fails, by its name in it.
+        std::fs::write(tree::blob_of(&snap, "sub/notes.txt"), b"other\n").unwrap();
+        let (code, out, err) = verify();
+        assert_eq!(code, Some(1), "xet {xet}: {out}{err}");
+        assert!(out.contains("sub/notes.txt: FAILED"), "{out}");
+    }
+}

@@ -14,21 +14,25 @@
 //! implementation of the contract (weights through `st_oracle.py` and
 //! `ollama_oracle.py`'s GGUF skeleton) that shares no code with the crate.
 //!
-//! * (a) 49 synthetic trees in 27 groups: a small checkpoint in every layout
+//! * (a) 54 synthetic trees in 30 groups: a small checkpoint in every layout
 //!   (single file, 2 and 3 shards, shards without index, rewritten header,
 //!   an index listing other names, a set of one, cache snapshots, a snapshot
 //!   linking to another's entries, the shared Xet store, `local_dir`, git
 //!   clone, LFS links into `.git/lfs`, a link to the root, empty directories,
-//!   a dangling `.git` link and a FIFO below `.gitattributes`) is one label;
+//!   in the root a dangling `.git` link and a FIFO below `.gitattributes`,
+//!   an index listing `model.safetensors` alone with `transformers`'
+//!   integer `total_parameters` or `metadata: null`) is one label;
 //!   each change (a token, the pooling mode, a chat template, an added,
 //!   hidden, empty or non-UTF-8-named file, a `.cache` file or link, a chain
 //!   of links, a renamed or moved file, one weight, index metadata,
-//!   `x.SAFETENSORS` against `x.safetensors`, an empty prefix) another; a
-//!   diffusers pipeline and a GGUF repository keep their label across
+//!   `x.SAFETENSORS` against `x.safetensors`, an empty prefix, and since the
+//!   contract's revision 2 a `.git`, `.github` or `.gitattributes` below the
+//!   root) another; a diffusers pipeline and a GGUF repository keep their label across
 //!   sharding, a set of one and the cache;
-//! * (b) 20 trees the contract rejects (a `model.safetensors` beside an
-//!   index, a single file beside shards, missing shards, two counts, an index
-//!   naming a missing or `../` file, GGUF set errors, a Git LFS pointer, a
+//! * (b) 22 trees the contract rejects (a `model.safetensors` beside an
+//!   index, a partial `model.safetensors` its index lists with a shard
+//!   (revision 2), a dangling `sub/.gitignore` link (revision 2), a single
+//!   file beside shards, missing shards, two counts, an index naming a missing or `../` file, GGUF set errors, a Git LFS pointer, a
 //!   truncated file, dangling, escaping, looping and directory links, a link
 //!   through a directory link, a `.cache` link to a directory, a FIFO, no
 //!   file, a snapshot link into `refs/`):
@@ -284,12 +288,31 @@ fn a_synthetic_trees_same_and_different_as_the_oracle_says() {
         "git clone",
         ".git/lfs",
         "link to the directory",
+        // Directory §3.1 / safetensors §5, revision 2: an index listing
+        // model.safetensors alone, with transformers' integer
+        // total_parameters, or metadata null.
+        "listing it alone, metadata {\"total_parameters\"",
+        "listing it alone, metadata null",
     ] {
         assert!(a.iter().any(|t| t.what.contains(kind)), "no layout {kind:?} of the checkpoint");
     }
-    for g in
-        ["tokenizer", "pooling", "chat", "added", "hidden", "empty-file", "non-utf8", "diffusers", "gguf", "gguf-two"]
-    {
+    // Revision 2 of directory §2: version-control entries below the root are
+    // content, each tree its own label (not the checkpoint's, group A).
+    for g in [
+        "tokenizer",
+        "pooling",
+        "chat",
+        "added",
+        "hidden",
+        "empty-file",
+        "non-utf8",
+        "diffusers",
+        "gguf",
+        "gguf-two",
+        "nested-git",
+        "planted-git",
+        "nested-github",
+    ] {
         assert!(w.trees.iter().any(|t| t.group == g), "no tree of group {g}");
     }
     assert_groups(&w.trees, |t| t.label.clone(), "the oracle");
@@ -303,6 +326,10 @@ fn b_trees_the_contract_rejects_exit_2_and_the_others_are_labelled() {
     let w = write(py, &[OsStr::new("synthetic"), dir.path().as_os_str()]);
     assert!(w.rejected.len() >= 15, "rejected trees: {}", w.rejected.len());
     assert!(w.rejected.iter().any(|b| b.what.contains("beside an index")));
+    // Revision 2 of directory §3.1 (a partial model.safetensors) and §2 (a
+    // dangling link below the root named .gitignore is no longer skipped).
+    assert!(w.rejected.iter().any(|b| b.what.contains("transformers loads model.safetensors alone")));
+    assert!(w.rejected.iter().any(|b| b.what.contains("sub/.gitignore")));
     assert_rejected(&w);
 }
 

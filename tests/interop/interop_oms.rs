@@ -253,3 +253,98 @@ fn model_signing_accepts_nothing_that_gguf_digest_refuses_to_open() {
     assert_eq!(code, Some(2), "{out}{err}");
     assert!(err.contains("leads outside the root through a symbolic link"), "{err}");
 }
+
+/// `model_signing verify key` (its CLI) of `model` against `sig`: whether it
+/// passed, and what it said.
+fn model_signing_verify(py: &Py, model: &Path, sig: &Path, public: &Path, extra: &[&str]) -> (bool, String) {
+    let bin = py.python.parent().unwrap().join("model_signing");
+    let mut args = vec!["verify", "key", s(model), "--signature", s(sig), "--public_key", s(public)];
+    args.extend_from_slice(extra);
+    let o = Command::new(bin).args(args).env_remove("PYTHONPATH").output().expect("runs model_signing");
+    (o.status.success(), format!("{}{}", text(&o.stdout), text(&o.stderr)))
+}
+
+#[test]
+fn model_signing_and_gguf_digest_agree_on_a_link_to_the_signature_and_ignore_paths_outside() {
+    // Issue #31 items 4 and 5: a hard link to the signature inside the
+    // model is a file like any other, and an ignore path that is not below
+    // the model ignores nothing: both verifiers report the file.
+    let Some(py) = prerequisites(WHAT) else { return };
+    let d = Dir::new();
+    let work = d.path("");
+    let m = work.join("m");
+    std::fs::create_dir_all(m.join("sub")).unwrap();
+    std::fs::write(m.join("a.txt"), b"a\n").unwrap();
+    std::fs::write(m.join("sub/b.txt"), b"b\n").unwrap();
+    let (key, public) = key_pair(&work, "k", "prime256v1");
+    let method = ["--key", s(&public)];
+    let sig = work.join("k.sig");
+    sign(py, &["sign-key", s(&m), s(&key), s(&sig)]);
+    let (ok, said) = model_signing_verify(py, &m, &sig, &public, &[]);
+    assert!(ok, "{said}");
+    let (code, out, err) = verify(&sig, &m, &method);
+    assert_eq!(code, Some(0), "{out}{err}");
+    std::fs::hard_link(&sig, m.join("chat_template.jinja")).unwrap();
+    let (ok, said) = model_signing_verify(py, &m, &sig, &public, &[]);
+    assert!(!ok && said.contains("chat_template.jinja"), "{said}");
+    let (code, out, err) = verify(&sig, &m, &method);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("chat_template.jinja: FAILED (unexpected"), "{out}");
+    std::fs::remove_file(m.join("chat_template.jinja")).unwrap();
+
+    for outside in ["/evil.py", "../m/evil.py"] {
+        let sig = work.join("evil.sig");
+        sign(py, &["sign-key", s(&m), s(&key), s(&sig), "--signed-ignore", outside]);
+        let (ok, said) = model_signing_verify(py, &m, &sig, &public, &[]);
+        assert!(ok, "{outside}: {said}");
+        let (code, out, err) = verify(&sig, &m, &method);
+        assert_eq!(code, Some(0), "{outside}: {out}{err}");
+        assert!(err.contains(&format!("ignore path {outside} is not below the model directory")), "{err}");
+        std::fs::write(m.join("evil.py"), b"import os\n").unwrap();
+        let (ok, said) = model_signing_verify(py, &m, &sig, &public, &[]);
+        assert!(!ok && said.contains("evil.py"), "{outside}: {said}");
+        let (code, out, err) = verify(&sig, &m, &method);
+        assert_eq!(code, Some(1), "{outside}: {out}{err}");
+        assert!(out.contains("evil.py: FAILED (unexpected"), "{outside}: {out}");
+        std::fs::remove_file(m.join("evil.py")).unwrap();
+    }
+}
+
+#[test]
+fn a_hugging_face_snapshot_signed_by_either_verifies_in_both() {
+    // Issue #31 item 9: a snapshot's files are links into its repository's
+    // blobs/; model_signing signs it with allow_symlinks, `sign --format
+    // oms` too, and each verifier accepts both signatures.
+    let Some(py) = prerequisites(WHAT) else { return };
+    let d = Dir::new();
+    let work = d.path("");
+    let files: tree::Files = vec![
+        ("config.json".into(), b"{\"a\": 1}\n".to_vec()),
+        ("m.gguf".into(), rich_model(&[0]).build()),
+        ("sub/notes.txt".into(), b"notes\n".to_vec()),
+    ];
+    let snap = tree::snapshot(&work.join("hub"), "n", &files, false);
+    let (key, public) = key_pair(&work, "k", "prime256v1");
+    let method = ["--key", s(&public)];
+    let theirs = work.join("theirs.sig");
+    sign(py, &["sign-key", s(&snap), s(&key), s(&theirs), "--allow-symlinks"]);
+    let ours = work.join("ours.sig");
+    let o = gd_in(&work, &["sign", "--format", "oms", "--key", s(&key), "--out", s(&ours), s(&snap)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    for sig in [&theirs, &ours] {
+        let (ok, said) = model_signing_verify(py, &snap, sig, &public, &["--allow_symlinks"]);
+        assert!(ok, "{}: {said}", sig.display());
+        let (code, out, err) = verify(sig, &snap, &method);
+        assert_eq!(code, Some(0), "{}: {out}{err}", sig.display());
+        assert!(out.contains("sub/notes.txt: OK") && out.contains("m.gguf: OK"), "{out}");
+    }
+    // A blob changed beneath the snapshot: both name the file.
+    std::fs::write(tree::blob_of(&snap, "sub/notes.txt"), b"other\n").unwrap();
+    for sig in [&theirs, &ours] {
+        let (ok, said) = model_signing_verify(py, &snap, sig, &public, &["--allow_symlinks"]);
+        assert!(!ok && said.contains("sub/notes.txt"), "{said}");
+        let (code, out, err) = verify(sig, &snap, &method);
+        assert_eq!(code, Some(1), "{out}{err}");
+        assert!(out.contains("sub/notes.txt: FAILED"), "{out}");
+    }
+}

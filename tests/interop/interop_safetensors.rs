@@ -272,6 +272,17 @@ fn b_every_layout_of_one_state_dict_has_one_label() {
     for kind in ["single file", "reverse key order", "relayout", "the first shard", "the index", "the last shard"] {
         assert!(state.iter().any(|c| c.what.contains(kind)), "no layout {kind:?}");
     }
+    // Safetensors contract revision 2 (§5): the index transformers writes
+    // since mid-2025 (integer total_parameters), and derived members of any
+    // value, are read and leave the label alone; metadata null is none, and
+    // "__metadata__": null (§3) is no metadata, as safetensors reads it.
+    for kind in [r#"index with metadata {"total_parameters": "#, r#"{"total_parameters": "4B", "total_size": null}"#] {
+        assert!(state.iter().any(|c| c.what.contains(kind)), "no layout {kind:?}");
+    }
+    let null_index = group(&w, "index-null", 2);
+    assert!(null_index.iter().any(|c| c.what == "index with metadata null"));
+    let null_meta = group(&w, "no-metadata", 2);
+    assert!(null_meta.iter().any(|c| c.what == "__metadata__: null"));
     // A directory's label is the directory label (docs/adr/0023): only
     // the files in a snapshot are labelled as weights here.
     assert!(state.iter().any(|c| c.what.contains("symlink")), "no layout \"symlink\"");

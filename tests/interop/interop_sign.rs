@@ -5,9 +5,10 @@
 //!   `sigstore-models` parses strictly (unknown members refused) and whose
 //!   DSSE signature `cryptography` verifies independently;
 //! - `model_signing verify key` (PyPI `model-signing` 1.1.1) accepts what
-//!   `sign --format oms` writes for a directory, with P-256 and P-384 keys
-//!   from both, and refuses a copy with a byte flipped, a file added or a
-//!   file removed.
+//!   `sign --format oms` writes for a directory (Git entries below its top
+//!   included: content, as for `model_signing`), with P-256 and P-384 keys
+//!   from both, and refuses a copy with a byte flipped, a nested
+//!   `.git/config` changed, a file added or a file removed.
 //!
 //! Without the venv (scripts/setup-python.sh) the tests say SKIPPED; under
 //! CI=true they fail instead.
@@ -110,6 +111,14 @@ fn model_signing_accepts_an_oms_signature_and_refuses_tampered_copies() {
     d.write("model/config.json", b"{\"a\": 1}");
     d.write("model/sub/README.md", b"# a model\n");
     d.write("model/.gitattributes", b"*.gguf filter=lfs\n");
+    // Git entries below the top are content for model_signing (it ignores
+    // them at the top only) and, since the directory contract's revision 2,
+    // for the walk too: signed as resources, so model_signing verifies.
+    std::fs::create_dir_all(dir.join("model/sub/.git")).unwrap();
+    std::fs::create_dir_all(dir.join("model/sub/.github/workflows")).unwrap();
+    d.write("model/sub/.git/config", b"[core]\n\tfsmonitor = ./hook\n");
+    d.write("model/sub/.gitignore", b"*.tmp\n");
+    d.write("model/sub/.github/workflows/ci.yml", b"on: push\n");
     let keys: Vec<_> = keys(py, &dir).into_iter().filter(|(k, _, _)| !k.starts_with("ed25519")).collect();
     for (key, public, password) in &keys {
         // Outside the directory, and inside it (then left out of the manifest).
@@ -125,8 +134,9 @@ fn model_signing_accepts_an_oms_signature_and_refuses_tampered_copies() {
     let o = gd_pw(&dir, &["sign", "--format", "oms", "--key", key, "--out", "model.sig", "model"], *password);
     assert_eq!(o.status.code(), Some(0), "{}", describe(key, &o));
     type Change<'a> = (&'a str, &'a dyn Fn(&Path));
-    let tampered: [Change<'_>; 3] = [
+    let tampered: [Change<'_>; 4] = [
         ("a byte flipped", &|m: &Path| flip_last_byte(&m.join("model.gguf"))),
+        ("a nested .git/config changed", &|m: &Path| std::fs::write(m.join("sub/.git/config"), b"[core]\n").unwrap()),
         ("a file added", &|m: &Path| std::fs::write(m.join("sub/extra.txt"), b"x").unwrap()),
         ("a file removed", &|m: &Path| std::fs::remove_file(m.join("config.json")).unwrap()),
     ];
