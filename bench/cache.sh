@@ -12,8 +12,8 @@
 #   first        the store removed, then gguf-digest --cache SNAPSHOT   (a first run)
 #   unchanged    gguf-digest --cache SNAPSHOT                          (every file from the cache)
 #   one-changed  one byte of a ~1 KB file rewritten, then --cache      (that file read)
-#   hash-1k      gguf-digest --no-cache on that one file               (what reading it costs)
-#   load-10k     gguf-digest --cache on one small file, 10,000 entries in the store
+#   hash-1k      gguf-digest --no-cache on a directory of a copy of it (what reading it costs)
+#   load-10k     gguf-digest --cache on a directory of one small file, 10,000 entries in the store
 #   load-0       gguf-digest --no-cache on the same file               (load-10k - load-0: the load)
 # Targets: unchanged <= max(50 ms, 2 % of uncached); one-changed <= 1.1 x
 # (unchanged + hash-1k); first <= 1.02 x uncached; the load <= 20 ms; the
@@ -42,7 +42,7 @@ PY
 fi
 # The ~1 KB file rewritten in place (a regular file: the snapshot's
 # entries link into blobs/, so the blob is what changes).
-one=$(find -L "$snap" -maxdepth 1 -type f -size -2k -size +256c ! -name '*.json' | head -n 1)
+one=$(find -L "$snap" -maxdepth 1 -type f -size -2k -size +700c | head -n 1)
 [ -n "$one" ] || one=$(find -L "$snap" -maxdepth 1 -type f -size -2k | head -n 1)
 one=$(realpath "$one")
 results="$scratch/cache-$(date +%Y%m%d-%H%M%S).jsonl"
@@ -54,15 +54,28 @@ GGUF_DIGEST_CACHE_DIR="$scratch/leaf-cache-load" "$gd" --cache "$small" > /dev/n
 sleep 0.2
 "$gd" --cache "$snap" > /dev/null
 sleep 0.2
-flip="python3 -c 'import os,sys; f=open(sys.argv[1],\"r+b\"); b=f.read(1); f.seek(0); f.write(bytes([b[0]^1]))' $one"
+cat > "$scratch/flip.py" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:  # one byte flipped in place: same size, same inode
+    b = f.read(1)
+    f.seek(0)
+    f.write(bytes([b[0] ^ 1]))
+PY
+# What reading and hashing that one file costs: a directory of a copy of it.
+mkdir -p "$scratch/leaf-cache-one"
+cp "$one" "$scratch/leaf-cache-one/file"
+# The store's load: a directory of one small file, labelled with 10,000 entries in the store and without.
+mkdir -p "$scratch/leaf-cache-tiny"
+echo tiny > "$scratch/leaf-cache-tiny/file"
+flip="python3 $scratch/flip.py"
 python3 "$here/measure.py" --out "$results" --group cache --reps "$reps" -- \
     "uncached" "$gd -j2 --no-cache $snap" \
     "first" "sh -c 'rm -f $GGUF_DIGEST_CACHE_DIR/leaves-v1; exec $gd -j2 --cache $snap'" \
     "unchanged" "$gd -j2 --cache $snap" \
-    "one-changed" "sh -c \"$flip; exec $gd -j2 --cache $snap\"" \
-    "hash-1k" "sh -c \"$flip; exec $gd -j2 --no-cache $one\"" \
-    "load-10k" "env GGUF_DIGEST_CACHE_DIR=$scratch/leaf-cache-load $gd -j2 --cache $small/00000" \
-    "load-0" "env GGUF_DIGEST_CACHE_DIR=$scratch/leaf-cache-load $gd -j2 --no-cache $small/00000"
+    "one-changed" "sh -c '$flip $one; exec $gd -j2 --cache $snap'" \
+    "hash-1k" "sh -c '$flip $scratch/leaf-cache-one/file; exec $gd -j2 --no-cache $scratch/leaf-cache-one'" \
+    "load-10k" "env GGUF_DIGEST_CACHE_DIR=$scratch/leaf-cache-load $gd -j2 --cache $scratch/leaf-cache-tiny" \
+    "load-0" "env GGUF_DIGEST_CACHE_DIR=$scratch/leaf-cache-load $gd -j2 --no-cache $scratch/leaf-cache-tiny"
 python3 - "$results" "$scratch/leaf-cache-load/leaves-v1" <<'PY'
 import json, os, sys
 d = {r["name"]: r["median"] for r in map(json.loads, open(sys.argv[1]))}
