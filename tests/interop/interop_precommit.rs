@@ -3,8 +3,9 @@
 //! repository, in a temporary git repository holding a model and its sums
 //! file. pre-commit builds the tool itself (`language: rust`: cargo
 //! install from the repository), so this also proves the crate installs.
-//! The hook passes on the approved model, fails on a tampered one, and is
-//! skipped for a commit that touches no model and no sums file.
+//! The hook passes on the approved model, fails on a tampered one, and runs
+//! on every commit, one that touches no model too (with the verified-leaf
+//! cache, `--cache`, an unchanged model is not read again).
 use crate::common;
 
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ fn try_repo(pre_commit: &Path, work: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(work)
         .env("PRE_COMMIT_HOME", cache.join("home"))
+        .env("GGUF_DIGEST_CACHE_DIR", cache.join("leaves"))
         .env("CARGO_TARGET_DIR", cache.join("build"))
         .env("CARGO_PROFILE_RELEASE_LTO", "false")
         .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
@@ -62,11 +64,12 @@ fn the_check_hook_passes_on_approved_models_and_fails_on_a_changed_one() {
     assert!(o.status.success(), "the approved model passes: {out}{}", text(&o.stderr));
     assert!(out.contains("gguf-digest --check") && out.contains("Passed"), "{out}");
 
-    // Only a README in the commit: the hook does not run.
+    // Only a README in the commit: the hook runs all the same (always_run),
+    // and passes.
     let o = try_repo(&pre_commit, &work, &["--files", "README.md"]);
     let out = text(&o.stdout);
     assert!(o.status.success(), "{out}");
-    assert!(out.contains("Skipped"), "no model and no sums file, no check: {out}");
+    assert!(out.contains("Passed") && !out.contains("Skipped"), "every commit is checked: {out}");
 
     flip_last_byte(&d.path("m.gguf"));
     git(&work, &["add", "m.gguf"]);
