@@ -350,9 +350,12 @@ pub fn run_job(
 /// Ends a model's `--json` entry: only when some file of the model was
 /// read without a read lease (docs/adr/0021-read-lease.md), the member
 /// `read_lease_unavailable` first, one `{"path", "why"}` per such file in
-/// [`Labelled::sources`] order; then the closing brace. Every format's
-/// entry ends here, so a model all of whose files held a lease gets
-/// exactly the format's members.
+/// [`Labelled::sources`] order; then, only with the verified-leaf cache on
+/// (docs/adr/0033), `cache`: one `{"path", "bytes"}` per file, `"bytes"`
+/// being `"cache"` when none of its data was read in this run (every job
+/// from the cache) and `"read"` otherwise; then the closing brace. Every
+/// format's entry ends here, so a model all of whose files held a lease,
+/// labelled without the cache, gets exactly the format's members.
 pub fn end_entry(w: &mut JsonWriter<'_>, sources: &[&Source]) -> io::Result<()> {
     let mut seen = std::collections::HashSet::new();
     let unleased: Vec<(&Path, String)> = sources
@@ -371,7 +374,29 @@ pub fn end_entry(w: &mut JsonWriter<'_>, sources: &[&Source]) -> io::Result<()> 
         }
         w.end_array()?;
     }
+    let mut seen = std::collections::HashSet::new();
+    let cached: Vec<(&Path, bool)> = sources
+        .iter()
+        .filter_map(|s| Some((s.path(), s.bytes_from_cache()?)))
+        .filter(|(p, _)| seen.insert(*p))
+        .collect();
+    if !cached.is_empty() {
+        w.key("cache")?;
+        w.begin_array()?;
+        for (p, from_cache) in cached {
+            w.begin_object()?;
+            w.name_field("path", p.as_os_str().as_encoded_bytes())?;
+            w.str_field("bytes", bytes_word(from_cache))?;
+            w.end_object()?;
+        }
+        w.end_array()?;
+    }
     w.end_object()
+}
+
+/// How a file's bytes were had, in `--json` and statements: `"cache"` or `"read"`.
+pub fn bytes_word(from_cache: bool) -> &'static str {
+    if from_cache { "cache" } else { "read" }
 }
 
 /// The digest of a model whose jobs were hashed into `data_sha256` (in job

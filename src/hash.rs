@@ -232,6 +232,39 @@ impl Conversion {
         Ok(())
     }
 
+    /// The conversion's key in the verified-leaf cache: the first 8 bytes
+    /// of the SHA-256 of everything that decides the digest (block, rule,
+    /// algorithm; the type's name, for errors only, is left out).
+    pub fn cache_tag(&self) -> u64 {
+        let mut h = Sha256::new();
+        h.update(b"conversion v1\0");
+        h.update(self.block.to_le_bytes());
+        match self.swap {
+            Swap::Unsupported => h.update([0u8]),
+            Swap::None => h.update([1u8]),
+            Swap::Words(n) => {
+                h.update([2u8]);
+                h.update((n as u64).to_le_bytes());
+            }
+            Swap::Halves(offsets) => {
+                h.update([3u8]);
+                h.update((offsets.len() as u64).to_le_bytes());
+                for &o in offsets {
+                    h.update((o as u64).to_le_bytes());
+                }
+            }
+        }
+        match self.digest {
+            Algorithm::Sha256 => h.update([0u8]),
+            Algorithm::GitBlobSha1 { len } => {
+                h.update([1u8]);
+                h.update(len.to_le_bytes());
+            }
+        }
+        let d: [u8; 32] = h.finalize().into();
+        u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+    }
+
     /// True when bytes are hashed as stored (no copy needed).
     fn is_identity(&self) -> bool {
         matches!(self.swap, Swap::None | Swap::Unsupported)
@@ -266,14 +299,27 @@ pub struct Job<'a> {
 pub type ProgressCallback<'a> = dyn Fn(u64) -> Result<()> + Sync + 'a;
 
 /// Hashes one job in pieces of `pieces`; `progress` is called with each
-/// piece's size after it is hashed.
+/// piece's size after it is hashed. With the verified-leaf cache attached
+/// to its file, a job the cache holds is answered without a read (its
+/// whole length reported at once), and one it does not is noted for it.
 pub fn hash_job(job: &Job<'_>, pieces: &PieceSizes, progress: &ProgressCallback<'_>) -> Result<Sha256Digest> {
     let located = |e: Error| e.about(job.subject.clone());
-    let plan = pieces.plan(job.conversion.block);
-    if let Some(range) = job.source.map_range(job.start, job.len, pieces.min_mapped).map_err(located)? {
-        return hash_mapped(&range, job, plan, progress).map_err(located);
+    // The tag only with the cache on: a model of a million tensors would
+    // otherwise pay a million small hashes for nothing.
+    let tag = job.source.cache_attached().then(|| job.conversion.cache_tag());
+    if let Some(d) = tag.and_then(|tag| job.source.cached_leaf(job.start, job.len, tag)) {
+        progress(job.len).map_err(located)?;
+        return Ok(d);
     }
-    hash_read(job, plan, progress).map_err(located)
+    let plan = pieces.plan(job.conversion.block);
+    let d = match job.source.map_range(job.start, job.len, pieces.min_mapped).map_err(located)? {
+        Some(range) => hash_mapped(&range, job, plan, progress).map_err(located)?,
+        None => hash_read(job, plan, progress).map_err(located)?,
+    };
+    if let Some(tag) = tag {
+        job.source.note_leaf(job.start, job.len, tag, d);
+    }
+    Ok(d)
 }
 
 /// Streams a mapped range: data hashed as stored is hashed where it lies,

@@ -34,6 +34,7 @@
 
 // The core: format-neutral.
 pub mod bom;
+pub mod cache;
 pub mod check;
 mod error;
 pub mod facts;
@@ -86,7 +87,7 @@ pub use input::{
     Input, Named, NamedModels, approximate_bytes, digest_paths, expand_arguments, label_paths, open_model,
 };
 pub use pipeline::{DirectReads, hash_front_to_back, hash_front_to_back_with, reads_front_to_back};
-pub use schedule::{BatchOptions, Opener, digest, schedule, schedule_all};
+pub use schedule::{BatchOptions, Opener, attach_cache, digest, schedule, schedule_all};
 pub use schedule::{MAX_THREADS, hashing_pool};
 pub use source::{Beside, Last, MAX_READ_METADATA, ReadMode, Root, Source, UNKNOWN_LEN, raise_open_file_limit};
 pub use text::escape_bytes;

@@ -15,6 +15,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
+use crate::cache::Cache;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::{self, Labelled, OpenOptions};
 use crate::hash::{Digest, Sha256Digest};
@@ -33,6 +34,10 @@ pub struct BatchOptions {
     /// Set it to stop the run: hashing stops within a piece, and every
     /// model not yet finished gets [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled).
     pub cancel: Option<Arc<AtomicBool>>,
+    /// The verified-leaf cache (`--cache`, docs/adr/0033): attached to
+    /// every file of every model opened, so unchanged files are not read
+    /// and the files read are stored once checked unchanged.
+    pub cache: Option<Arc<Cache>>,
 }
 
 impl BatchOptions {
@@ -174,6 +179,9 @@ impl<M: Labelled> FileWork<M> {
                 .add(0)
                 .and_then(|()| pipeline::hash_front_to_back(&self.model, &opts.pieces, threads, &|n| tally.add(n)))
         });
+        if let Ok(digests) = &r {
+            note_leaves(&self.model, digests);
+        }
         let mut d = self.lock_digests();
         match r {
             Ok(digests) => {
@@ -230,6 +238,9 @@ pub fn schedule<A: AsRef<Path>, M: Labelled + 'static>(
                 true => Err(Error::new(ErrorKind::Cancelled)),
                 false => open(path, &opts.open),
             };
+            if let (Ok(model), Some(cache)) = (&opened, &opts.cache) {
+                attach_cache(model, cache);
+            }
             match opened {
                 Err(e) => {
                     ready.insert(index, Err(e));
@@ -238,7 +249,7 @@ pub fn schedule<A: AsRef<Path>, M: Labelled + 'static>(
                     let r = format::finish(&model, Vec::new()).map(|d| (model, d));
                     ready.insert(index, r);
                 }
-                Ok(model) if pipeline::reads_front_to_back(&model) => {
+                Ok(model) if reads_front_to_back(&model) => {
                     // One task reads the whole model front to back, with
                     // hashing threads of its own as many as the pool's.
                     let work = Arc::new(FileWork::new(index, model, Vec::new()));
@@ -326,13 +337,41 @@ fn finish_when_released<M: Labelled>(mut work: Arc<FileWork<M>>) -> Result<(M, D
     }
 }
 
+/// Attaches the verified-leaf cache to every file of `model`.
+pub fn attach_cache(model: &dyn Labelled, cache: &Arc<Cache>) {
+    for s in model.sources() {
+        s.attach_cache(cache);
+    }
+}
+
+/// Whether `model` is read front to back (a stream, or a file not in the
+/// page cache): not when the cache holds some of its files' leaves, which
+/// are then taken from it and the rest hashed job by job.
+fn reads_front_to_back(model: &dyn Labelled) -> bool {
+    !model.sources().iter().any(|s| s.has_cached_leaves()) && pipeline::reads_front_to_back(model)
+}
+
+/// Notes every job's digest, hashed front to back, for the cache of its
+/// file (the jobs hashed one by one are noted as they are hashed).
+fn note_leaves(model: &dyn Labelled, digests: &[Sha256Digest]) {
+    if !model.sources().iter().any(|s| s.cache_attached()) {
+        return;
+    }
+    for (i, d) in digests.iter().enumerate() {
+        if let Some(job) = model.job(i).filter(|j| j.source.cache_attached()) {
+            job.source.note_leaf(job.start, job.len, job.conversion.cache_tag(), *d);
+        }
+    }
+}
+
 /// Hashes every job of `model` on the current rayon pool (front to back,
 /// with as many threads, when it is a stream or not in the page cache) and
 /// finishes it.
 pub fn digest(model: &dyn Labelled, pieces: &crate::hash::PieceSizes) -> Result<Digest> {
     use rayon::prelude::*;
-    if pipeline::reads_front_to_back(model) {
+    if reads_front_to_back(model) {
         let digests = pipeline::hash_front_to_back(model, pieces, rayon::current_num_threads(), &|_| Ok(()))?;
+        note_leaves(model, &digests);
         return format::finish(model, digests);
     }
     let order = format::hash_order(model);

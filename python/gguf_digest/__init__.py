@@ -95,6 +95,7 @@ def label(
     join_shards: bool = True,
     mmap: bool = True,
     verify_blobs: bool = False,
+    cache: Optional[bool] = None,
 ) -> str:
     """The label of the model at ``path``: 64 lowercase hex digits.
 
@@ -103,8 +104,11 @@ def label(
     shard of a split model alone; ``mmap=False`` reads with ``pread``
     instead of mapping; ``verify_blobs=True`` also checks every Ollama
     weights blob against its digest (a store audit; the label is the same).
+    ``cache=True`` takes the digests of files unchanged since an earlier run
+    from the verified-leaf cache (``gguf-digest --cache``), ``False`` reads
+    every byte, ``None`` (the default) asks ``GGUF_DIGEST_CACHE``.
     """
-    return labels([path], threads, join_shards=join_shards, mmap=mmap, verify_blobs=verify_blobs)[0]
+    return labels([path], threads, join_shards=join_shards, mmap=mmap, verify_blobs=verify_blobs, cache=cache)[0]
 
 
 def labels(
@@ -114,6 +118,7 @@ def labels(
     join_shards: bool = True,
     mmap: bool = True,
     verify_blobs: bool = False,
+    cache: Optional[bool] = None,
 ) -> list[str]:
     """The labels of many models, in order, hashed together as the command
     does (every tensor of every file on one pool of ``threads`` threads;
@@ -128,6 +133,7 @@ def labels(
         join_shards=join_shards,
         mmap=mmap,
         verify_blobs=verify_blobs,
+        cache=cache,
     )
 
 
@@ -292,12 +298,13 @@ def open(
     join_shards: bool = True,
     mmap: bool = True,
     verify_blobs: bool = False,
+    cache: Optional[bool] = None,
 ) -> Model:
     """Opens and labels the model at ``path``: its label, metadata leaves,
     tensors (with their data's SHA-256), files and skeleton."""
     p = _fspath(path)
     fmt, contract, lbl, entry_json, skeleton, files, strings = _native.open_model(
-        p, _threads(threads), join_shards=join_shards, mmap=mmap, verify_blobs=verify_blobs
+        p, _threads(threads), join_shards=join_shards, mmap=mmap, verify_blobs=verify_blobs, cache=cache
     )
     entry = _json.loads(entry_json)
     return Model(
@@ -347,6 +354,7 @@ def check(
     join_shards: bool = True,
     mmap: bool = True,
     verify_blobs: bool = False,
+    cache: Optional[bool] = None,
 ) -> list[CheckResult]:
     """Verifies a list of labels (``gguf-digest`` output, ``sha256sum``
     style) by ``gguf-digest --check``'s rules: one result per entry, in
@@ -368,6 +376,7 @@ def check(
         join_shards=join_shards,
         mmap=mmap,
         verify_blobs=verify_blobs,
+        cache=cache,
     )
     if misformatted:
         what = "1 line is" if misformatted == 1 else f"{misformatted} lines are"
@@ -381,6 +390,7 @@ def statement(
     leaves: bool = False,
     root: Optional[StrPath] = None,
     threads: Optional[int] = None,
+    cache: Optional[bool] = None,
 ) -> str:
     """The in-toto Statement v1 of these models, byte for byte what
     ``gguf-digest statement`` prints: one subject per model, named as given
@@ -396,7 +406,11 @@ def statement(
         # The command needs a model too: a statement must name a subject.
         raise ValueError("a statement needs at least one model")
     return _native.statement(
-        names, leaves=leaves, threads=_threads(threads), root=None if root is None else _fspath(root)
+        names,
+        leaves=leaves,
+        threads=_threads(threads),
+        root=None if root is None else _fspath(root),
+        cache=cache,
     )
 
 
@@ -422,6 +436,7 @@ def verify(
     no_signature: bool = False,
     root: Optional[StrPath] = None,
     threads: Optional[int] = None,
+    cache: Optional[bool] = None,
 ) -> Verification:
     """Verifies a statement, DSSE envelope or Sigstore bundle as
     ``gguf-digest verify`` does: with ``keys`` (PEM public keys, Ed25519 or
@@ -441,6 +456,7 @@ def verify(
         None if root is None else _fspath(root),
         _threads(threads),
         no_signature,
+        cache=cache,
     )
     return Verification(signed, tuple(_results(rows)))
 

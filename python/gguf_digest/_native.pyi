@@ -29,6 +29,7 @@ def labels(
     join_shards: bool = True,
     mmap: bool = True,
     verify_blobs: bool = False,
+    cache: Optional[bool] = None,
 ) -> List[str]: ...
 def open_model(
     path: str,
@@ -36,6 +37,7 @@ def open_model(
     join_shards: bool = True,
     mmap: bool = True,
     verify_blobs: bool = False,
+    cache: Optional[bool] = None,
 ) -> Tuple[str, str, str, str, bytes, List[str], List[Optional[bytes]]]: ...
 def check(
     sums: str,
@@ -45,12 +47,14 @@ def check(
     join_shards: bool = True,
     mmap: bool = True,
     verify_blobs: bool = False,
+    cache: Optional[bool] = None,
 ) -> Tuple[int, List[_Checked]]: ...
 def statement(
     paths: List[str],
     leaves: bool = False,
     threads: Optional[int] = None,
     root: Optional[str] = None,
+    cache: Optional[bool] = None,
 ) -> str: ...
 def verify_statement(
     path: str,
@@ -58,6 +62,7 @@ def verify_statement(
     root: Optional[str] = None,
     threads: Optional[int] = None,
     no_signature: bool = False,
+    cache: Optional[bool] = None,
 ) -> Tuple[bool, List[_Checked]]: ...
 def ollama_models() -> Tuple[List[str], List[str]]: ...
 def main(argv: List[bytes]) -> int: ...

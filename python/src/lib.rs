@@ -66,6 +66,8 @@ struct Read {
     join_shards: bool,
     mmap: bool,
     verify_blobs: bool,
+    /// The verified-leaf cache: on, off, or `None` for `GGUF_DIGEST_CACHE`.
+    cache: Option<bool>,
 }
 
 impl Read {
@@ -170,10 +172,29 @@ fn label_all<T: Send>(
     opts.cancel = Some(Arc::clone(&cancel));
     let pool = gguf_digest::hashing_pool(read.threads.unwrap_or(0))
         .map_err(|e| plain_error(py, format!("cannot start hashing threads: {e}"), None))?;
-    run(py, &cancel, || {
+    if read.cache.unwrap_or_else(gguf_digest::cache::enabled_by_env) {
+        opts.cache = detached(py, gguf_digest::cache::Cache::from_env)?.map(Arc::new);
+        cache_warnings(py, opts.cache.as_deref())?;
+    }
+    let results = run(py, &cancel, || {
         let all = schedule_all(paths, &opts, &pool, &|p, o| open_in_python(p, o, via));
         all.into_iter().map(|r| r.map(|(m, d)| keep(m, d))).collect()
-    })
+    })?;
+    if let Some(cache) = opts.cache.as_deref() {
+        detached(py, || cache.persist())?;
+        cache_warnings(py, Some(cache))?;
+    }
+    Ok(results)
+}
+
+/// The cache's warnings (a store ignored, a write that failed) as Python
+/// `RuntimeWarning`s.
+fn cache_warnings(py: Python<'_>, cache: Option<&gguf_digest::cache::Cache>) -> PyResult<()> {
+    for w in cache.map(gguf_digest::cache::Cache::take_warnings).unwrap_or_default() {
+        let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+        PyErr::warn(py, &category, &std::ffi::CString::new(format!("gguf-digest cache: {w}")).unwrap_or_default(), 1)?;
+    }
+    Ok(())
 }
 
 /// Opens a model as the command does, except two names that are no one
@@ -217,7 +238,7 @@ fn all_or_first_error<T>(py: Python<'_>, paths: &[PathBuf], results: Vec<gguf_di
 
 /// The labels of `paths`, in order.
 #[pyfunction]
-#[pyo3(signature = (paths, threads=None, join_shards=true, mmap=true, verify_blobs=false))]
+#[pyo3(signature = (paths, threads=None, join_shards=true, mmap=true, verify_blobs=false, cache=None))]
 fn labels(
     py: Python<'_>,
     paths: Vec<PathBuf>,
@@ -225,8 +246,9 @@ fn labels(
     join_shards: bool,
     mmap: bool,
     verify_blobs: bool,
+    cache: Option<bool>,
 ) -> PyResult<Vec<String>> {
-    let read = Read { threads, join_shards, mmap, verify_blobs };
+    let read = Read { threads, join_shards, mmap, verify_blobs, cache };
     // One label per path, each model read once: a shard of an indexed set
     // named beside its first shard takes the first's label (alone, it names
     // that same model); a later shard that alone is refused is refused here
@@ -272,7 +294,7 @@ fn string_values(m: &AnyModel) -> gguf_digest::Result<Vec<Option<Vec<u8>>>> {
 
 /// Opens and labels one model.
 #[pyfunction]
-#[pyo3(signature = (path, threads=None, join_shards=true, mmap=true, verify_blobs=false))]
+#[pyo3(signature = (path, threads=None, join_shards=true, mmap=true, verify_blobs=false, cache=None))]
 fn open_model(
     py: Python<'_>,
     path: PathBuf,
@@ -280,8 +302,9 @@ fn open_model(
     join_shards: bool,
     mmap: bool,
     verify_blobs: bool,
+    cache: Option<bool>,
 ) -> PyResult<Opened> {
-    let read = Read { threads, join_shards, mmap, verify_blobs };
+    let read = Read { threads, join_shards, mmap, verify_blobs, cache };
     let paths = [path];
     // The JSON entry is built on the worker, without the GIL.
     let results = label_all(py, &paths, read, Via::Arguments, |m, d| {
@@ -375,7 +398,7 @@ fn list_error(py: Python<'_>, sums: &Path, what: &str) -> PyErr {
 /// Verifies a list of labels with `--check`'s rules: (misformatted lines
 /// skipped, one result per entry).
 #[pyfunction]
-#[pyo3(signature = (sums, threads=None, ignore_missing=false, strict=false, join_shards=true, mmap=true, verify_blobs=false))]
+#[pyo3(signature = (sums, threads=None, ignore_missing=false, strict=false, join_shards=true, mmap=true, verify_blobs=false, cache=None))]
 #[allow(clippy::too_many_arguments)]
 fn check(
     py: Python<'_>,
@@ -386,6 +409,7 @@ fn check(
     join_shards: bool,
     mmap: bool,
     verify_blobs: bool,
+    cache: Option<bool>,
 ) -> PyResult<(usize, Vec<Row>)> {
     // The command reads `-` as standard input; here it would be the
     // interpreter's, so it is refused as `open_in_python` refuses a model `-`.
@@ -413,7 +437,7 @@ fn check(
     if let (true, Some(line_no)) = (strict, misformatted) {
         return Err(list_error(py, &sums, &format!("{line_no}: {MISFORMATTED_LINE}")));
     }
-    let read = Read { threads, join_shards, mmap, verify_blobs };
+    let read = Read { threads, join_shards, mmap, verify_blobs, cache };
     let opts = CheckOptions { ignore_missing, strict, ..CheckOptions::default() };
     let (summary, rows) = relabel(py, &lines, &opts, read, Via::Arguments, None)?;
     if summary.entries == 0 {
@@ -425,15 +449,16 @@ fn check(
 /// The in-toto statement of `paths`, as `gguf-digest statement` prints it
 /// (names relative to `root` when given).
 #[pyfunction]
-#[pyo3(signature = (paths, leaves=false, threads=None, root=None))]
+#[pyo3(signature = (paths, leaves=false, threads=None, root=None, cache=None))]
 fn statement(
     py: Python<'_>,
     paths: Vec<PathBuf>,
     leaves: bool,
     threads: Option<usize>,
     root: Option<PathBuf>,
+    cache: Option<bool>,
 ) -> PyResult<String> {
-    let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false };
+    let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false, cache };
     // As the command: a later shard named with its first is that subject's.
     let named = detached(py, || NamedModels::new(&paths, &read.batch().open))?;
     let paths = named.paths();
@@ -459,7 +484,7 @@ fn statement(
 /// unless `no_signature`), locates its subjects under `root`, and relabels
 /// them: (signature checked, one result per subject).
 #[pyfunction]
-#[pyo3(signature = (path, keys=Vec::new(), root=None, threads=None, no_signature=false))]
+#[pyo3(signature = (path, keys=Vec::new(), root=None, threads=None, no_signature=false, cache=None))]
 fn verify_statement(
     py: Python<'_>,
     path: PathBuf,
@@ -467,6 +492,7 @@ fn verify_statement(
     root: Option<PathBuf>,
     threads: Option<usize>,
     no_signature: bool,
+    cache: Option<bool>,
 ) -> PyResult<(bool, Vec<Row>)> {
     // Key files and the statement are read without the GIL: either may be a
     // FIFO or on a slow mount.
@@ -488,7 +514,7 @@ fn verify_statement(
             path: s.name.clone().into_bytes(),
         })
         .collect();
-    let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false };
+    let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false, cache };
     let (_, rows) = relabel(py, &lines, &CheckOptions::default(), read, Via::Subjects(&claims), Some(&claims.paths))?;
     Ok((claims.signature_checked, rows))
 }

@@ -3,7 +3,7 @@
 
 A composite action gets no INPUT_* variables by itself: action.yml maps
 its inputs into this step's environment as GD_SUMS, GD_STATEMENT, GD_KEY,
-GD_ROOT, GD_MODELS and GD_NO_SIGNATURE. The script runs
+GD_ROOT, GD_MODELS, GD_NO_SIGNATURE and GD_CACHE. The script runs
 `gguf-digest --check` on each sums file, `gguf-digest verify` on the
 statement, and `gguf-digest` on the models, prints their output as they
 would, and writes one Markdown table of models, labels and verdicts to
@@ -33,6 +33,8 @@ TOOL = os.environ.get("GGUF_DIGEST") or "gguf-digest"
 # A sums line as sha256sum writes it: a backslash first when the name is
 # escaped (\\ and \n), the label, a space, a space or '*', the name.
 SUMS_LINE = re.compile(r"^(\\?)([0-9a-f]{64}) [ *](.*)$")
+# What the tool says of each model with the verified-leaf cache on.
+CACHE_LINE = re.compile(r"^gguf-digest: cache: .*: (\d+) of (\d+) files taken from the cache, (\d+) read$")
 # A --check or verify result line: NAME: OK, NAME: FAILED, NAME: FAILED open or read.
 RESULT_LINE = re.compile(r"^(\\?)(.*): (OK|FAILED.*|signature NOT CHECKED.*)$")
 
@@ -160,6 +162,26 @@ def mark(verdict):
     return "❌ " + verdict
 
 
+def use_cache():
+    """With GD_CACHE "true": the tool's verified-leaf cache, kept in the folder
+    action.yml restores between runs; otherwise every byte is read."""
+    if os.environ.get("GD_CACHE", "").strip().lower() != "true":
+        os.environ.pop("GGUF_DIGEST_CACHE", None)
+        return
+    os.environ["GGUF_DIGEST_CACHE"] = "1"
+    if os.environ.get("RUNNER_TOOL_CACHE"):
+        os.environ["GGUF_DIGEST_CACHE_DIR"] = os.path.join(os.environ["RUNNER_TOOL_CACHE"], "gguf-digest-leaves")
+
+
+def cache_note(errors):
+    """What came from the cache, summed over the tool's lines; None without it."""
+    counts = [tuple(map(int, m.groups())) for m in map(CACHE_LINE.match, errors.splitlines()) if m]
+    if not counts:
+        return None
+    cached, files, read = (sum(c[i] for c in counts) for i in range(3))
+    return f"Verified-leaf cache: {cached} of {files} files taken from the cache, {read} read in this run."
+
+
 def summary(rows, errors, status):
     verdict = ["ok", "failed", "error"][min(status, 2)]
     lines = ["### gguf-digest: " + {"ok": "every model holds", "failed": "a model differs", "error": "an error"}[verdict], ""]
@@ -167,6 +189,10 @@ def summary(rows, errors, status):
         lines += ["| Model | Label | Verdict | From |", "|---|---|---|---|"]
         for name, label, v, source in rows:
             lines.append(f"| `{cell(name)}` | `{cell(label)}` | {mark(v)} | `{cell(source)}` |")
+    note = cache_note(errors)
+    if note:
+        lines += ["", note]
+        errors = "\n".join(e for e in errors.splitlines() if not CACHE_LINE.match(e))
     if errors.strip():
         lines += ["", "<details><summary>Messages</summary>", "", "```text"]
         lines += [cell(e) for e in errors.strip().splitlines()]
@@ -195,6 +221,7 @@ def main():
     if sys.argv[1:2] == ["--source-digest"] and len(sys.argv) == 3:
         print("digest=" + source_digest(sys.argv[2]))
         return 0
+    use_cache()
     rows, errors, statuses = [], "", []
     for path in words("GD_SUMS"):
         code, err = check_sums(path, rows)

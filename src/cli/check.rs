@@ -90,7 +90,12 @@ fn check_list(
             break;
         }
         let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, crate::Result<String>)| {
-            digest_with_progress(args, paths, opts, pool, &open_model, |i, r| emit(i, r.map(|(_, d)| d.label())));
+            digest_with_progress(args, paths, opts, pool, &open_model, |i, r| {
+                if let (Ok((m, _)), Some(p), false) = (&r, paths.get(i), args.status) {
+                    super::note_cache_use(p, m.labelled());
+                }
+                emit(i, r.map(|(_, d)| d.label()))
+            });
         };
         summary.add(&printer.verify(&window, list_name, check_opts, label, &mut out, &mut err));
     }

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::cache::Cache;
 use crate::output::{JsonWriter, begin_document, end_document, error_line, sums_line, write_error_json};
 use crate::{
     AnyModel, BatchOptions, Digest, Labelled, MAX_THREADS, NamedModels, OpenOptions, Opener, ReadMode,
@@ -154,6 +155,14 @@ struct ReadArgs {
     /// Hash with at most N threads, N up to 1024 (default: RAYON_NUM_THREADS, else all cores).
     #[arg(short = 'j', long, value_name = "N", value_parser = threads_arg)]
     threads: Option<NonZeroUsize>,
+
+    /// Take the digests of files unchanged since a run with --cache from the verified-leaf cache (also GGUF_DIGEST_CACHE=1).
+    #[arg(long, overrides_with = "no_cache")]
+    cache: bool,
+
+    /// Read every byte, whatever GGUF_DIGEST_CACHE says.
+    #[arg(long, overrides_with = "cache")]
+    no_cache: bool,
 }
 
 impl ReadArgs {
@@ -246,6 +255,50 @@ fn threads_arg(arg: &str) -> Result<NonZeroUsize, String> {
     Ok(n)
 }
 
+/// The verified-leaf cache this run asked for (docs/adr/0033): `--cache`,
+/// or `GGUF_DIGEST_CACHE=1` unless `--no-cache` (or the command is `sign`,
+/// which takes it only from the flag). Its warnings are printed.
+fn run_cache(args: &Args, read: &ReadArgs) -> Option<Arc<Cache>> {
+    let sign = matches!(args.command, Some(Command::Sign(_)));
+    let wanted = read.cache || (!read.no_cache && !sign && crate::cache::enabled_by_env());
+    if !wanted {
+        return None;
+    }
+    let Some(cache) = Cache::from_env() else {
+        eprintln!(
+            "gguf-digest: warning: no folder for the cache (set {} or HOME); every byte is read",
+            crate::cache::ENV_DIR
+        );
+        return None;
+    };
+    print_cache_warnings(&cache);
+    Some(Arc::new(cache))
+}
+
+/// For labelling, `--check` and `verify` with the cache on: how many of a
+/// model's files were taken from the cache rather than read, on standard
+/// error (the sums and verdict lines stay sha256sum's). Nothing with the
+/// cache off.
+pub(crate) fn note_cache_use(path: &std::path::Path, model: &dyn crate::Labelled) {
+    let used: Vec<bool> = model.sources().iter().filter_map(|s| s.bytes_from_cache()).collect();
+    if used.is_empty() {
+        return;
+    }
+    let cached = used.iter().filter(|&&c| c).count();
+    eprintln!(
+        "gguf-digest: cache: {}: {cached} of {} files taken from the cache, {} read",
+        crate::output::quote_name(path.as_os_str().as_encoded_bytes()),
+        used.len(),
+        used.len().saturating_sub(cached)
+    );
+}
+
+fn print_cache_warnings(cache: &Cache) {
+    for w in cache.take_warnings() {
+        eprintln!("gguf-digest: warning: cache: {}", crate::text::defang(&w));
+    }
+}
+
 fn run(args: &Args) -> io::Result<u8> {
     // The subcommand's reading flags when there is one (the top-level ones
     // cannot be combined with a subcommand): one pool, of its -j.
@@ -257,23 +310,35 @@ fn run(args: &Args) -> io::Result<u8> {
     let read = args.command.as_ref().and_then(Command::read).unwrap_or(&args.read);
     let pool = hashing_pool(read.threads.map_or(0, NonZeroUsize::get)).map_err(io::Error::other)?;
     let base = OpenOptions { verify_blobs: args.verify_blobs, ..OpenOptions::default() };
-    let opts = read.options(&BatchOptions { open: base, progress: None, cancel: None });
+    let cache = run_cache(args, read);
+    let opts = read.options(&BatchOptions { open: base, progress: None, cancel: None, cache: cache.clone() });
+    let code = run_command(args, &opts, &pool);
+    // What was learnt is kept whatever the verdict: every stored leaf is of
+    // a file checked unchanged.
+    if let Some(cache) = cache {
+        cache.persist();
+        print_cache_warnings(&cache);
+    }
+    code
+}
+
+fn run_command(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
     match &args.command {
-        Some(Command::Inspect(a)) => return inspect_diff::run_inspect(a, &opts, &pool),
-        Some(Command::Diff(a)) => return inspect_diff::run_diff(a, &opts, &pool),
-        Some(Command::Statement(a)) => return provenance::run_statement(a, &opts, &pool),
-        Some(Command::Verify(a)) => return provenance::run_verify(a, &opts, &pool),
-        Some(Command::Sign(a)) => return sign::run_sign(a, &opts, &pool),
-        Some(Command::Bom(a)) => return bom::run_bom(a, &opts, &pool),
+        Some(Command::Inspect(a)) => return inspect_diff::run_inspect(a, opts, pool),
+        Some(Command::Diff(a)) => return inspect_diff::run_diff(a, opts, pool),
+        Some(Command::Statement(a)) => return provenance::run_statement(a, opts, pool),
+        Some(Command::Verify(a)) => return provenance::run_verify(a, opts, pool),
+        Some(Command::Sign(a)) => return sign::run_sign(a, opts, pool),
+        Some(Command::Bom(a)) => return bom::run_bom(a, opts, pool),
         Some(Command::Completions(_) | Command::Man(_)) | None => {}
     }
     if args.check {
-        return check::run_check(args, &opts, &pool);
+        return check::run_check(args, opts, pool);
     }
     // No FILE: standard input, as sha256sum reads it.
     let given = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
     if args.skeleton {
-        return run_skeleton(&given, &opts, &pool);
+        return run_skeleton(&given, opts, pool);
     }
     let (named, strays) = match expand_arguments(&given) {
         // `*.gguf` names every shard of a set: one line for the set.
@@ -310,6 +375,10 @@ fn run(args: &Args) -> io::Result<u8> {
                 );
             }
         }
+        // With the cache on, how many files were read, unless --json says it per file.
+        if let (Ok((model, _)), None) = (&r, json.as_ref()) {
+            note_cache_use(path, model.labelled());
+        }
         let step = match (r, json.as_mut()) {
             (Ok((model, digest)), Some(w)) => io_result.is_ok().then(|| model.write_json(w, path, &digest)),
             (Ok((_, digest)), None) => io_result.is_ok().then(|| out.write_all(&sums_line(&digest.label(), path))),
@@ -323,7 +392,7 @@ fn run(args: &Args) -> io::Result<u8> {
             io_result = step;
         }
     };
-    digest_with_progress(args, files, &opts, &pool, &|p, o| named.open(p, o), report);
+    digest_with_progress(args, files, opts, pool, &|p, o| named.open(p, o), report);
     io_result?;
     if let Some(mut w) = json {
         end_document(&mut w)?;

@@ -251,6 +251,9 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
             located,
             |unique, emit_unique| {
                 schedule(unique, opts, pool, &|p, o| claims.open(p, o), |i, r| {
+                    if let (Ok((m, _)), Some(p), false) = (&r, unique.get(i), args.status) {
+                        super::note_cache_use(p, m.labelled());
+                    }
                     emit_unique(i, r.map(|(_, d)| d.label()))
                 });
             },

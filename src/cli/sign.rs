@@ -65,6 +65,12 @@ pub struct SignArgs {
 
 /// Runs `sign`; returns the exit status.
 pub fn run_sign(args: &SignArgs, options: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
+    // Signing reads every byte unless told otherwise, and says so when told.
+    if options.cache.is_some() {
+        eprintln!(
+            "gguf-digest: sign: --cache: files unchanged since an earlier run are not read again; their digests come from the verified-leaf cache"
+        );
+    }
     // The key first: a wrong password costs no hashing.
     let shown = args.key.display().to_string();
     let key = match private_keys::read_key_file(&args.key, &mut |kind| password::obtain(kind, &shown)) {

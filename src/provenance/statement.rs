@@ -72,6 +72,10 @@ fn write_model_entry(
         w.begin_object()?;
         w.str_field("path", &s.path().to_string_lossy())?;
         w.field("size", s.len())?;
+        // With the cache on (docs/adr/0033): were its bytes read in this run?
+        if let Some(from_cache) = s.bytes_from_cache() {
+            w.str_field("bytes", crate::format::bytes_word(from_cache))?;
+        }
         w.end_object()?;
     }
     w.end_array()?;

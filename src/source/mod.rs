@@ -9,7 +9,8 @@
 //! `map.rs` (the guarded map, and dropping its pages), `read.rs` (reads at a
 //! position and front to back), `direct.rs` (files larger than half of
 //! memory: `O_DIRECT` reads, pages dropped from the cache), `residency.rs`
-//! (cold or cached), `lease.rs`, `stream.rs`, `system.rs` (process-wide:
+//! (cold or cached), `lease.rs`, `cached.rs` (the
+//! verified-leaf cache: this file's leaves found, hashed and stored), `stream.rs`, `system.rs` (process-wide:
 //! the open-file limit, memory, the page size), `beneath.rs` and `beside.rs`
 //! (opening files beneath a root), `platform/` (every call only Linux has,
 //! and the portable fallback: the feature `portable` forces it on Linux).
@@ -20,6 +21,7 @@ use std::sync::{Mutex, OnceLock};
 
 mod beneath;
 mod beside;
+mod cached;
 mod direct;
 mod lease;
 mod map;
@@ -85,6 +87,10 @@ pub struct Source {
     /// The directory it was opened in, beneath a root, when it was: the
     /// files it names are opened there too ([`Source::beside`]).
     beside: Option<Beside>,
+    /// Its identity for the verified-leaf cache (`None` for a stream).
+    file_id: Option<crate::cache::FileId>,
+    /// The cache, once a run with it on attached it (`cached.rs`).
+    cache: OnceLock<cached::Attached>,
 }
 
 /// Where an input's bytes come from.

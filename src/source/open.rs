@@ -52,6 +52,8 @@ impl Source {
     /// A source of a regular file just opened by `path`.
     pub(super) fn from_opened(path: &Path, file: File, mode: ReadMode) -> Result<Source> {
         let located = |e: Error| e.in_file(path);
+        // Before the stat: the cache's racy rule needs a moment no later than it.
+        let seen = SystemTime::now();
         let meta = file.metadata().map_err(|e| located(e.into()))?;
         let ft = meta.file_type();
         if ft.is_dir() {
@@ -83,6 +85,8 @@ impl Source {
             cold: OnceLock::new(),
             direct: OnceLock::new(),
             beside: None,
+            file_id: Some(crate::cache::FileId::of(&meta, seen)),
+            cache: OnceLock::new(),
         })
     }
 
@@ -111,6 +115,8 @@ impl Source {
             cold: OnceLock::new(),
             direct: OnceLock::new(),
             beside: None,
+            file_id: None,
+            cache: OnceLock::new(),
         }
     }
 
@@ -172,6 +178,7 @@ impl Source {
         let now = file.metadata().map_err(|e| Error::from(e).in_file(&self.path))?;
         let now = Identity::of(&now);
         if now == self.identity {
+            self.commit_cache();
             return Ok(());
         }
         let what = if now.len != self.identity.len {

@@ -72,6 +72,8 @@ fn run_action(dir: &Path, inputs: &[(&str, &str)]) -> Ran {
     cmd.env("GITHUB_ACTION_PATH", action_path())
         .env("GITHUB_STEP_SUMMARY", &summary)
         .env("GITHUB_OUTPUT", &output)
+        .env("RUNNER_TOOL_CACHE", dir.join("tool-cache"))
+        .env_remove("GGUF_DIGEST_CACHE")
         .env("GGUF_DIGEST", gguf_digest_bin());
     let o = cmd.output().expect("bash runs the step");
     Ran {
@@ -272,7 +274,7 @@ fn a_model_whose_name_begins_with_a_dash_is_labelled() {
 /// checked"), a file it does not list among them.
 #[test]
 fn an_oms_signature_shows_each_files_verdict() {
-    use super::oms::{PAYLOAD_TYPE, bundle, hint, key, public_pem, sign};
+    use super::sign_oms::{PAYLOAD_TYPE, bundle, hint, key, public_pem, sign};
     use sha2::{Digest as _, Sha256};
     let d = Dir::new();
     std::fs::create_dir_all(d.path("model")).unwrap();
@@ -303,4 +305,39 @@ fn an_oms_signature_shows_each_files_verdict() {
     assert!(r.summary.contains(&format!("| `b.txt` | `{b}` | ❌ FAILED |")), "{}", r.summary);
     assert!(r.summary.contains("| `extra.txt` | `` | ❌ FAILED (unexpected"), "{}", r.summary);
     assert!(r.summary.contains("| `a.bin` |") && r.summary.contains("✅ OK"), "{}", r.summary);
+}
+
+/// With `cache: true` the step keeps the verified-leaf cache in the
+/// folder action.yml restores between runs, and the summary says what came
+/// from it: the first run read the model, the next took it from the cache.
+#[test]
+fn with_the_cache_the_summary_says_what_came_from_it() {
+    let d = Dir::new();
+    d.write("m.gguf", &rich_model(&[0, 8]).build());
+    let o = gd_in(&d.path(""), &["m.gguf"]);
+    d.write("models.sums", &o.stdout);
+    // Older than the racy margin, so the first run may store it.
+    std::thread::sleep(std::time::Duration::from_millis(120));
+    let run = |cache: &str| {
+        let mut inputs = vec![("sums", "models.sums")];
+        inputs.push(("cache", cache));
+        run_action(&d.path(""), &inputs)
+    };
+    let r = run("true");
+    assert_eq!(r.code, Some(0), "{}", r.summary);
+    assert!(
+        r.summary.contains("Verified-leaf cache: 0 of 1 files taken from the cache, 1 read in this run."),
+        "{}",
+        r.summary
+    );
+    assert!(d.path("tool-cache/gguf-digest-leaves/leaves-v1").exists(), "kept where action.yml restores it from");
+    let r = run("true");
+    assert!(
+        r.summary.contains("Verified-leaf cache: 1 of 1 files taken from the cache, 0 read in this run."),
+        "{}",
+        r.summary
+    );
+    assert!(!r.summary.contains("<details>"), "the cache's lines are not messages: {}", r.summary);
+    let r = run("false");
+    assert!(!r.summary.contains("Verified-leaf cache"), "{}", r.summary);
 }

@@ -34,7 +34,7 @@ printf '%s\n' "${{COMPREPLY[@]}}""#
 #[test]
 fn bash_completes_subcommands_and_flags() {
     assert_eq!(bash_completes("gguf-digest ins"), ["inspect"]);
-    assert_eq!(bash_completes("gguf-digest --no-"), ["--no-join", "--no-mmap"]);
+    assert_eq!(bash_completes("gguf-digest --no-"), ["--no-cache", "--no-join", "--no-mmap"]);
     let subcommands = bash_completes("gguf-digest ");
     for s in ["inspect", "diff", "statement", "verify", "completions", "man"] {
         assert!(subcommands.contains(&s.to_string()), "{s} in {subcommands:?}");

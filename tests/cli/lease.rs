@@ -26,12 +26,12 @@ use common::*;
 // The bounded wait of the fault tests: a hang fails the test.
 use super::faults::{Run, finish};
 
-fn spawn(cmd: &mut Command) -> Child {
+pub(super) fn spawn(cmd: &mut Command) -> Child {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start gguf-digest")
 }
 
 /// Polls `cond` until it holds; after `limit`, fails the test with `why`.
-fn wait_for(limit: Duration, why: &str, mut cond: impl FnMut() -> bool) {
+pub(super) fn wait_for(limit: Duration, why: &str, mut cond: impl FnMut() -> bool) {
     let start = Instant::now();
     while !cond() {
         assert!(start.elapsed() < limit, "{why} (waited {limit:?})");
@@ -41,7 +41,7 @@ fn wait_for(limit: Duration, why: &str, mut cond: impl FnMut() -> bool) {
 
 /// The state /proc/locks shows for a lease `pid` holds on inode `ino`
 /// (`ACTIVE`, `BREAKING`), if it holds one.
-fn lease_state(pid: u32, ino: u64) -> Option<String> {
+pub(super) fn lease_state(pid: u32, ino: u64) -> Option<String> {
     let locks = std::fs::read_to_string("/proc/locks").ok()?;
     locks.lines().find_map(|l| {
         // "1: LEASE  ACTIVE    READ 4121 fe:00:10030578 0 EOF"

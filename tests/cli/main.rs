@@ -15,6 +15,7 @@ mod common;
 mod action;
 mod bom;
 mod bounded;
+mod cache;
 mod containment;
 mod dir_inspect_diff;
 mod dir_label;

@@ -145,7 +145,8 @@ fn cancelling_stops_hashing_inside_a_tensor() {
         let (cancel, counted) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
         let mut open = OpenOptions { read_mode, ..OpenOptions::default() };
         open.pieces = gguf_digest::PieceSizes { window: 64 << 10, chunk: 4096, min_mapped: 1 };
-        let opts = BatchOptions { open, progress: Some(Arc::clone(&counted)), cancel: Some(Arc::clone(&cancel)) };
+        let opts =
+            BatchOptions { open, progress: Some(Arc::clone(&counted)), cancel: Some(Arc::clone(&cancel)), cache: None };
         let watcher = {
             let (cancel, counted) = (Arc::clone(&cancel), Arc::clone(&counted));
             std::thread::spawn(move || {

@@ -5,7 +5,8 @@
 //! install from the repository), so this also proves the crate installs.
 //! The hook passes on the approved models, fails on a tampered one, and
 //! runs for a commit that touches any file, as any file of a listed
-//! directory is part of its label (a tokenizer.json alone fails it).
+//! directory is part of its label (a tokenizer.json alone fails it); with the verified-leaf cache
+//! (`--cache`) an unchanged model is not read again.
 use crate::common;
 
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ fn try_repo(pre_commit: &Path, work: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(work)
         .env("PRE_COMMIT_HOME", cache.join("home"))
+        .env("GGUF_DIGEST_CACHE_DIR", cache.join("leaves"))
         .env("CARGO_TARGET_DIR", cache.join("build"))
         .env("CARGO_PROFILE_RELEASE_LTO", "false")
         .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")

@@ -63,3 +63,27 @@ pub(crate) fn memory_bytes() -> u64 {
     // `as`: the field is a C unsigned long, 32 bits on some targets.
     (info.totalram as u64).saturating_mul(u64::from(info.mem_unit))
 }
+
+/// Whether the file system holding `file` stamps times from this machine's
+/// clock: false for network and FUSE file systems (another machine's clock,
+/// or a daemon's word), whose files the verified-leaf cache never trusts.
+pub(crate) fn local_times(file: &File) -> bool {
+    // f_type magic numbers, from linux/magic.h and the file systems.
+    const REMOTE: [i64; 10] = [
+        0x6969,      // NFS
+        0x517B,      // SMB
+        0xFE53_4D42, // SMB2
+        0xFF53_4D42, // CIFS
+        0x6573_5546, // FUSE
+        0x0102_1997, // 9P
+        0x00C3_6400, // Ceph
+        0x5346_414F, // AFS
+        0x0BD0_0BD0, // Lustre
+        0x0115_6C61, // GPFS
+    ];
+    match rustix::fs::fstatfs(file) {
+        #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+        Ok(s) => !REMOTE.contains(&(s.f_type as i64)),
+        Err(_) => false,
+    }
+}
