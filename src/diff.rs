@@ -80,7 +80,10 @@ impl TensorsDiff {
         };
         let (ma, mb) = (by_name(&a), by_name(&b));
         let same_elements = |t: &TensorRow, other: &[TensorRow]| {
-            other.iter().find(|o| o.sha256 == t.sha256 && o.dtype == t.dtype && o.shape == t.shape).map(|o| o.name.clone())
+            other
+                .iter()
+                .find(|o| o.sha256 == t.sha256 && o.dtype == t.dtype && o.shape == t.shape)
+                .map(|o| o.name.clone())
         };
         let mut d = TensorsDiff { formats, identical: 0, changed: Vec::new(), only_a: Vec::new(), only_b: Vec::new() };
         for (n, ta) in &ma {
@@ -120,14 +123,28 @@ impl TensorsDiff {
         }
         for (t, same) in &self.only_b {
             match same {
-                Some(o) => s.push_str(&format!("  + {} (only in the second; its elements are the first's '{}')\n", esc(&t.name), esc(o))),
+                Some(o) => s.push_str(&format!(
+                    "  + {} (only in the second; its elements are the first's '{}')\n",
+                    esc(&t.name),
+                    esc(o)
+                )),
                 None => s.push_str(&format!("  + {} (only in the second)\n", esc(&t.name))),
             }
         }
         for (x, y) in &self.changed {
-            s.push_str(&format!("  ~ {}: {} {:?} {} -> {} {:?} {}\n", esc(&x.name), x.dtype, x.shape, x.sha256, y.dtype, y.shape, y.sha256));
+            s.push_str(&format!(
+                "  ~ {}: {} {:?} {} -> {} {:?} {}\n",
+                esc(&x.name),
+                x.dtype,
+                x.shape,
+                x.sha256,
+                y.dtype,
+                y.shape,
+                y.sha256
+            ));
         }
-        let dropped_only = self.changed.is_empty() && self.only_b.is_empty() && self.only_a.iter().all(|(_, o)| o.is_some());
+        let dropped_only =
+            self.changed.is_empty() && self.only_b.is_empty() && self.only_a.iter().all(|(_, o)| o.is_some());
         if self.tensors_identical() {
             s.push_str("  every tensor is identical\n");
         } else if dropped_only {
@@ -138,7 +155,8 @@ impl TensorsDiff {
 
     /// The JSON document.
     pub fn to_json(&self) -> JsonValue {
-        let row = |t: &TensorRow| serde_json::json!({"name": t.name, "dtype": t.dtype, "shape": t.shape, "sha256": t.sha256});
+        let row =
+            |t: &TensorRow| serde_json::json!({"name": t.name, "dtype": t.dtype, "shape": t.shape, "sha256": t.sha256});
         serde_json::json!({
             "formats": [self.formats.0, self.formats.1],
             "labels_equal": false,
@@ -159,7 +177,12 @@ fn pytorch_rows(m: &pytorch::Model, d: &Digest) -> Vec<TensorRow> {
         .zip(d.tensor_sha256())
         .filter_map(|(leaf, sha)| {
             let t = tree.tensor(leaf)?;
-            Some(TensorRow { name: leaf.path.clone(), dtype: t.dtype.name.into(), shape: t.size.clone(), sha256: hex::encode(sha) })
+            Some(TensorRow {
+                name: leaf.path.clone(),
+                dtype: t.dtype.name.into(),
+                shape: t.size.clone(),
+                sha256: hex::encode(sha),
+            })
         })
         .collect()
 }

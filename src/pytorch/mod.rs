@@ -134,9 +134,13 @@ pub fn parse_archive(bytes: &[u8]) -> crate::Result<zip::Archive> {
     let len = bytes.len() as u64;
     zip::read_archive(len, &mut |offset, n| {
         let range = usize::try_from(offset).ok().zip(usize::try_from(n).ok());
-        range
-            .and_then(|(o, n)| bytes.get(o..o.checked_add(n)?))
-            .map(<[u8]>::to_vec)
-            .ok_or_else(|| crate::Error::new(crate::ErrorKind::Truncated { what: "zip archive", needed: n, available: len.saturating_sub(offset) }).at(offset))
+        range.and_then(|(o, n)| bytes.get(o..o.checked_add(n)?)).map(<[u8]>::to_vec).ok_or_else(|| {
+            crate::Error::new(crate::ErrorKind::Truncated {
+                what: "zip archive",
+                needed: n,
+                available: len.saturating_sub(offset),
+            })
+            .at(offset)
+        })
     })
 }

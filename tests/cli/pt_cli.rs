@@ -47,7 +47,10 @@ fn sums_skeleton_check_and_json() {
     assert_eq!(out.status.code(), Some(0));
     let j: JsonValue = serde_json::from_slice(&out.stdout).unwrap();
     let e = &j["files"][0];
-    assert_eq!((e["format"].as_str(), e["spec"].as_str(), e["layout"].as_str()), (Some("pytorch"), Some("pytorch-skeleton-v1"), Some("legacy")));
+    assert_eq!(
+        (e["format"].as_str(), e["spec"].as_str(), e["layout"].as_str()),
+        (Some("pytorch"), Some("pytorch-skeleton-v1"), Some("legacy"))
+    );
     assert_eq!(e["label"].as_str(), Some(want.as_str()));
     let tensors = e["tensors"].as_array().unwrap();
     assert_eq!(tensors.len(), 3);
@@ -74,7 +77,10 @@ fn refusals_name_the_file_the_offset_and_what_loading_would_run() {
     let out = gd_in(d.dir.path(), &["evil.pt"]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("evil.pt") && err.contains("byte ") && err.contains("would import and call `os.system`"), "{err}");
+    assert!(
+        err.contains("evil.pt") && err.contains("byte ") && err.contains("would import and call `os.system`"),
+        "{err}"
+    );
     assert!(out.stdout.is_empty());
 
     // Standard input: refused, with what to do.
@@ -112,13 +118,21 @@ fn inspect_and_diff() {
     d.write("tied.pt", &tied.build(&Layout::default()));
     let mut st = St::new();
     for (name, t) in &model().tensors {
-        st = st.tensor(StTensor { name: name.clone(), dtype: t.dtype.into(), shape: t.shape.clone(), data: t.data.clone() });
+        st = st.tensor(StTensor {
+            name: name.clone(),
+            dtype: t.dtype.into(),
+            shape: t.shape.clone(),
+            data: t.data.clone(),
+        });
     }
     d.write("m.safetensors", &st.build());
     let out = gd_in(d.dir.path(), &["diff", "tied.pt", "m.safetensors"]);
     let s = text(&out.stdout);
     assert!(s.contains("3 tensors identical"), "{s}{}", text(&out.stderr));
-    assert!(s.contains("- lm_head.weight") && s.contains("'embed.weight': a tied weight the conversion dropped"), "{s}");
+    assert!(
+        s.contains("- lm_head.weight") && s.contains("'embed.weight': a tied weight the conversion dropped"),
+        "{s}"
+    );
     assert!(s.contains("every other tensor is identical"), "{s}");
     assert_eq!(out.status.code(), Some(1), "labels differ");
 }
