@@ -116,7 +116,7 @@ impl Description for Pytorch {
 /// Reads a zip checkpoint's `data.pkl` bytes as data and checks its tree
 /// (pure: what fuzzing and tests call; storages are not looked up).
 pub fn parse_pickle(bytes: &[u8]) -> crate::Result<tree::Tree> {
-    let opts = pickle::Options { base: 0, more_in_file: false, ids: pickle::Ids::Zip };
+    let opts = pickle::Options { base: 0, more_in_file: false, file_len: 0, ids: pickle::Ids::Zip };
     let p = pickle::read(bytes, 0, opts).map_err(|s| match s {
         crate::source::Step::Fail(e) => e,
         crate::source::Step::NeedMore(_) => crate::Error::internal("a whole pickle asked for more bytes"),

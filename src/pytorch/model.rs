@@ -100,6 +100,18 @@ impl Model {
                 "a PyTorch checkpoint cannot be read from standard input: a zip archive is read from its end; name the file instead",
             ));
         }
+        let name = source.path().file_name().map(|n| n.as_encoded_bytes().to_vec()).unwrap_or_default();
+        if name.ends_with(b".index.json") {
+            return Err(checkpoint_err(
+                "a PyTorch checkpoint's index: shard sets are not labelled by this version yet (docs/adr/0034)",
+            ));
+        }
+        if opts.join_shards && is_later_or_first_shard(&name) {
+            return Err(checkpoint_err(
+                "a shard of a PyTorch checkpoint: shard sets are not labelled by this version yet (docs/adr/0034); \
+                 --no-join labels this file alone",
+            ));
+        }
         let head = source.head(512)?;
         let (layout, pickle, placed, big_endian) = if is_zip(&head) {
             read_zip(&source)?
@@ -228,8 +240,8 @@ fn read_zip(source: &Source) -> Result<Read> {
         .get(b"data.pkl")
         .ok_or_else(|| Error::new(ErrorKind::Zip("no 'data.pkl' record in the archive's folder".into())))?;
     let bytes = read_at(source, pkl.data, pkl.size)?;
-    let pickle =
-        pickle::read(&bytes, 0, Options { base: pkl.data, more_in_file: false, ids: Ids::Zip }).map_err(step_err)?;
+    let pickle = pickle::read(&bytes, 0, Options { base: pkl.data, more_in_file: false, file_len: 0, ids: Ids::Zip })
+        .map_err(step_err)?;
     if pickle.end != bytes.len() {
         return Err(Error::new(ErrorKind::Pickle(format!(
             "{} bytes after STOP in data.pkl",
@@ -288,7 +300,7 @@ struct LegacyHead {
 
 fn legacy_prefix(bytes: &[u8], len: u64) -> std::result::Result<(LegacyHead, u64), Step> {
     let more = (bytes.len() as u64) < len;
-    let opts = |ids| Options { base: 0, more_in_file: more, ids };
+    let opts = |ids| Options { base: 0, more_in_file: more, file_len: len, ids };
     let mut pos = 0usize;
     let mut next = |ids: Ids| -> std::result::Result<pickle::Pickle, Step> {
         let p = pickle::read(bytes, pos, opts(ids))?;
@@ -396,6 +408,22 @@ fn read_legacy(source: &Source) -> Result<Read> {
     Ok((Layout::Legacy, pickle, placed, false))
 }
 
+/// Whether a file name is `P-NNNNN-of-MMMMM.bin` with `MMMMM > 1` (a shard of a set).
+fn is_later_or_first_shard(name: &[u8]) -> bool {
+    let Some(stem) = name.strip_suffix(b".bin") else { return false };
+    let Some(tail) = stem.len().checked_sub(15).and_then(|i| stem.get(i..)) else { return false };
+    let digits = |b: &[u8]| b.len() == 5 && b.iter().all(u8::is_ascii_digit);
+    let (no, of, count) =
+        (tail.get(1..6).unwrap_or(&[]), tail.get(6..10).unwrap_or(&[]), tail.get(10..).unwrap_or(&[]));
+    tail.first() == Some(&b'-')
+        && digits(no)
+        && of == b"-of-"
+        && digits(count)
+        && count != b"00001"
+        && no <= count
+        && no != b"00000"
+}
+
 /// Whether a view of `size`/`stride` reads its elements in order, with no gap.
 fn is_contiguous(size: &[u64], stride: &[u64]) -> bool {
     let mut expected = 1u64;
@@ -450,4 +478,24 @@ fn jobs(tree: &Tree, placed: &mut [Placed], big_endian: bool) -> Result<Vec<JobS
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_names_and_contiguity() {
+        assert!(is_later_or_first_shard(b"pytorch_model-00001-of-00002.bin"));
+        assert!(is_later_or_first_shard(b"x-00002-of-00002.bin"));
+        assert!(!is_later_or_first_shard(b"x-00001-of-00001.bin"));
+        assert!(!is_later_or_first_shard(b"x-00003-of-00002.bin"));
+        assert!(!is_later_or_first_shard(b"x-0001-of-00002.bin"));
+        assert!(!is_later_or_first_shard(b"pytorch_model.bin"));
+        assert!(is_contiguous(&[2, 3], &[3, 1]));
+        assert!(is_contiguous(&[1, 3], &[7, 1]));
+        assert!(is_contiguous(&[], &[]));
+        assert!(!is_contiguous(&[2, 3], &[1, 2]));
+        assert!(!is_contiguous(&[2, 3], &[0, 1]));
+    }
 }

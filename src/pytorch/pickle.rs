@@ -362,8 +362,11 @@ pub struct Options {
     /// The file position of the bytes' first byte (errors name file offsets).
     pub base: u64,
     /// Whether more bytes than those handed may follow in the file (a
-    /// prefix): running out then asks for more instead of failing.
+    /// prefix): running out then asks for more instead of failing, unless
+    /// what is asked runs past `file_len`.
     pub more_in_file: bool,
+    /// The file's length (used with `more_in_file`).
+    pub file_len: u64,
     /// Which persistent ids are accepted: none, the zip's five-tuple, or the
     /// legacy six-tuple.
     pub ids: Ids,
@@ -482,10 +485,15 @@ impl Machine<'_> {
             }
             None => {
                 let left = self.bytes.len().saturating_sub(self.pos);
-                if self.opts.more_in_file {
-                    let want = self.opts.base.saturating_add(self.pos as u64).saturating_add(n as u64);
+                let want = self.opts.base.saturating_add(self.pos as u64).saturating_add(n as u64);
+                if self.opts.more_in_file && want <= self.opts.file_len {
                     return Err(Step::NeedMore(want));
                 }
+                let left = if self.opts.more_in_file {
+                    self.opts.file_len.saturating_sub(self.opts.base.saturating_add(self.pos as u64))
+                } else {
+                    left as u64
+                };
                 Err(fail(self.at, format!("the pickle ends inside {what}: {n} bytes needed, {left} left (no STOP)")))
             }
         }
@@ -1235,7 +1243,7 @@ mod tests {
     use super::*;
 
     fn run(b: &[u8]) -> Result<Pickle, Error> {
-        read(b, 0, Options { base: 0, more_in_file: false, ids: Ids::Zip }).map_err(|s| match s {
+        read(b, 0, Options { base: 0, more_in_file: false, file_len: 0, ids: Ids::Zip }).map_err(|s| match s {
             Step::Fail(e) => e,
             Step::NeedMore(n) => panic!("asked for {n}"),
         })

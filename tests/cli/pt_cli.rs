@@ -92,6 +92,19 @@ fn refusals_name_the_file_the_offset_and_what_loading_would_run() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("name the file instead"), "{}", text(&out.stderr));
+
+    // A shard of a set, and an index: not labelled by this version (never
+    // one shard's label as the model's); --no-join labels the file alone.
+    let sd = model();
+    d.write("pytorch_model-00001-of-00002.bin", &sd.build(&Layout::default()));
+    d.write("pytorch_model.bin.index.json", b"{}");
+    for name in ["pytorch_model-00001-of-00002.bin", "pytorch_model.bin.index.json"] {
+        let out = gd_in(d.dir.path(), &[name]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(text(&out.stderr).contains("shard sets are not labelled"), "{}", text(&out.stderr));
+    }
+    let out = gd_in(d.dir.path(), &["--no-join", "pytorch_model-00001-of-00002.bin"]);
+    assert_eq!(text(&out.stdout), format!("{}  pytorch_model-00001-of-00002.bin\n", sd.expected_label()));
 }
 
 #[test]

@@ -349,3 +349,17 @@ fn legacy_files_must_end_with_their_storages() {
     let e = error(&b[..b.len() - 1]);
     says(&e, "legacy storage");
 }
+
+#[test]
+fn a_legacy_pickle_claiming_more_than_the_file_is_an_error_in_both_read_modes() {
+    let d = Dir::new();
+    let mut b = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.\x80\x02M\xe9\x03.\x80\x02}.".to_vec();
+    b.extend(b"\x80\x02X\xff\xff\xff\xff");
+    b.extend(vec![b'x'; 300_000]);
+    let p = d.write("m.pt", &b);
+    for mode in [ReadMode::Mmap, ReadMode::Pread] {
+        let e = open_with(&p, mode, PieceSizes::default()).err().expect("refused");
+        says(&e, "4294967295 bytes needed");
+        assert_eq!(e.offset(), Some(27), "{mode:?}: {e}");
+    }
+}
