@@ -81,6 +81,9 @@ pub fn inspect(model: &Model, digest: &Digest, _opts: &InspectOptions) -> Inspec
         let keys: Vec<&str> = trainer.iter().map(|s| s.as_str()).collect();
         warnings.push(format!("trainer state, not a model alone (keys {})", keys.join(", ")));
     }
+    if model.facts().requires_grad > 0 {
+        warnings.push(format!("`requires_grad` set on {} tensors (not content)", model.facts().requires_grad));
+    }
     if tree.tied > 0 {
         warnings.push(format!("{} tensors reached under more than one key (tied weights: hashed once)", tree.tied));
     }

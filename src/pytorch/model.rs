@@ -47,6 +47,8 @@ pub struct PickleFacts {
     pub globals: Vec<String>,
     /// Opcodes read.
     pub opcodes: u64,
+    /// Calls that set `requires_grad`.
+    pub requires_grad: u64,
 }
 
 /// A tensor's hashing job, computed once.
@@ -132,6 +134,7 @@ impl Model {
             protocol: pickle.protocol,
             globals: pickle.globals.iter().cloned().collect(),
             opcodes: pickle.opcodes,
+            requires_grad: pickle.requires_grad,
         };
         let tree = Tree::new(pickle)?;
         let mut placed = placed;

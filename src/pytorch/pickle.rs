@@ -400,6 +400,8 @@ pub struct Pickle {
     pub globals: BTreeSet<String>,
     /// Opcodes read.
     pub opcodes: u64,
+    /// Calls that set `requires_grad` (not content; `inspect` says it).
+    pub requires_grad: u64,
 }
 
 /// A final error at file offset `at`.
@@ -424,6 +426,7 @@ struct Machine<'b> {
     storage_keys: HashMap<Box<[u8]>, usize>,
     globals: BTreeSet<String>,
     protocol: u8,
+    requires_grad: u64,
     /// The offset of the opcode being run.
     at: u64,
 }
@@ -442,6 +445,7 @@ pub(crate) fn read(bytes: &[u8], start: usize, opts: Options) -> Result<Pickle, 
         storage_keys: HashMap::new(),
         globals: BTreeSet::new(),
         protocol: 0,
+        requires_grad: 0,
         at: 0,
     };
     let mut opcodes = 0u64;
@@ -467,6 +471,7 @@ pub(crate) fn read(bytes: &[u8], start: usize, opts: Options) -> Result<Pickle, 
                 protocol: m.protocol,
                 globals: m.globals,
                 opcodes,
+                requires_grad: m.requires_grad,
             });
         }
         m.step(op)?;
@@ -856,8 +861,10 @@ impl Machine<'_> {
                     _ => return Err(bad(&format!("{} arguments", args.len()))),
                 };
                 self.want_tensor(data, &g.name())?;
-                if !matches!(self.obj(grad)?, Obj::Bool(_)) {
-                    return Err(bad("a requires_grad that is not a bool"));
+                match self.obj(grad)? {
+                    Obj::Bool(true) => self.requires_grad = self.requires_grad.saturating_add(1),
+                    Obj::Bool(false) => {}
+                    _ => return Err(bad("a requires_grad that is not a bool")),
                 }
                 self.check_hooks(hooks, &g.name())?;
                 match state {
@@ -1019,8 +1026,10 @@ impl Machine<'_> {
         };
         let st = self.storages.get(si).cloned().ok_or_else(|| Step::Fail(Error::internal("storage out of range")))?;
         if let Some((g, h)) = grad_hooks {
-            if !matches!(self.obj(g)?, Obj::Bool(_)) {
-                return Err(bad("requires_grad is not a bool".into()));
+            match self.obj(g)? {
+                Obj::Bool(true) => self.requires_grad = self.requires_grad.saturating_add(1),
+                Obj::Bool(false) => {}
+                _ => return Err(bad("requires_grad is not a bool".into())),
             }
             self.check_hooks(h, &callee)?;
         }

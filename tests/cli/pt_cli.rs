@@ -118,6 +118,12 @@ fn inspect_and_diff() {
     assert!(s.contains("PyTorch checkpoint (legacy)") && s.contains("warning: legacy format"), "{s}");
     assert!(s.contains("BF16: 1 tensors, 32 bytes"), "{s}");
 
+    // requires_grad is not content, and inspect says it is set.
+    d.write("g.pt", &sd.build(&Layout { requires_grad: true, ..Layout::default() }));
+    let out = gd_in(d.dir.path(), &["inspect", "g.pt"]);
+    let s = text(&out.stdout);
+    assert!(s.contains("`requires_grad` set on 3 tensors") && s.contains(&sd.expected_label()), "{s}");
+
     let mut other = model();
     other.tensors[1].1.data[3] ^= 1;
     d.write("b.pt", &other.build(&Layout::default()));

@@ -70,6 +70,8 @@ pub struct Layout {
     pub deferred: bool,
     /// The root as `OrderedDict` (with `_metadata` when set) instead of a dict.
     pub ordered: bool,
+    /// Every tensor saved with `requires_grad=True` (not content).
+    pub requires_grad: bool,
 }
 
 impl Default for Layout {
@@ -84,6 +86,7 @@ impl Default for Layout {
             zip64: false,
             deferred: true,
             ordered: false,
+            requires_grad: false,
         }
     }
 }
@@ -274,7 +277,7 @@ impl StateDict {
             p.tuple(&t.shape);
             let stride = if layout.views { col_strides(&t.shape) } else { row_strides(&t.shape) };
             p.tuple(&stride);
-            p.op(b"\x89");
+            p.op(if layout.requires_grad { b"\x88" } else { b"\x89" });
             p.global("collections", "OrderedDict");
             p.op(b")R");
             p.op(b"tR");
