@@ -358,7 +358,7 @@ fn a_legacy_pickle_claiming_more_than_the_file_is_an_error_in_both_read_modes() 
     b.extend(vec![b'x'; 300_000]);
     let p = d.write("m.pt", &b);
     for mode in [ReadMode::Mmap, ReadMode::Pread] {
-        let e = open_with(&p, mode, PieceSizes::default()).err().expect("refused");
+        let e = open_with(&p, mode, PieceSizes::default()).expect_err("refused");
         says(&e, "4294967295 bytes needed");
         assert_eq!(e.offset(), Some(27), "{mode:?}: {e}");
     }
