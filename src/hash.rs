@@ -367,29 +367,28 @@ fn hash_read(job: &Job<'_>, plan: Plan, progress: &ProgressCallback<'_>) -> Resu
 }
 
 /// Reads the bytes of a gather's elements: from the mapped range, or
-/// through one window of the range read with `pread`.
+/// with `pread` (through one window of the range for single elements).
 struct Elements<'j, 'a> {
     job: &'j Job<'a>,
-    mapped: Option<MappedRange<'a>>,
+    mapped: Option<&'j MappedRange<'a>>,
     window: Vec<u8>,
     window_at: u64,
     window_cap: u64,
 }
 
+fn outside() -> Error {
+    Error::internal("a gathered element outside its job's range")
+}
+
 impl Elements<'_, '_> {
-    /// Appends `len` bytes at `pos` (from the range's start) to `out`.
+    /// Appends `len` bytes at `pos` (from the range's start) to `out`,
+    /// through the window when unmapped (for walks of single elements).
     fn copy(&mut self, pos: u64, len: u64, out: &mut Vec<u8>) -> Result<()> {
-        let outside = || Error::internal("a gathered element outside its job's range");
         if pos.checked_add(len).is_none_or(|e| e > self.job.len) {
             return Err(outside());
         }
-        if let Some(m) = &self.mapped {
-            let (s, e) = (
-                usize::try_from(pos).map_err(|_| outside())?,
-                usize::try_from(pos.saturating_add(len)).map_err(|_| outside())?,
-            );
-            out.extend_from_slice(m.bytes().get(s..e).ok_or_else(outside)?);
-            return Ok(());
+        if self.mapped.is_some() {
+            return self.read(pos, len, out);
         }
         let (mut pos, mut len) = (pos, len);
         while len > 0 {
@@ -410,9 +409,108 @@ impl Elements<'_, '_> {
         }
         Ok(())
     }
+
+    /// Appends exactly the `len` bytes at `pos` to `out`: from the map, or
+    /// with one `pread` of them (a tile's run, read once).
+    fn read(&mut self, pos: u64, len: u64, out: &mut Vec<u8>) -> Result<()> {
+        let end = pos.checked_add(len).filter(|&e| e <= self.job.len).ok_or_else(outside)?;
+        if let Some(m) = self.mapped {
+            let (s, e) = (usize::try_from(pos).map_err(|_| outside())?, usize::try_from(end).map_err(|_| outside())?);
+            out.extend_from_slice(m.bytes().get(s..e).ok_or_else(outside)?);
+            return Ok(());
+        }
+        let at = out.len();
+        let to = at.checked_add(usize::try_from(len).map_err(|_| outside())?).ok_or_else(outside)?;
+        out.resize(to, 0);
+        let part = out.get_mut(at..to).ok_or_else(outside)?;
+        self.job.source.read_exact_at(part, self.job.start.saturating_add(pos))
+    }
+}
+
+/// Where gathered bytes go: a chunk-sized buffer, converted, hashed and
+/// reported each time it fills (a chunk is whole elements, and every push
+/// is whole elements, so each piece converted is whole blocks).
+struct Sink<'j, 'a, 'p> {
+    job: &'j Job<'a>,
+    mapped: Option<&'j MappedRange<'a>>,
+    hasher: Hasher,
+    out: Vec<u8>,
+    chunk: usize,
+    reported: u64,
+    progress: &'p ProgressCallback<'p>,
+}
+
+impl Sink<'_, '_, '_> {
+    /// Bytes the buffer takes before it is hashed.
+    fn room(&self) -> usize {
+        self.chunk.saturating_sub(self.out.len())
+    }
+
+    /// Hashes the buffer once it holds a chunk.
+    fn filled(&mut self) -> Result<()> {
+        if self.out.len() >= self.chunk { self.flush() } else { Ok(()) }
+    }
+
+    /// Appends one element's bytes.
+    fn push(&mut self, element: &[u8]) -> Result<()> {
+        self.out.extend_from_slice(element);
+        self.filled()
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.job.conversion.apply(&mut self.out)?;
+        self.hasher.update(&self.out);
+        let n = (self.out.len() as u64).min(self.job.len.saturating_sub(self.reported));
+        self.reported = self.reported.saturating_add(n);
+        (self.progress)(n)?;
+        self.out.clear();
+        if let Some(m) = self.mapped {
+            m.check(self.job.source.path())?;
+        }
+        self.job.source.check_lease()
+    }
+}
+
+fn overflow() -> Error {
+    Error::internal("a gather's index overflows")
+}
+
+/// Advances `idx` over `size` in row-major order (last dimension fastest);
+/// false once every index has been visited.
+fn next_index(idx: &mut [u64], size: &[u64]) -> bool {
+    for (i, &s) in idx.iter_mut().zip(size).rev() {
+        *i = i.saturating_add(1);
+        if *i < s {
+            return true;
+        }
+        *i = 0;
+    }
+    false
+}
+
+/// `base + Σ idx[i] × stride[i]`, checked.
+fn position(base: u64, idx: &[u64], stride: &[u64]) -> Result<u64> {
+    idx.iter()
+        .zip(stride)
+        .try_fold(base, |b, (i, s)| i.checked_mul(*s).and_then(|v| v.checked_add(b)).ok_or_else(overflow))
 }
 
 /// Hashes the elements a [`Gather`] walks, a chunk at a time.
+///
+/// Dimensions of size 1 are dropped first (their stride reads nothing).
+/// Then the walk takes the fastest of three shapes, all of which hash the
+/// same bytes in the same (row-major) order:
+/// - the last dimension has stride 1: its rows are contiguous runs, copied
+///   a chunk at a time;
+/// - another dimension `p` has stride 1 (a transpose, a permutation): the
+///   output is cut into tiles of `b` consecutive indices of `p` (for each
+///   index of the dimensions before it); a tile's source is, for each index
+///   of the dimensions after `p`, one contiguous run of `b` elements, read
+///   once (one `pread` each, or from the map), and the tile is then emitted
+///   transposed from memory. A tile holds at most a window of bytes, so
+///   each source byte is read once and memory stays bounded;
+/// - otherwise (no stride 1, or one index of `p` alone is more than a
+///   window) element by element, through a window of the range.
 fn hash_gathered(
     job: &Job<'_>,
     g: &Gather,
@@ -420,92 +518,152 @@ fn hash_gathered(
     min_mapped: u64,
     progress: &ProgressCallback<'_>,
 ) -> Result<Sha256Digest> {
-    let mut hasher = Hasher::new(job.conversion.digest);
     let numel = g
         .size
         .iter()
         .try_fold(1u64, |a, &s| a.checked_mul(s))
         .ok_or_else(|| Error::internal("a gather's size overflows"))?;
     if numel == 0 || g.elem == 0 || g.size.len() != g.stride.len() {
-        return Ok(hasher.finalize());
+        return Ok(Hasher::new(job.conversion.digest).finalize());
     }
+    let (size, stride): (Vec<u64>, Vec<u64>) = g.size.iter().zip(&g.stride).filter(|(s, _)| **s != 1).unzip();
     let mapped = job.source.map_range(job.start, job.len, min_mapped)?;
-    let mut elements = Elements { job, mapped, window: Vec::new(), window_at: 0, window_cap: plan.window as u64 };
+    let mut elements =
+        Elements { job, mapped: mapped.as_ref(), window: Vec::new(), window_at: 0, window_cap: plan.window as u64 };
     let chunk = plan.chunk;
-    let mut out: Vec<u8> =
-        Vec::with_capacity(chunk.min(usize::try_from(numel.saturating_mul(g.elem)).unwrap_or(chunk)));
-    let mut reported = 0u64;
-    let mut flush = |out: &mut Vec<u8>, elements: &Elements<'_, '_>| -> Result<()> {
-        job.conversion.apply(out)?;
-        hasher.update(out);
-        let n = (out.len() as u64).min(job.len.saturating_sub(reported));
-        reported = reported.saturating_add(n);
-        progress(n)?;
-        out.clear();
-        if let Some(m) = &elements.mapped {
-            m.check(job.source.path())?;
+    let mut sink = Sink {
+        job,
+        mapped: mapped.as_ref(),
+        hasher: Hasher::new(job.conversion.digest),
+        out: Vec::with_capacity(chunk.min(usize::try_from(numel.saturating_mul(g.elem)).unwrap_or(chunk))),
+        chunk,
+        reported: 0,
+        progress,
+    };
+    let last_contiguous = stride.last().is_none_or(|&t| t == 1);
+    let tile_dim = (!last_contiguous)
+        .then(|| stride.iter().rposition(|&t| t == 1))
+        .flatten()
+        .filter(|&p| tile_row_bytes(&size, p, g.elem).is_some_and(|r| r <= plan.window as u64));
+    match tile_dim {
+        Some(p) => walk_tiles(g, &size, &stride, p, plan.window as u64, &mut elements, &mut sink)?,
+        None => walk_rows(g, &size, &stride, &mut elements, &mut sink)?,
+    }
+    if !sink.out.is_empty() {
+        sink.flush()?;
+    }
+    let rest = job.len.saturating_sub(sink.reported);
+    if rest > 0 {
+        progress(rest)?;
+    }
+    if let Some(m) = &mapped {
+        m.release(0, m.bytes().len());
+    }
+    Ok(sink.hasher.finalize())
+}
+
+/// The bytes of one index of dimension `p`: the elements of every
+/// dimension after it.
+fn tile_row_bytes(size: &[u64], p: usize, elem: u64) -> Option<u64> {
+    size.get(p.checked_add(1)?..)?.iter().try_fold(elem, |a, &s| a.checked_mul(s))
+}
+
+/// The walk in tiles over dimension `p` (stride 1; see [`hash_gathered`]).
+fn walk_tiles(
+    g: &Gather,
+    size: &[u64],
+    stride: &[u64],
+    p: usize,
+    budget: u64,
+    elements: &mut Elements<'_, '_>,
+    sink: &mut Sink<'_, '_, '_>,
+) -> Result<()> {
+    let (outer_size, rest_size) = size.split_at_checked(p).ok_or_else(overflow)?;
+    let (outer_stride, rest_stride) = stride.split_at_checked(p).ok_or_else(overflow)?;
+    let (Some((&len_p, inner_size)), Some((_, inner_stride))) = (rest_size.split_first(), rest_stride.split_first())
+    else {
+        return Err(overflow());
+    };
+    let row = tile_row_bytes(size, p, g.elem).ok_or_else(overflow)?;
+    let runs = row.checked_div(g.elem).ok_or_else(overflow)?;
+    let per_tile = budget.checked_div(row).unwrap_or(1).clamp(1, len_p);
+    let elem = usize::try_from(g.elem).map_err(|_| overflow())?;
+    let mut tile: Vec<u8> = Vec::with_capacity(usize::try_from(per_tile.saturating_mul(row)).map_err(|_| overflow())?);
+    let mut outer = vec![0u64; outer_size.len()];
+    let mut inner = vec![0u64; inner_size.len()];
+    loop {
+        let base = position(g.offset, &outer, outer_stride)?;
+        let mut first = 0u64;
+        while first < len_p {
+            let b = per_tile.min(len_p.saturating_sub(first));
+            let run = b.checked_mul(g.elem).ok_or_else(overflow)?;
+            // Read: one run of `b` elements per index of the inner dimensions.
+            tile.clear();
+            inner.fill(0);
+            let start = base.checked_add(first).ok_or_else(overflow)?;
+            loop {
+                let at = position(start, &inner, inner_stride)?;
+                elements.read(at.checked_mul(g.elem).ok_or_else(overflow)?, run, &mut tile)?;
+                if !next_index(&mut inner, inner_size) {
+                    break;
+                }
+            }
+            // Emit in row-major order: index of `p`, then the inner ones.
+            let run = usize::try_from(run).map_err(|_| overflow())?;
+            for i in 0..usize::try_from(b).map_err(|_| overflow())? {
+                let mut at = i.checked_mul(elem).ok_or_else(overflow)?;
+                for _ in 0..runs {
+                    let e = at.checked_add(elem).ok_or_else(overflow)?;
+                    sink.push(tile.get(at..e).ok_or_else(overflow)?)?;
+                    at = at.saturating_add(run);
+                }
+            }
+            first = first.saturating_add(b);
         }
-        job.source.check_lease()
-    };
-    let overflow = || Error::internal("a gather's index overflows");
-    let rank = g.size.len();
-    let (inner, inner_stride) = match (g.size.last(), g.stride.last()) {
+        if !next_index(&mut outer, outer_size) {
+            return Ok(());
+        }
+    }
+}
+
+/// The walk row by row: contiguous runs when the last dimension has
+/// stride 1, else element by element.
+fn walk_rows(
+    g: &Gather,
+    size: &[u64],
+    stride: &[u64],
+    elements: &mut Elements<'_, '_>,
+    sink: &mut Sink<'_, '_, '_>,
+) -> Result<()> {
+    let (inner, inner_stride) = match (size.last(), stride.last()) {
         (Some(&s), Some(&t)) => (s, t),
-        _ => (1, 0),
+        _ => (1, 1),
     };
-    let outer = rank.saturating_sub(1);
+    let outer = size.len().saturating_sub(1);
+    let (outer_size, outer_stride) = (size.get(..outer).unwrap_or(&[]), stride.get(..outer).unwrap_or(&[]));
     let mut idx = vec![0u64; outer];
     loop {
-        let mut base = g.offset;
-        for (i, s) in idx.iter().zip(&g.stride) {
-            base = i.checked_mul(*s).and_then(|v| v.checked_add(base)).ok_or_else(overflow)?;
-        }
-        if inner_stride == 1 || inner == 1 {
+        let base = position(g.offset, &idx, outer_stride)?;
+        if inner_stride == 1 {
             // A contiguous run: copied a chunk at a time.
             let mut left = inner.checked_mul(g.elem).ok_or_else(overflow)?;
             let mut pos = base.checked_mul(g.elem).ok_or_else(overflow)?;
             while left > 0 {
-                let room = (chunk.saturating_sub(out.len()) as u64).max(g.elem);
-                let n = left.min(room);
-                elements.copy(pos, n, &mut out)?;
+                let n = left.min((sink.room() as u64).max(g.elem));
+                elements.copy(pos, n, &mut sink.out)?;
                 pos = pos.saturating_add(n);
                 left = left.saturating_sub(n);
-                if out.len() >= chunk {
-                    flush(&mut out, &elements)?;
-                }
+                sink.filled()?;
             }
         } else {
             for j in 0..inner {
                 let e = j.checked_mul(inner_stride).and_then(|v| v.checked_add(base)).ok_or_else(overflow)?;
-                elements.copy(e.checked_mul(g.elem).ok_or_else(overflow)?, g.elem, &mut out)?;
-                if out.len() >= chunk {
-                    flush(&mut out, &elements)?;
-                }
+                elements.copy(e.checked_mul(g.elem).ok_or_else(overflow)?, g.elem, &mut sink.out)?;
+                sink.filled()?;
             }
         }
-        // The next outer index, last dimension fastest.
-        let mut d = outer;
-        loop {
-            let Some(k) = d.checked_sub(1) else {
-                if !out.is_empty() {
-                    flush(&mut out, &elements)?;
-                }
-                let rest = job.len.saturating_sub(reported);
-                if rest > 0 {
-                    progress(rest)?;
-                }
-                if let Some(m) = &elements.mapped {
-                    m.release(0, m.bytes().len());
-                }
-                return Ok(hasher.finalize());
-            };
-            d = k;
-            let (Some(i), Some(&s)) = (idx.get_mut(k), g.size.get(k)) else { return Err(overflow()) };
-            *i = i.saturating_add(1);
-            if *i < s {
-                break;
-            }
-            *i = 0;
+        if !next_index(&mut idx, outer_size) {
+            return Ok(());
         }
     }
 }

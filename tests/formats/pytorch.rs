@@ -363,3 +363,46 @@ fn a_legacy_pickle_claiming_more_than_the_file_is_an_error_in_both_read_modes() 
         assert_eq!(e.offset(), Some(27), "{mode:?}: {e}");
     }
 }
+
+#[test]
+fn transposed_views_in_tiles_give_the_one_shot_digests() {
+    // Views whose walk is cut into tiles (a transpose: stride 1 on the
+    // first dimension), with windows that hold one, a few or all of the
+    // tile's rows, uneven last tiles, chunks cutting rows, and a dimension
+    // of size 1 between the others.
+    let d = Dir::new();
+    let sd = StateDict::new()
+        .tensor("a", PtTensor::filled("F32", &[37, 29], 1))
+        .tensor("b", PtTensor::filled("F64", &[5, 6, 7], 2))
+        .tensor("c", PtTensor::filled("BF16", &[3, 1, 40], 3))
+        .tensor("m", PtTensor::filled("BOOL", &[9, 11], 4));
+    let want = sd.expected_label();
+    let pieces = [
+        PieceSizes { window: 1, chunk: 1, min_mapped: 0 },
+        PieceSizes { window: 116, chunk: 8, min_mapped: 0 },
+        PieceSizes { window: 256, chunk: 24, min_mapped: 0 },
+        PieceSizes { window: 1000, chunk: 40, min_mapped: 0 },
+        PieceSizes { window: 4096, chunk: 4096, min_mapped: 0 },
+        PieceSizes::default(),
+    ];
+    let views = Layout { views: true, ..Layout::default() };
+    let layouts = [
+        ("views", views.clone()),
+        ("big-endian views", Layout { big_endian: true, ..views.clone() }),
+        ("legacy views", Layout { zip: false, ..views.clone() }),
+    ];
+    for (what, layout) in layouts {
+        let p = d.write("t.pt", &sd.build(&layout));
+        for mode in [ReadMode::Mmap, ReadMode::Pread] {
+            for pieces in pieces {
+                let m = open_with(&p, mode, pieces).unwrap();
+                let digest = m.digest().unwrap_or_else(|e| panic!("{what} {mode:?} {pieces:?}: {e}"));
+                assert_eq!(digest.label(), want, "{what} {mode:?} {pieces:?}");
+                for (leaf, got) in m.tree().tensors.iter().zip(digest.tensor_sha256()) {
+                    let t = &sd.tensors.iter().find(|(n, _)| *n == leaf.path).unwrap().1;
+                    assert_eq!(hex(got), hex(&sha(&t.data)), "{what} {mode:?} {pieces:?} {}", leaf.path);
+                }
+            }
+        }
+    }
+}
