@@ -83,7 +83,7 @@ load1() { cut -d' ' -f1 /proc/loadavg; }
 
 log "building gguf-digest (release)"
 (cd "$root" && cargo build --release --quiet)
-gd="${CARGO_TARGET_DIR:-$root/target}/release/gguf-digest"
+gd="$(bash "$root/scripts/target-dir.sh")/release/gguf-digest"
 
 for tool in openssl sha256sum objdump; do
     command -v "$tool" >/dev/null || { echo "compare.sh: $tool is required" >&2; exit 1; }

@@ -21,6 +21,6 @@ built_binary() { # [path]
         realpath "$1"
     else
         (cd "$root" && cargo build --release --quiet) >&2
-        echo "${CARGO_TARGET_DIR:-$root/target}/release/gguf-digest"
+        echo "$(bash "$root/scripts/target-dir.sh")/release/gguf-digest"
     fi
 }

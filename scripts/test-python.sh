@@ -11,8 +11,8 @@
 #   4. runs mypy --strict over python/examples/typed_example.py (must pass)
 #      and mistyped_example.py (must fail: proof the stubs are seen), and
 #      vermin over the package (no Python newer than 3.9 needed);
-#   5. runs the CLI tests (the cli:: and st_cli:: modules of the cli test
-#      binary: tests/cli/cli.rs, tests/cli/st_cli.rs) again on the
+#   5. runs the CLI tests (the gguf_cli:: and st_cli:: modules of the cli test
+#      binary: tests/cli/gguf_cli.rs, tests/cli/st_cli.rs) again on the
 #      `gguf-digest` command the wheel installed (GGUF_DIGEST_BIN).
 # Prints cargo-style "test result:" lines so .ci/run's total counts pytest.
 #
@@ -50,6 +50,8 @@ log "building the binary the labels are compared with"
 # The debug build (sha2 at opt-level 3 even there): under .ci/run, cargo
 # test has built it already, and a second release build would cost minutes.
 (cd "$repo" && cargo build --quiet)
+# Where cargo put it: target/ unless CARGO_TARGET_DIR (or cargo's config) says otherwise.
+cargo_bin="$(bash "$repo/scripts/target-dir.sh")/debug/gguf-digest"
 
 prereq="$("$interop_venv/bin/python" "$repo/scripts/interop/prereq.py")"
 field() { "$python" -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$prereq" "$1"; }
@@ -57,7 +59,7 @@ field() { "$python" -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[
 log "pytest on the installed package"
 # From a directory outside the repository: only the installed package can be imported.
 set +e
-(cd "$scratch" && GGUF_DIGEST_CARGO_BIN="$repo/target/debug/gguf-digest" GGUF_DIGEST_REPO="$repo" \
+(cd "$scratch" && GGUF_DIGEST_CARGO_BIN="$cargo_bin" GGUF_DIGEST_REPO="$repo" \
     INTEROP_PYTHON="$interop_venv/bin/python" SMOLLM2_GGUF="$(field model)" MINILM_SAFETENSORS="$(field st_model)" \
     "$venv/bin/python" -m pytest -p no:cacheprovider -q -rs "$repo/python/tests" | tee "$scratch/pytest.log")
 pytest_status=${PIPESTATUS[0]}
@@ -103,8 +105,8 @@ echo "test result: vermin. $((vermin_failed ? 0 : 1)) passed; $vermin_failed fai
 
 log "the CLI tests on the wheel's gguf-digest command"
 smoke_status=0
-# The filters are module paths: "cli::" also matches "st_cli::", and nothing
-# else in the binary (its other modules run the cargo-built binary only).
-(cd "$repo" && GGUF_DIGEST_BIN="$venv/bin/gguf-digest" cargo test --quiet --test cli -- cli:: st_cli::) || smoke_status=1
+# The filters are module paths: the GGUF and the safetensors command-line
+# modules (the binary's other modules run the cargo-built binary only).
+(cd "$repo" && GGUF_DIGEST_BIN="$venv/bin/gguf-digest" cargo test --quiet --test cli -- gguf_cli:: st_cli::) || smoke_status=1
 
 [ "$pytest_status" = 0 ] && [ "$mypy_failed" = 0 ] && [ "$vermin_failed" = 0 ] && [ "$smoke_status" = 0 ]

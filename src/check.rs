@@ -71,41 +71,67 @@ pub const MAX_LINE: usize = 64 << 10;
 /// or a line longer than [`MAX_LINE`] ([`ErrorKind::ListLineTooLong`],
 /// naming it by number), ends the list with that error.
 pub fn read_list(list: &mut dyn BufRead, from_stdin: bool) -> Result<Vec<Line>> {
-    let mut bsd_reversed = None;
+    let mut reader = ListReader::new(list, from_stdin);
     let mut lines = Vec::new();
-    let mut buf = Vec::new();
-    let mut line_no = 0usize;
-    loop {
-        buf.clear();
-        // One byte past the limit tells a line that is too long.
-        let limit = (MAX_LINE as u64).saturating_add(1);
-        if list.take(limit).read_until(b'\n', &mut buf).map_err(Error::from)? == 0 {
-            break;
-        }
-        line_no = line_no.saturating_add(1);
-        let line = match buf.strip_suffix(b"\n") {
-            Some(line) => line,
-            None if buf.len() > MAX_LINE => {
-                let kind = ErrorKind::ListLineTooLong { line: line_no as u64, limit: MAX_LINE };
-                return Err(Error::new(kind));
-            }
-            // The last line, without its newline.
-            None => &buf,
-        };
-        if line.first() == Some(&b'#') {
-            continue;
-        }
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() {
-            continue;
-        }
-        lines.push(match split_line(line, &mut bsd_reversed) {
-            Some((_, path)) if from_stdin && path == b"-" => Line::Misformatted { line_no },
-            Some((label, path)) => Line::Entry { line_no, label, path },
-            None => Line::Misformatted { line_no },
-        });
+    while let Some(line) = reader.next_line()? {
+        lines.push(line);
     }
     Ok(lines)
+}
+
+/// A check list read one line at a time, holding one line and the list's
+/// style (standard or BSD reversed): what [`read_list`] collects, and what
+/// `--check` reads a window of lines at a time from, so that its memory
+/// does not grow with the list.
+pub struct ListReader<'a> {
+    list: &'a mut dyn BufRead,
+    from_stdin: bool,
+    bsd_reversed: Option<bool>,
+    buf: Vec<u8>,
+    line_no: usize,
+}
+
+impl<'a> ListReader<'a> {
+    /// A reader of `list`; `from_stdin` as for [`read_list`].
+    pub fn new(list: &'a mut dyn BufRead, from_stdin: bool) -> Self {
+        ListReader { list, from_stdin, bsd_reversed: None, buf: Vec::new(), line_no: 0 }
+    }
+
+    /// The next line that is not a comment or empty, `None` at the list's
+    /// end; errors as [`read_list`]'s (after one, the list is not read on).
+    pub fn next_line(&mut self) -> Result<Option<Line>> {
+        loop {
+            self.buf.clear();
+            // One byte past the limit tells a line that is too long.
+            let limit = (MAX_LINE as u64).saturating_add(1);
+            if (&mut *self.list).take(limit).read_until(b'\n', &mut self.buf).map_err(Error::from)? == 0 {
+                return Ok(None);
+            }
+            self.line_no = self.line_no.saturating_add(1);
+            let line_no = self.line_no;
+            let line = match self.buf.strip_suffix(b"\n") {
+                Some(line) => line,
+                None if self.buf.len() > MAX_LINE => {
+                    let kind = ErrorKind::ListLineTooLong { line: line_no as u64, limit: MAX_LINE };
+                    return Err(Error::new(kind));
+                }
+                // The last line, without its newline.
+                None => &self.buf,
+            };
+            if line.first() == Some(&b'#') {
+                continue;
+            }
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.is_empty() {
+                continue;
+            }
+            return Ok(Some(match split_line(line, &mut self.bsd_reversed) {
+                Some((_, path)) if self.from_stdin && path == b"-" => Line::Misformatted { line_no },
+                Some((label, path)) => Line::Entry { line_no, label, path },
+                None => Line::Misformatted { line_no },
+            }));
+        }
+    }
 }
 
 fn is_blank(b: Option<&u8>) -> bool {
@@ -206,6 +232,16 @@ pub struct CheckSummary {
 }
 
 impl CheckSummary {
+    /// Adds the counts of another part of the same list (`--check` verifies
+    /// a long list a window at a time).
+    pub fn add(&mut self, other: &CheckSummary) {
+        self.matched = self.matched.saturating_add(other.matched);
+        self.mismatched = self.mismatched.saturating_add(other.mismatched);
+        self.unreadable = self.unreadable.saturating_add(other.unreadable);
+        self.misformatted = self.misformatted.saturating_add(other.misformatted);
+        self.entries = self.entries.saturating_add(other.entries);
+    }
+
     /// True when the list verified by GNU's rules.
     pub fn passed(&self, opts: &CheckOptions) -> bool {
         self.entries > 0

@@ -8,10 +8,12 @@
 //! file changed, and hashes the skeleton into the label. See
 //! docs/adr/0011-one-core-one-folder-per-format.md.
 
+use std::any::Any;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
+use crate::facts::Facts;
 use crate::hash::{Digest, Job, PieceSizes, ProgressCallback, Sha256Digest, hash_job};
 use crate::output::JsonWriter;
 use crate::render::{DiffOptions, InspectOptions};
@@ -81,60 +83,241 @@ pub trait Labelled: Send + Sync {
 }
 
 /// A file's size for a progress bar's estimate
-/// ([`Description::approximate_bytes`]): 0 where it cannot be seen.
+/// ([`FileFormat::approximate_bytes`]): 0 where it cannot be seen.
 pub fn file_size(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
-/// What the core knows of a format besides its opened models, described
-/// once, in the format's folder, on a type that stands for the format
-/// (`gguf::Gguf`). `formats.rs` holds the one list of them; adding a format
-/// is a folder with this description and one variant there
-/// (docs/adr/0025-formats-behind-an-enum.md).
-pub trait Description {
-    /// The format's opened model.
-    type Model: Labelled;
-    /// What `inspect` shows of one model.
-    type Inspection;
-    /// What `diff` shows of two models of the format.
-    type Diff;
-
+/// A file format, as the registry ([`crate::formats::FORMATS`]) lists it:
+/// how a file of it is recognised and opened, what `inspect` shows of one
+/// it could not label, and its place in a directory. Implemented once, in
+/// the format's folder, on a unit type that stands for the format
+/// (`gguf::Gguf`); every item is required, so a new format answers every
+/// question or does not compile (docs/adr/0032-one-registry-of-formats.md).
+pub trait FileFormat: Sync + 'static {
     /// What a model of the format is, in words: "a GGUF model".
-    const WHAT: &'static str;
+    fn what(&self) -> &'static str;
 
     /// File name extensions (without the dot) that promise the format, for a
     /// file whose first bytes claim none (so that a broken file gets its
     /// format's error).
-    const EXTENSIONS: &'static [&'static str];
+    fn extensions(&self) -> &'static [&'static str];
 
     /// Whether a file's first bytes carry the format's signature.
-    fn claims_bytes(head: &[u8]) -> bool;
+    fn claims_bytes(&self, head: &[u8]) -> bool;
 
     /// Whether a file is the format's by its name or place alone, whatever
     /// its bytes (a safetensors index, a manifest in an Ollama store).
-    fn claims_path(path: &Path) -> bool;
+    fn claims_path(&self, path: &Path) -> bool;
 
     /// Opens the model an open file holds: its other files are opened
     /// beside it, beneath the same root.
-    fn from_source(source: Source, opts: OpenOptions) -> Result<Self::Model>;
+    fn open(&self, source: Source, opts: OpenOptions) -> Result<AnyModel>;
 
     /// For a later shard of a set (by its name), the set's first shard.
-    fn first_shard_of(later: &Path) -> Option<PathBuf>;
-
-    /// Whether a later shard of `model`, named alone, names `model` too
-    /// (through its index) rather than being refused for not being first.
-    fn shard_alone_names_model(model: &Self::Model) -> bool;
+    fn first_shard_of(&self, later: &Path) -> Option<PathBuf>;
 
     /// About how many bytes labelling `path` reads, when its name says the
-    /// format's files are more than itself (a first shard, an index, a
-    /// store reference); `None` leaves it to the file's own size.
-    fn approximate_bytes(path: &Path) -> Option<u64>;
+    /// format's files are more than itself (a first shard, an index);
+    /// `None` leaves it to the file's own size.
+    fn approximate_bytes(&self, path: &Path) -> Option<u64>;
 
-    /// The `inspect` section of a labelled model.
-    fn inspect(model: &Self::Model, digest: &Digest, opts: &InspectOptions) -> Result<Self::Inspection>;
+    /// The text `inspect` shows of a file of the format it could not label
+    /// (read from the start, as a stream's metadata is); `None` when the
+    /// format shows nothing of such a file or nothing could be read.
+    fn partial(&self, source: Source, opts: &InspectOptions) -> Option<String>;
 
-    /// The `diff` section of two labelled models of the format.
-    fn diff(a: &Self::Model, da: &Digest, b: &Self::Model, db: &Digest, opts: &DiffOptions) -> Result<Self::Diff>;
+    /// The kind of a component of this format in a directory (directory
+    /// contract §3), or `None` when a directory never holds the format as
+    /// weights (its files are then `FILE` components).
+    fn component_kind(&self) -> Option<DirectoryKind>;
+}
+
+/// A kind of directory component (directory contract §3): its four bytes
+/// in the skeleton, and the words `inspect` heads its section with.
+/// Ordered by its bytes, as the skeleton sorts components.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DirectoryKind {
+    /// The four bytes (`GGUF`, `SFTN`, `FILE`): ASCII letters, so they are
+    /// their own text.
+    pub bytes: &'static [u8; 4],
+    /// What such a component holds, in words: "GGUF weights".
+    pub words: &'static str,
+}
+
+impl DirectoryKind {
+    /// `FILE`: any file that is not weights, by its bytes.
+    pub const FILE: DirectoryKind = DirectoryKind { bytes: b"FILE", words: "a file" };
+
+    /// The kind's four bytes in the skeleton.
+    pub fn bytes(self) -> &'static [u8; 4] {
+        self.bytes
+    }
+
+    /// The same four bytes as text, for `inspect`, `diff` and JSON.
+    pub fn text(self) -> &'static str {
+        std::str::from_utf8(self.bytes).unwrap_or("????")
+    }
+}
+
+/// What `inspect` or `diff` shows, in the format's own words: rendered as
+/// text for a person and as a JSON document. A format's section is
+/// handed back boxed (docs/adr/0032: once per command, never per tensor).
+pub trait Section: std::fmt::Debug + Send + Sync {
+    /// The text report.
+    fn text(&self) -> String;
+
+    /// The JSON document.
+    fn to_json(&self) -> serde_json::Value;
+}
+
+/// A `diff` section: a [`Section`] that also says whether the labels were equal.
+pub trait DiffSection: Section {
+    /// True when both labels are equal (and so no leaf differs).
+    fn labels_equal(&self) -> bool;
+}
+
+/// Which of `diff`'s two arguments a model is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The first (A): `self` is A, the other is B.
+    First,
+    /// The second (B): `self` is B, the other is A.
+    Second,
+}
+
+/// An opened model of any kind, beyond what the core labels: what it is
+/// in words, its `inspect` and `diff` sections, what it says of itself for
+/// a BOM. Implemented once per format folder and per container (an Ollama
+/// model, a directory), so that nothing outside a folder matches on
+/// formats.
+pub trait Opened: Labelled + Any {
+    /// What the model is, in words: "a GGUF model", "a directory".
+    fn what(&self) -> &'static str;
+
+    /// The `inspect` section of the labelled model.
+    fn inspect(&self, digest: &Digest, opts: &InspectOptions) -> Result<Box<dyn Section>>;
+
+    /// The `diff` section of this model against `other`, this one being
+    /// `side`; `None` when this model's kind cannot compare itself with
+    /// `other`'s (then `other` is asked, the other way round; when neither
+    /// can, the two are refused as different formats).
+    fn diff(
+        &self,
+        mine: &Digest,
+        other: &AnyModel,
+        theirs: &Digest,
+        side: Side,
+        opts: &DiffOptions,
+    ) -> Option<Result<Box<dyn DiffSection>>>;
+
+    /// Adds what the model says of itself to `facts` (a field already
+    /// set is kept: the first to say wins).
+    fn facts(&self, facts: &mut Facts) -> Result<()>;
+
+    /// Whether a later shard of this model, named alone, names this model
+    /// too (through its index) rather than being refused for not being
+    /// first.
+    fn shard_alone_names_model(&self) -> bool;
+
+    /// What labelling the model warns of, one line each (a directory's
+    /// partial downloads); empty for most.
+    fn warnings(&self) -> Vec<String>;
+
+    /// The model as `Any`, for [`AnyModel::downcast_ref`].
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// The `diff` section of `me` against `other` when both are of one
+/// format `M` (the usual answer of [`Opened::diff`]): `section(a, da, b,
+/// db)` with A and B in the arguments' order; `None` when `other` is not
+/// an `M`.
+pub fn diff_same<M: Opened, D: DiffSection + 'static>(
+    me: &M,
+    mine: &Digest,
+    other: &AnyModel,
+    theirs: &Digest,
+    side: Side,
+    section: impl FnOnce(&M, &Digest, &M, &Digest) -> Result<D>,
+) -> Option<Result<Box<dyn DiffSection>>> {
+    let other = other.downcast_ref::<M>()?;
+    let d = match side {
+        Side::First => section(me, mine, other, theirs),
+        Side::Second => section(other, theirs, me, mine),
+    };
+    Some(d.map(|d| Box::new(d) as Box<dyn DiffSection>))
+}
+
+/// An opened model of any format or container, as the core and the
+/// commands hold it. Questions about its format go to the model
+/// ([`Opened`]); a caller that wants one format's own items asks
+/// [`AnyModel::downcast_ref`].
+pub struct AnyModel(Box<dyn Opened>);
+
+impl AnyModel {
+    /// Holds `model`.
+    pub fn new(model: impl Opened) -> AnyModel {
+        AnyModel(Box::new(model))
+    }
+
+    /// The model, as every format answers.
+    pub fn model(&self) -> &dyn Opened {
+        self.0.as_ref()
+    }
+
+    /// The model as the core labels it.
+    pub fn labelled(&self) -> &dyn Labelled {
+        self.0.as_ref()
+    }
+
+    /// The model as format `M`'s own model, if it is one (`gguf::Model`
+    /// for GGUF's string values).
+    pub fn downcast_ref<M: Opened>(&self) -> Option<&M> {
+        self.0.as_any().downcast_ref::<M>()
+    }
+}
+
+impl std::ops::Deref for AnyModel {
+    type Target = dyn Opened;
+
+    fn deref(&self) -> &dyn Opened {
+        self.0.as_ref()
+    }
+}
+
+impl std::fmt::Debug for AnyModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A model's files are its identity here; its tensors would be pages.
+        let sources = self.0.sources();
+        let paths: Vec<&Path> = sources.iter().map(|s| s.path()).collect();
+        f.debug_struct("AnyModel").field("what", &self.0.what()).field("files", &paths).finish()
+    }
+}
+
+impl Labelled for AnyModel {
+    fn job_count(&self) -> usize {
+        self.0.job_count()
+    }
+
+    fn job(&self, i: usize) -> Option<Job<'_>> {
+        self.0.job(i)
+    }
+
+    fn sources(&self) -> Vec<&Source> {
+        self.0.sources()
+    }
+
+    fn write_skeleton(&self, data_sha256: &[Sha256Digest], sink: &mut dyn FnMut(&[u8])) -> Result<()> {
+        self.0.write_skeleton(data_sha256, sink)
+    }
+
+    fn write_json(&self, w: &mut JsonWriter<'_>, path: &Path, digest: &Digest) -> io::Result<()> {
+        self.0.write_json(w, path, digest)
+    }
+
+    fn contract(&self) -> (&'static str, &'static str) {
+        self.0.contract()
+    }
 }
 
 /// Job indices, largest first: the order that keeps every core busy until

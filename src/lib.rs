@@ -1,5 +1,5 @@
-//! One content-addressed label for every layout of a GGUF, safetensors or
-//! Ollama model.
+//! One content-addressed label for every layout of a GGUF, safetensors,
+//! directory or Ollama model.
 //!
 //! The label is the SHA-256 of a *canonical skeleton* of the model, one per
 //! format (see `docs/SPEC.md`). For GGUF: KVs and tensors sorted by their
@@ -36,6 +36,7 @@
 pub mod bom;
 pub mod check;
 mod error;
+pub mod facts;
 mod format;
 mod formats;
 mod hash;
@@ -73,8 +74,11 @@ pub mod render;
 pub mod cli;
 
 pub use error::{Error, ErrorKind, Result, SYMBOLIC_LINK, Subject};
-pub use format::{Description, Labelled, OpenOptions, end_entry, finish, hash_order, run_job};
-pub use formats::{AnyModel, Format, sniff};
+pub use format::{
+    AnyModel, DiffSection, FileFormat, Labelled, OpenOptions, Opened, Section, Side, diff_same, end_entry, finish,
+    hash_order, run_job,
+};
+pub use formats::{FORMATS, sniff};
 pub use hash::{
     Algorithm, CHUNK, Conversion, Digest, Job, MIN_MAPPED, PieceSizes, ProgressCallback, READ_CHUNKS, Sha256Digest,
     Swap, WINDOW, hash_job,

@@ -11,7 +11,7 @@
 //! much memory.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
@@ -203,14 +203,16 @@ impl<M: Labelled> FileWork<M> {
 /// [`NamedModels::open`](crate::NamedModels::open) does).
 pub type Opener<'a, M> = dyn Fn(&Path, &OpenOptions) -> Result<M> + 'a;
 
-/// Labels every path on `pool`, each opened by `open`, calling
-/// `emit(i, result)` for the i-th path in order, as soon as it and all
-/// before it are finished.
-pub fn schedule<M: Labelled + 'static>(
-    paths: &[PathBuf],
+/// Labels every argument on `pool`, each opened by `open`, calling
+/// `emit(i, result)` for the i-th argument in order, as soon as it and all
+/// before it are finished. An argument is whatever the caller parsed it
+/// into (`input::Input`, or a path), named in errors as the path it was
+/// given as.
+pub fn schedule<A: AsRef<Path>, M: Labelled + 'static>(
+    paths: &[A],
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
-    open: &Opener<'_, M>,
+    open: &(dyn Fn(&A, &OpenOptions) -> Result<M> + '_),
     mut emit: impl FnMut(usize, Result<(M, Digest)>),
 ) {
     let (done_tx, done_rx) = mpsc::channel::<usize>();
@@ -271,7 +273,7 @@ pub fn schedule<M: Labelled + 'static>(
         while let Some(r) = ready.remove(&next_emit) {
             // Every error names the argument it came from (a directory, an
             // index, a first shard, an `ollama:` reference), beside the file.
-            let argument = paths.get(next_emit).map_or(Path::new(""), PathBuf::as_path);
+            let argument = paths.get(next_emit).map_or(Path::new(""), AsRef::as_ref);
             emit(next_emit, r.map_err(|e| e.for_argument(argument)));
             next_emit = next_emit.saturating_add(1);
         }
@@ -293,11 +295,11 @@ pub fn schedule<M: Labelled + 'static>(
 /// Labels every path on `pool` like [`schedule`] and returns all the
 /// results at once, in argument order (for callers that need every model
 /// before they can say anything: a statement, `inspect`, `diff`, Python).
-pub fn schedule_all<M: Labelled + 'static>(
-    paths: &[PathBuf],
+pub fn schedule_all<A: AsRef<Path>, M: Labelled + 'static>(
+    paths: &[A],
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
-    open: &Opener<'_, M>,
+    open: &(dyn Fn(&A, &OpenOptions) -> Result<M> + '_),
 ) -> Vec<Result<(M, Digest)>> {
     let mut done: Vec<Option<Result<(M, Digest)>>> = paths.iter().map(|_| None).collect();
     schedule(paths, opts, pool, open, |i, r| {

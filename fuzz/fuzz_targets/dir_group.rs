@@ -150,7 +150,8 @@ fn shard(stem: &[u8]) -> Option<(&[u8], u32, u32)> {
     (1 <= no && no <= count).then_some((p, no, count))
 }
 
-/// Contract §3 on names alone, written from its text (as dir_oracle.py).
+/// Contract §3 on names alone (revision 2), written from its text (as
+/// dir_oracle.py).
 fn reference(input: &Input) -> Result<BTreeSet<Comp>, String> {
     let mut by_dir: BTreeMap<&[u8], BTreeSet<&[u8]>> = BTreeMap::new();
     for f in &input.files {
@@ -173,6 +174,12 @@ fn reference(input: &Input) -> Result<BTreeSet<Comp>, String> {
                 if taken.insert(f.clone(), ix.to_vec()).is_some() {
                     return Err("a file listed by two indexes".into());
                 }
+            }
+            // Revision 2: `P.safetensors` beside its index must be the
+            // index's only file (transformers loads it alone).
+            let single = [p, ST].concat();
+            if names.contains(single.as_slice()) && listed != [single] {
+                return Err("P.safetensors beside an index that lists another file".into());
             }
             let mut files: Vec<Vec<u8>> = listed.iter().map(|f| join(d, f)).collect();
             files.sort();

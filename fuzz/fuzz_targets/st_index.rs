@@ -34,5 +34,8 @@ fuzz_target!(|data: &[u8]| {
         assert!(matches!(parts[1], Component::Normal(_)), "{name:?} is not a normal component");
         assert!(!name.contains(['/', '\\', '\0']), "{name:?}");
     }
-    assert!(!index.metadata.contains_key("total_size"), "total_size is layout, kept apart");
+    // Derived members (contract §5, revision 2) are kept apart, never metadata.
+    for derived in gguf_digest::safetensors::DERIVED {
+        assert!(!index.metadata.contains_key(derived), "{derived} is derived, kept apart");
+    }
 });

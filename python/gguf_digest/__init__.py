@@ -1,4 +1,4 @@
-"""One content-addressed label for every layout of a GGUF, safetensors or Ollama model.
+"""One content-addressed label for every layout of a GGUF, safetensors, directory or Ollama model.
 
 The label is the SHA-256 of the model's canonical skeleton (docs/SPEC.md):
 every metadata value and every weight byte enter it, while tensor and key

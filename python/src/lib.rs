@@ -266,7 +266,7 @@ const MAX_STRING_VALUE: u64 = 1 << 20;
 /// Every GGUF STRING value up to [`MAX_STRING_VALUE`] bytes, in the order
 /// of the model's KVs (its `--json` entry's); empty for other formats.
 fn string_values(m: &AnyModel) -> gguf_digest::Result<Vec<Option<Vec<u8>>>> {
-    let AnyModel::Gguf(g) = m else { return Ok(Vec::new()) };
+    let Some(g) = m.downcast_ref::<gguf_digest::gguf::Model>() else { return Ok(Vec::new()) };
     g.kvs().iter().map(|kv| g.string_bytes(kv, MAX_STRING_VALUE)).collect()
 }
 

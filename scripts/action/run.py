@@ -13,9 +13,15 @@ Exit status, as gguf-digest's own: 0 when everything holds, 1 when a label
 differs or a listed file is missing, 2 when something could not be read or
 the inputs name nothing to check. The tool is `$GGUF_DIGEST` if set (the
 tests), else `gguf-digest` on PATH. Standard library only.
+
+`run.py --source-digest DIR` prints `digest=HEX`, the SHA-256 of what
+`cargo install --path DIR` builds from (Cargo.toml, Cargo.lock, src/): the
+build cache's key, so that a tag that moves to a new release (`v1`) builds
+the new tool instead of running the old one it cached.
 """
 
 import base64
+import hashlib
 import json
 import os
 import re
@@ -65,7 +71,7 @@ def results(stdout):
 
 def check_sums(path, rows):
     """`--check` of one sums file: a row per listed model."""
-    done = run(["--check", path])
+    done = run(["--check", "--", path])
     verdicts = results(done.stdout)
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -78,18 +84,27 @@ def check_sums(path, rows):
     return done.returncode, done.stderr
 
 
+# An OpenSSF model signature's statement (model_signing): its subject is
+# the model as a whole, and verify answers for each file it lists.
+MODEL_SIGNING = "https://model_signing/"
+
+
 def statement_subjects(path):
-    """The subjects a statement, a DSSE envelope or a Sigstore bundle names
-    (for the table only: gguf-digest verify decides)."""
+    """What a statement, a DSSE envelope or a Sigstore bundle names, as
+    (name, digest) pairs, and whether it is an OpenSSF model signature: then
+    the files it lists (for the table only: gguf-digest verify decides)."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
         envelope = doc.get("dsseEnvelope", doc)
         if "payload" in envelope:
             doc = json.loads(base64.b64decode(envelope["payload"]))
-        return [(s.get("name", ""), s.get("digest", {}).get("sha256", "")) for s in doc.get("subject", [])]
+        if str(doc.get("predicateType", "")).startswith(MODEL_SIGNING):
+            resources = doc.get("predicate", {}).get("resources", [])
+            return [(str(r.get("name", "")), str(r.get("digest", ""))) for r in resources], True
+        return [(s.get("name", ""), s.get("digest", {}).get("sha256", "")) for s in doc.get("subject", [])], False
     except (OSError, ValueError, AttributeError, TypeError):
-        return []
+        return [], False
 
 
 def verify(path, rows):
@@ -101,20 +116,29 @@ def verify(path, rows):
         args.append("--no-signature")
     if os.environ.get("GD_ROOT", "").strip():
         args += ["--root", os.environ["GD_ROOT"].strip()]
-    done = run(args + [path])
+    done = run(args + ["--", path])
     verdicts = results(done.stdout)
     unchecked = verdicts.get(path, "")
-    for name, label in statement_subjects(path):
+    subjects, per_file = statement_subjects(path)
+    for name, label in subjects:
         verdict = verdicts.get(name, "not checked")
         if unchecked.startswith("signature NOT CHECKED") and verdict == "OK":
             verdict = "OK (signature NOT CHECKED)"
         rows.append((name, label, verdict, path))
+    if per_file:
+        # A file of the directory that the signature does not list has a
+        # verdict (unexpected) and a row, without a signed digest.
+        listed = {name for name, _ in subjects}
+        for name, verdict in verdicts.items():
+            if name not in listed and name != path:
+                rows.append((name, "", verdict, path))
     return done.returncode, done.stderr
 
 
 def label_models(models, rows):
     """The models' labels, as `gguf-digest MODEL...` prints them."""
-    done = run(models)
+    # After `--`: a word that begins with `-` is a model's name, never an option.
+    done = run(["--", *models])
     for line in done.stdout.splitlines():
         m = SUMS_LINE.match(line)
         if m:
@@ -150,7 +174,27 @@ def summary(rows, errors, status):
     return verdict, "\n".join(lines) + "\n"
 
 
+def source_digest(root):
+    """The SHA-256 of what `cargo install --path ROOT` builds from: each
+    file's path and bytes, in sorted order."""
+    files = [f for f in ("Cargo.toml", "Cargo.lock") if os.path.isfile(os.path.join(root, f))]
+    for top, dirs, names in os.walk(os.path.join(root, "src")):
+        dirs.sort()
+        files += [os.path.relpath(os.path.join(top, n), root) for n in names]
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        with open(os.path.join(root, rel), "rb") as f:
+            data = f.read()
+        name = rel.replace(os.sep, "/").encode()
+        h.update(b"%d:%s%d:" % (len(name), name, len(data)))
+        h.update(data)
+    return h.hexdigest()
+
+
 def main():
+    if sys.argv[1:2] == ["--source-digest"] and len(sys.argv) == 3:
+        print("digest=" + source_digest(sys.argv[2]))
+        return 0
     rows, errors, statuses = [], "", []
     for path in words("GD_SUMS"):
         code, err = check_sums(path, rows)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The AI-BOM interop test's Python side (tests/interop/interop_bom.rs).
+"""The AI-BOM interop test's Python side (tests/interop/bom.rs).
 
   bom_validate.py cyclonedx BOM...
       cyclonedx-python-lib (PyPI, with its json-validation extra) validates

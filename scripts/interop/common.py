@@ -1,4 +1,4 @@
-"""Shared helpers for the interop scripts (run by tests/interop/interop.rs).
+"""Shared helpers for the interop scripts (run by tests/interop/gguf.rs).
 
 Everything here drives gguf-py (PyPI package `gguf`, llama.cpp's own Python
 GGUF library) as a user would: GGUFReader to read, GGUFWriter to write. The

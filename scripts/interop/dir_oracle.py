@@ -18,9 +18,9 @@ independent oracles of this folder:
 What it implements, section by section:
 
   §2  the walk: the root is the real path of the argument; `.git`,
-      `.github`, `.gitattributes`, `.gitignore` are skipped at any depth with
-      everything below them, `.cache` at the top only when it is a real
-      directory; links are followed one step at a time (each step lands
+      `.github`, `.gitattributes`, `.gitignore` are skipped directly in the
+      root only (revision 2: below it they are content), with everything
+      below them, `.cache` at the top only when it is a real directory; links are followed one step at a time (each step lands
       inside the root, or, for a Hugging Face snapshot root, inside `<repo>`
       or the shared store; every directory a target passes through is a
       real directory; a link seen twice or more than 40 steps is a loop;
@@ -31,7 +31,9 @@ What it implements, section by section:
   §3  grouping by raw-byte names per directory, case-sensitively: indexes
       first (their listed files belong to them alone, must be content files
       of the same directory, at most one index each; every shard-named file
-      of the index's prefix and `P.safetensors` must be listed), then
+      of the index's prefix and `P.safetensors` must be listed, and
+      `P.safetensors` beside its index must be the index's only file:
+      revision 2), then
       safetensors shard sets / single files, then GGUF sets / single files,
       then every other file as FILE. A file an index lists is taken out of
       every other grouping, whatever its suffix (the contract says "whatever
@@ -40,7 +42,7 @@ What it implements, section by section:
       in ascending (kind, name): kind || H(name) || digest.
 
 Readings of the contract where the text leaves room (checked against the
-crate by tests/interop/interop_directory.rs; the first two are where the
+crate by tests/interop/dir.rs; the first two are where the
 crate reads it otherwise, kept there as contested trees):
 
   * a link whose target leaves the root and comes back into it
@@ -217,7 +219,7 @@ def walk(arg: Path) -> tuple[bytes, dict[bytes, bytes]]:
         with os.scandir(real_dir) as it:
             names = sorted(e.name for e in it)
         for name in names:
-            if name in SKIPPED:
+            if not rel_dir and name in SKIPPED:
                 continue
             p = os.path.join(real_dir, name)
             rel = rel_dir + b"/" + name if rel_dir else name
@@ -303,6 +305,13 @@ def group(root: bytes, files: dict[bytes, bytes], arg: Path) -> list[Component]:
                 if f in taken:
                     raise Rejected(f"{what}: {show(f)} is listed by {show(taken[f])} too")
                 taken[f] = ix
+            # Revision 2: P.safetensors beside its index is the index's only
+            # file (transformers loads it alone and never reads the index).
+            single = p + ST_SUFFIX
+            if single in names_set and listed != [single]:
+                raise Rejected(
+                    f"{arg}: {show(join(d, p))}: {show(single)} lies beside its index, which must then list it alone"
+                )
             comps.append(Component(b"SFTN", join(d, p), [join(d, ix)] + [join(d, f) for f in listed], join(d, ix)))
         for ix in indexes:
             if ix in taken:

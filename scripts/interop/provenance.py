@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The provenance interop tests' Python side (tests/interop/interop_provenance.rs).
+"""The provenance interop tests' Python side (tests/interop/sign_statement.rs).
 
   provenance.py validate STATEMENT SCHEMA
       in-toto-attestation (PyPI) validates STATEMENT as an in-toto Statement

@@ -1,4 +1,4 @@
-"""The Python side of tests/interop/interop_sign.rs: keys made by PyPI's
+"""The Python side of tests/interop/sign_bundle.rs: keys made by PyPI's
 `cryptography`, and bundles written by `gguf-digest sign` checked by what
 nobody here wrote.
 

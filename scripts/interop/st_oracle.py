@@ -13,7 +13,9 @@ no safetensors package. Each PATH is one of
     must be one of its files), else the files `<prefix>-00001-of-MMMMM` ...
     `<prefix>-MMMMM-of-MMMMM`, of which PATH must be the first (§5);
   * a `*.safetensors.index.json`: the model of its `weight_map` (§5), each
-    file's metadata merged with the index's `metadata` minus `total_size`.
+    file's metadata merged with the index's `metadata` minus `total_size`
+    and `total_parameters` (revision 2: derived, any JSON value; a
+    `metadata` or `__metadata__` of `null` is none).
 
 Prints `<label>  <path>` per PATH, like sha256sum; with --skeleton-hex, a
 second line `skeleton <hex>`; with --json, instead one JSON line
@@ -38,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 MAX_HEADER = 100_000_000
+# An index's metadata members derived from the tensors (§5, revision 2).
+DERIVED = ("total_size", "total_parameters")
 MAX_DEPTH = 64
 U64_MAX = 2**64 - 1
 MAGIC = b"SFTN"
@@ -238,6 +242,8 @@ def parse_file(path: Path) -> StFile:
     metadata: dict[bytes, bytes] = {}
     if "__metadata__" in header:
         m = header.pop("__metadata__")
+        if m is None:  # §3, revision 2: null is no metadata
+            m = {}
         if not isinstance(m, dict) or not all(isinstance(v, str) for v in m.values()):
             raise Rejected(f"{path}: __metadata__ is not an object of strings")
         metadata = {utf8(k): utf8(v) for k, v in m.items()}
@@ -290,13 +296,14 @@ def from_index(index: Path) -> list[StFile]:
     if not isinstance(wm, dict):
         raise Rejected(f"{index}: no weight_map object")
     extra: dict[bytes, bytes] = {}
-    if "metadata" in doc:
+    # §5, revision 2: `metadata: null` is none; `total_size` and
+    # `total_parameters` are derived, any JSON value, never content.
+    if doc.get("metadata") is not None:
         m = doc["metadata"]
         if not isinstance(m, dict):
             raise Rejected(f"{index}: metadata is not an object")
         for k, v in m.items():
-            if k == "total_size":
-                _u64(v, f"{index}: total_size")
+            if k in DERIVED:
                 continue
             if not isinstance(v, str):
                 raise Rejected(f"{index}: metadata {k!r} is not a string")

@@ -639,6 +639,39 @@ def cmd_layouts(out: Path, seed: int) -> None:
     files[-1].write_text(json.dumps(doc, indent=2))
     c.add(files[-1], "state", "index with format: pt, as its shards")
 
+    # Revision 2 of safetensors §5: the index transformers writes since
+    # mid-2025 (integer total_parameters and total_size), and derived members
+    # of any other value, never enter the label; metadata null is none.
+    params = sum(int(np.prod(t.shape, dtype=np.int64)) for t in state.values())
+    for name, derived in (
+        ("index-transformers", {"total_parameters": params, "total_size": total}),
+        ("index-derived-other", {"total_parameters": "4B", "total_size": None}),
+    ):
+        files = save_state_dict(state, out / name, shard_size_for(state, 2), USER_METADATA)
+        doc = json.loads(files[-1].read_text())
+        doc["metadata"].update(derived)
+        files[-1].write_text(json.dumps(doc, indent=2))
+        c.add(files[-1], "state", f"index with metadata {json.dumps(derived)}")
+    files = save_state_dict(state, out / "index-null", shard_size_for(state, 2), {})
+    doc = json.loads(files[-1].read_text())
+    doc["metadata"] = None
+    files[-1].write_text(json.dumps(doc, indent=2))
+    c.add(files[-1], "index-null", "index with metadata null")
+    pt = out / "format-pt.safetensors"
+    save(state, pt, {"format": "pt"})
+    c.add(pt, "index-null", "the same tensors, one file, metadata format: pt (as its shards)")
+    # Revision 2 of §3: "__metadata__": null, which safetensors reads as none.
+    plain = out / "no-metadata.safetensors"
+    save(state, plain, None)
+    c.add(plain, "no-metadata", "the same tensors, one file, no __metadata__")
+    header, data = split_file(plain)
+    header = {"__metadata__": None, **header}
+    text = json.dumps(header, separators=(",", ":")).encode()
+    p = out / "metadata-null.safetensors"
+    write_raw(p, text + b" " * (-len(text) % 8), data)
+    check_file(p, state, {})  # safetensors itself reads it: no metadata
+    c.add(p, "no-metadata", "__metadata__: null")
+
     # The index contradicting its shards: an error.
     d = out / "index-contradicts"
     files = save_state_dict(state, d, shard_size_for(state, 2), USER_METADATA)

@@ -5,7 +5,7 @@ use serde_json::{Map, Value as JsonValue, json};
 use sha2::{Digest as _, Sha256};
 
 use super::{Entry, FileHash};
-use crate::bom::facts::{BaseModel, Facts};
+use crate::facts::{BaseModel, Facts};
 
 /// The last second RFC 3339 can write (9999-12-31T23:59:59Z): a later
 /// timestamp is refused by the command, not written.

@@ -4,13 +4,12 @@
 //! [`Entry::new`] gathers what the BOM says of one labelled model: its
 //! label, format and contract, the SHA-256 of each of its files' bytes
 //! (hashed again, on the hashing pool, through [`hash_job`]), and what its
-//! own metadata says ([`facts`]). [`cyclonedx`] turns entries into the
+//! own metadata says ([`Facts`], each format's own answer). [`cyclonedx`] turns entries into the
 //! CycloneDX 1.6 document, [`spdx`] into an SPDX 3.0.1 one: each a pure
 //! function of them and a timestamp, so the same models give the same BOM
 //! byte for byte when the timestamp is fixed.
 
 mod cyclonedx;
-pub mod facts;
 mod spdx;
 
 use std::path::{Path, PathBuf};
@@ -20,8 +19,8 @@ use rayon::prelude::*;
 use crate::hash::{Conversion, Job, PieceSizes, Sha256Digest, hash_job};
 use crate::{AnyModel, Digest, Error, ErrorKind, Result, Subject};
 
+pub use crate::facts::{BaseModel, Facts};
 pub use cyclonedx::{MAX_TIMESTAMP, cyclonedx, rfc3339, serial_number};
-pub use facts::Facts;
 pub use spdx::spdx;
 
 /// One file of a model: its path as opened, its size, the SHA-256 of its bytes.
@@ -66,7 +65,11 @@ impl Entry {
             contract: contract.to_owned(),
             label: digest.label(),
             files,
-            facts: facts::of(model)?,
+            facts: {
+                let mut facts = Facts::default();
+                model.facts(&mut facts)?;
+                facts
+            },
         })
     }
 }

@@ -6,7 +6,7 @@ use serde_json::{Value as JsonValue, json};
 
 use super::Entry;
 use super::cyclonedx::{rfc3339, serial_number};
-use crate::bom::facts::BaseModel;
+use crate::facts::BaseModel;
 
 const CREATION_INFO: &str = "_:creationinfo";
 

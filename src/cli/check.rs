@@ -20,39 +20,83 @@ pub(super) fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPo
         warn: args.warn,
     };
     let lists = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
-    let stdout = io::stdout();
-    let stderr = io::stderr();
     let mut code = EXIT_OK;
     for list in &lists {
         let from_stdin = list.as_os_str() == "-";
         let name = quote_name(if from_stdin { &b"standard input"[..] } else { list.as_os_str().as_encoded_bytes() });
         // A line at a time, never the whole list (`-c /dev/zero` ends at
-        // its first line, too long).
-        let lines = if from_stdin {
-            check::read_list(&mut io::stdin().lock(), true)
+        // its first line, too long), and verified a window at a time.
+        let checked = if from_stdin {
+            check_list(&mut io::stdin().lock(), true, &name, &check_opts, args, opts, pool)
         } else {
-            std::fs::File::open(list)
-                .map_err(crate::Error::from)
-                .and_then(|f| check::read_list(&mut io::BufReader::new(f), false))
+            match std::fs::File::open(list) {
+                Ok(f) => check_list(&mut io::BufReader::new(f), false, &name, &check_opts, args, opts, pool),
+                Err(e) => Ok(Err(crate::Error::from(e))),
+            }
         };
-        let lines = match lines {
-            Ok(lines) => lines,
+        match checked? {
+            Ok(summary) if !summary.passed(&check_opts) && code == EXIT_OK => code = EXIT_MISMATCH,
+            Ok(_) => {}
             Err(e) => {
                 eprintln!("gguf-digest: {name}: {}", e.detail());
                 code = EXIT_ERROR;
-                continue;
             }
-        };
+        }
+    }
+    io::stdout().lock().flush()?;
+    Ok(code)
+}
+
+/// The most lines `--check` holds at once: a window of a list is read,
+/// its files labelled in parallel, its verdicts printed in order, and it is
+/// dropped before the next is read, so memory does not grow with the list
+/// (issue #31: 10⁶ lines once held 270 MB). Large enough that the pool
+/// stays busy across a window's end.
+const WINDOW_LINES: usize = 4096;
+
+/// One list of `--check`, read and verified a window of [`WINDOW_LINES`]
+/// at a time, then its summary. `Ok(Err(e))`: the list could not be read
+/// (a read error, a line too long), which ends it without a summary: a
+/// window is labelled only once it was read whole, so a list that fails
+/// within its first window is refused before any file is read; the
+/// verdicts of windows before the failure are printed, as `sha256sum -c`
+/// prints the lines before one it cannot read. `Err`: a failed write.
+fn check_list(
+    list: &mut dyn io::BufRead,
+    from_stdin: bool,
+    list_name: &str,
+    check_opts: &CheckOptions,
+    args: &Args,
+    opts: &BatchOptions,
+    pool: &rayon::ThreadPool,
+) -> io::Result<crate::Result<CheckSummary>> {
+    let stdout = io::stdout();
+    let stderr = io::stderr();
+    let (mut out, mut err) = (stdout.lock(), stderr.lock());
+    let mut reader = check::ListReader::new(list, from_stdin);
+    let mut printer = Printer { io_result: Ok(()), warned: Ok(()) };
+    let mut summary = CheckSummary::default();
+    let mut window = Vec::with_capacity(WINDOW_LINES);
+    loop {
+        window.clear();
+        while window.len() < WINDOW_LINES {
+            match reader.next_line() {
+                Ok(Some(line)) => window.push(line),
+                Ok(None) => break,
+                Err(e) => return printer.finish().map(|()| Err(e)),
+            }
+        }
+        if window.is_empty() {
+            break;
+        }
         let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, crate::Result<String>)| {
             digest_with_progress(args, paths, opts, pool, &open_model, |i, r| emit(i, r.map(|(_, d)| d.label())));
         };
-        let summary = verify_and_print(&lines, &name, &check_opts, label, &mut stdout.lock(), &mut stderr.lock())?;
-        if !summary.passed(&check_opts) && code == EXIT_OK {
-            code = EXIT_MISMATCH;
-        }
+        summary.add(&printer.verify(&window, list_name, check_opts, label, &mut out, &mut err));
     }
-    stdout.lock().flush()?;
-    Ok(code)
+    printer.finish()?;
+    print_summary(&summary, list_name, check_opts, &mut err)?;
+    Ok(Ok(summary))
 }
 
 /// [`check::verify_list`], each line's verdict printed as it comes (results to
@@ -68,30 +112,56 @@ pub(super) fn verify_and_print(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<CheckSummary> {
-    let mut io_result = Ok(());
-    // An entry is not printed after a warning before it failed to be.
-    let mut warned = Ok(());
-    let summary = check::verify_list(lines, opts, label, |c| {
-        let step = match &c {
-            Checked::Misformatted { .. } => {
-                let r = print_line(&c, list_name, opts, out, err);
-                if warned.is_ok() {
-                    warned = r;
-                }
-                return;
-            }
-            Checked::Entry { .. } => {
-                std::mem::replace(&mut warned, Ok(())).and_then(|()| print_line(&c, list_name, opts, out, err))
-            }
-        };
-        if io_result.is_ok() {
-            io_result = step;
-        }
-    });
-    io_result?;
-    warned?;
+    let mut printer = Printer { io_result: Ok(()), warned: Ok(()) };
+    let summary = printer.verify(lines, list_name, opts, label, out, err);
+    printer.finish()?;
     print_summary(&summary, list_name, opts, err)?;
     Ok(summary)
+}
+
+/// Printing one list's verdicts, across its windows: the first failed
+/// write, kept until the list is done.
+struct Printer {
+    io_result: io::Result<()>,
+    /// An entry is not printed after a warning before it failed to be.
+    warned: io::Result<()>,
+}
+
+impl Printer {
+    /// [`check::verify_list`] over `lines`, each verdict printed as it comes.
+    fn verify(
+        &mut self,
+        lines: &[Line],
+        list_name: &str,
+        opts: &CheckOptions,
+        label: impl FnOnce(&[PathBuf], &mut dyn FnMut(usize, crate::Result<String>)),
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> CheckSummary {
+        check::verify_list(lines, opts, label, |c| {
+            let step = match &c {
+                Checked::Misformatted { .. } => {
+                    let r = print_line(&c, list_name, opts, out, err);
+                    if self.warned.is_ok() {
+                        self.warned = r;
+                    }
+                    return;
+                }
+                Checked::Entry { .. } => {
+                    std::mem::replace(&mut self.warned, Ok(())).and_then(|()| print_line(&c, list_name, opts, out, err))
+                }
+            };
+            if self.io_result.is_ok() {
+                self.io_result = step;
+            }
+        })
+    }
+
+    /// The first failed write, once the list is done.
+    fn finish(&mut self) -> io::Result<()> {
+        std::mem::replace(&mut self.io_result, Ok(()))?;
+        std::mem::replace(&mut self.warned, Ok(()))
+    }
 }
 
 /// One line's verdict as `sha256sum -c` prints it: `NAME: OK` (not with

@@ -55,7 +55,7 @@ Exit status:
      or the list held no (or, with --strict, a misformatted) line
   2  a file could not be labelled, a list could not be read, or bad usage";
 
-/// One content-addressed label for every layout of a GGUF, safetensors or Ollama model.
+/// One content-addressed label for every layout of a GGUF, safetensors, directory or Ollama model.
 ///
 /// The label is the SHA-256 of the model's canonical skeleton: every metadata
 /// value and every tensor, sorted, with strings, arrays and tensor data
@@ -302,7 +302,7 @@ fn run(args: &Args) -> io::Result<u8> {
     }
     let report = |i: usize, r: crate::Result<(AnyModel, Digest)>| {
         let Some(path) = files.get(i) else { return };
-        if let Ok((AnyModel::Directory(m), _)) = &r {
+        if let Ok((m, _)) = &r {
             for w in m.warnings() {
                 eprintln!(
                     "gguf-digest: warning: {}: {w}",
@@ -384,7 +384,7 @@ fn digest_with_progress(
 ) {
     let mut opts = opts.clone();
     let progress = Progress::start(args, paths, &mut opts);
-    schedule(paths, &opts, pool, open, |i, r| match &progress {
+    schedule(paths, &opts, pool, &|p: &PathBuf, o: &OpenOptions| open(p, o), |i, r| match &progress {
         Some(p) => p.suspend(|| emit(i, r)),
         None => emit(i, r),
     });

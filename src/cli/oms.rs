@@ -5,7 +5,6 @@
 use std::io::{self, IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use crate::Root;
 use crate::output::{error_line, quote_name};
 use crate::provenance::oms::{self, Method, check::Verdict, read_key, read_material as read_small};
 use crate::{BatchOptions, ErrorKind};
@@ -81,16 +80,12 @@ pub(super) fn run(req: &Request<'_>, opts: &BatchOptions, pool: &rayon::ThreadPo
     if let Err(e) = oms::check::locate_all(&root_path, &verified.manifest) {
         return refuse(e.detail());
     }
-    let root = match Root::open(&root_path) {
-        Ok(r) => r,
-        Err(e) => return refuse(error_line(&e)),
-    };
     let mut batch = opts.clone();
     let progress = wants_bar(req).then(|| {
         let total = verified.manifest.resources.iter().map(|r| r.range.map_or(0, |(s, e)| e.saturating_sub(s))).sum();
         Progress::counting(if total > 0 { Some(total) } else { None }, &mut batch)
     });
-    let report = oms::check::check(&root, &verified.manifest, req.file, &batch, pool);
+    let report = oms::check::check(&root_path, &verified.manifest, req.file, &batch, pool);
     if let Some(p) = progress {
         p.finish();
     }
@@ -102,8 +97,16 @@ pub(super) fn run(req: &Request<'_>, opts: &BatchOptions, pool: &rayon::ThreadPo
     let mut out = stdout.lock();
     if !req.status {
         writeln!(out, "{name}: signature OK ({})", verified.signer)?;
+        for p in &report.dropped_ignore_paths {
+            let p = quote_name(p.as_bytes());
+            eprintln!(
+                "gguf-digest: verify: {name}: ignore path {p} is not below the model directory: it ignores nothing (model_signing drops it too)"
+            );
+        }
     }
     let mut bad = 0usize;
+    // Each file that did not pass, and whether it is in the model.
+    let mut failing: Vec<(&str, bool)> = Vec::new();
     for (file, verdict) in &report.files {
         let shown = quote_name(file.as_bytes());
         let line = match verdict {
@@ -125,6 +128,7 @@ pub(super) fn run(req: &Request<'_>, opts: &BatchOptions, pool: &rayon::ThreadPo
             }
         };
         bad = bad.saturating_add(1);
+        failing.push((file, !matches!(verdict, Verdict::Missing)));
         if !req.status {
             writeln!(out, "{line}")?;
         }
@@ -137,20 +141,47 @@ pub(super) fn run(req: &Request<'_>, opts: &BatchOptions, pool: &rayon::ThreadPo
         eprintln!("gguf-digest: WARNING: {bad} of {} files did NOT match the signature", report.files.len());
     }
     if let Some(verdict) = relayout(&verified.manifest, &root_path, req.file, opts, pool) {
+        let line = match &verdict {
+            Relayout::Holds(_) => HOLDS,
+            Relayout::Other(why) => why,
+        };
         if !req.status {
-            writeln!(out, "{name}: file digests differ, {verdict}")?;
+            writeln!(out, "{name}: file digests differ, {line}")?;
         }
-        if verdict == HOLDS && req.accept_relayout {
-            if !req.status {
-                writeln!(out, "{name}: accepted as a relayout of the signed model (--accept-relayout)")?;
+        if let (Relayout::Holds(now), true) = (&verdict, req.accept_relayout) {
+            // Only what a relayout changes is excused: files of weights
+            // components whose signed labels hold.
+            let signed = verified.manifest.relayout.as_ref().map_or(&[][..], |r| r.components.as_slice());
+            let left = oms::relayout::not_excused(&failing, signed, now);
+            if left.is_empty() {
+                if !req.status {
+                    writeln!(out, "{name}: accepted as a relayout of the signed model (--accept-relayout)")?;
+                }
+                return Ok(EXIT_OK);
             }
-            return Ok(EXIT_OK);
+            if !req.status {
+                for file in left {
+                    writeln!(
+                        out,
+                        "{}: not excused by --accept-relayout: it is in no weights component whose signed label holds",
+                        quote_name(file.as_bytes())
+                    )?;
+                }
+            }
         }
     }
     Ok(EXIT_MISMATCH)
 }
 
 const HOLDS: &str = "the signed model's label holds";
+
+/// The relayout verdict.
+enum Relayout {
+    /// The directory's label is the signed one; the directory as labelled now.
+    Holds(oms::relayout::Relabelled),
+    /// It is not, or could not be computed: why.
+    Other(&'static str),
+}
 
 /// When the signer also signed the directory's gguf-digest label: whether
 /// the model directory still has it.
@@ -160,10 +191,10 @@ fn relayout(
     signature: &Path,
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
-) -> Option<&'static str> {
+) -> Option<Relayout> {
     let signed = manifest.relayout.as_ref()?;
     if signed.contract != oms::relayout::CONTRACT {
-        return Some("and the signed label follows a contract this verifier does not know");
+        return Some(Relayout::Other("and the signed label follows a contract this verifier does not know"));
     }
     // The signer labelled the directory before writing the signature into
     // it (and listed it among the ignored paths): this bundle when it lies
@@ -174,12 +205,12 @@ fn relayout(
         .filter(|n| manifest.serialization.ignore_paths.iter().any(|p| p == n))
         .map(PathBuf::from);
     let inside = oms::relayout::inside(root, signature).or(listed);
-    match pool.install(|| oms::relayout::directory_label(root, inside.as_deref(), &opts.open)) {
-        Ok(label) if label == signed.label => Some(HOLDS),
-        Ok(_) => Some("and the directory's label is not the signed one"),
+    match pool.install(|| oms::relayout::relabel(root, inside.as_deref(), &opts.open)) {
+        Ok(now) if now.label == signed.label => Some(Relayout::Holds(now)),
+        Ok(_) => Some(Relayout::Other("and the directory's label is not the signed one")),
         Err(e) => {
             eprintln!("gguf-digest: {}", error_line(&e));
-            Some("and the directory could not be labelled")
+            Some(Relayout::Other("and the directory could not be labelled"))
         }
     }
 }

@@ -88,8 +88,9 @@ pub struct VerifyArgs {
     trusted_root: Option<PathBuf>,
 
     /// OpenSSF model signature made by `gguf-digest sign --format oms`: a
-    /// model whose files differ but whose directory label is the signed one
-    /// (shards re-cut, say) passes, and the output says so.
+    /// file that differs only inside a weights component whose signed label
+    /// holds (shards re-cut, say) is excused, and the output says so; any
+    /// other file that differs, is missing or was added still fails.
     #[arg(long)]
     accept_relayout: bool,
 

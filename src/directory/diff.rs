@@ -14,22 +14,20 @@ use serde_json::{Map, Value as JsonValue, json};
 use crate::directory::inspect::{ComponentRow, component_json};
 use crate::directory::members::{Change, MAX_MEMBERS_FILE, Member, changed_members};
 use crate::directory::model::{Model, Part};
-use crate::error::Result;
-use crate::gguf;
+use crate::error::{Error, Result};
+use crate::format::{DiffSection, Side as FormatSide};
 use crate::hash::Digest;
 use crate::output::{JSON_FORMAT, put_name};
 use crate::render::{DiffOptions, path_text, short_digest};
-use crate::safetensors;
 use crate::source::Source;
 use crate::text::escape_bytes;
 
 /// How a changed component differs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub enum Inside {
-    /// Two safetensors models, leaf by leaf.
-    Safetensors(safetensors::diff::Diff),
-    /// Two GGUF models, leaf by leaf.
-    Gguf(gguf::diff::Diff),
+    /// Two weights models of one format, leaf by leaf: the format's own
+    /// `diff` section.
+    Weights(Box<dyn DiffSection>),
     /// Two JSON files: the members that differ (at most
     /// [`MAX_MEMBERS_SHOWN`](crate::directory::members::MAX_MEMBERS_SHOWN))
     /// and how many do in all. None named: only spacing or order differs.
@@ -39,7 +37,7 @@ pub enum Inside {
 }
 
 /// One component that differs between the two directories.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub enum ComponentChange {
     /// Only in B.
     Added(ComponentRow),
@@ -57,7 +55,7 @@ pub enum ComponentChange {
 }
 
 /// The differences between two directories.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct Diff {
     /// (path, label, components) of A.
     pub a: (String, String, usize),
@@ -117,10 +115,11 @@ pub fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) 
 /// How two components of one kind and name differ.
 fn inside(x: &Side<'_>, y: &Side<'_>, opts: &DiffOptions) -> Result<Inside> {
     Ok(match (x.part, y.part) {
-        (Part::Safetensors(ma), Part::Safetensors(mb)) => {
-            Inside::Safetensors(safetensors::diff::diff(ma, &x.digest, mb, &y.digest, opts))
-        }
-        (Part::Gguf(ma), Part::Gguf(mb)) => Inside::Gguf(gguf::diff::diff(ma, &x.digest, mb, &y.digest, opts)?),
+        // One kind is one format: the model compares itself with the other.
+        (Part::Weights(ma), Part::Weights(mb)) => match ma.diff(&x.digest, mb, &y.digest, FormatSide::First, opts) {
+            Some(d) => Inside::Weights(d?),
+            None => return Err(Error::internal("two weights components of one kind that cannot be compared")),
+        },
         (Part::File(fa), Part::File(fb)) if is_json_name(&x.row.name) => match (whole(fa), whole(fb)) {
             (Some(ta), Some(tb)) => match changed_members(&ta, &tb, opts.width) {
                 Some((members, total)) => Inside::Members(members, total),
@@ -211,8 +210,7 @@ fn write_inside(out: &mut String, inside: &Inside) -> fmt::Result {
         Ok(())
     };
     match inside {
-        Inside::Safetensors(d) => indent(out, &d.text()),
-        Inside::Gguf(d) => indent(out, &d.text()),
+        Inside::Weights(d) => indent(out, &d.text()),
         Inside::Bytes => writeln!(out, "    bytes differ"),
         Inside::Members(m, _) if m.is_empty() => writeln!(out, "    the same members and values, written differently"),
         Inside::Members(members, total) => {
@@ -245,8 +243,7 @@ fn change_json(c: &ComponentChange) -> JsonValue {
             o.insert("a".into(), component_json(a));
             o.insert("b".into(), component_json(b));
             let detail = match &**inside {
-                Inside::Safetensors(d) => json!({"weights": d.to_json()}),
-                Inside::Gguf(d) => json!({"weights": d.to_json()}),
+                Inside::Weights(d) => json!({"weights": d.to_json()}),
                 Inside::Bytes => json!({"bytes_differ": true}),
                 Inside::Members(members, total) => json!({
                     "members": members.iter().map(member_json).collect::<Vec<_>>(),

@@ -53,6 +53,13 @@ impl Weights {
             Weights::Gguf => b".gguf",
         }
     }
+
+    fn name(self) -> &'static str {
+        match self {
+            Weights::Safetensors => "safetensors",
+            Weights::Gguf => "GGUF",
+        }
+    }
 }
 
 /// What one name is.
@@ -152,6 +159,8 @@ pub fn group(files: &[Vec<u8>], index_files: &mut IndexLister<'_>) -> Result<Vec
     // its own name's prefix.
     let present: BTreeSet<&[u8]> = files.iter().map(Vec::as_slice).collect();
     let mut claimed: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    // Index path → the files it lists.
+    let mut lists: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
     let mut out = Vec::new();
     let indexed: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = families
         .iter()
@@ -185,6 +194,7 @@ pub fn group(files: &[Vec<u8>], index_files: &mut IndexLister<'_>) -> Result<Vec
         // An index that lists no file is a model of no file, as the
         // safetensors contract (§5) reads it and `gguf-digest INDEX` labels
         // it: its metadata is still content.
+        lists.insert(index.clone(), listed.clone());
         out.push(Planned::Safetensors { name: model, index: Some(index.clone()), files: listed });
     }
     // Then every family: its files not claimed by an index.
@@ -198,6 +208,7 @@ pub fn group(files: &[Vec<u8>], index_files: &mut IndexLister<'_>) -> Result<Vec
             if let Some(p) = unlisted {
                 return Err(refused(&model, format!("{} is not listed by its index", escape_bytes(p))));
             }
+            single_beside_index(&model, w, &f.singles, lists.get(index).map_or(&[], Vec::as_slice))?;
             continue;
         }
         let singles: Vec<&Vec<u8>> = f.singles.iter().filter(|p| !is_claimed(p)).collect();
@@ -234,6 +245,33 @@ pub fn group(files: &[Vec<u8>], index_files: &mut IndexLister<'_>) -> Result<Vec
     // A file an index lists enters through that model only.
     out.extend(plain.into_iter().filter(|p| !matches!(p, Planned::File(f) if claimed.contains_key(f))));
     Ok(out)
+}
+
+/// Contract §3.1 (revision 2), for any weights kind read through an index:
+/// `P<suffix>` beside `P<suffix>.index.json` must be the index's only file.
+/// `transformers` loads `P<suffix>` alone whenever it exists and never reads
+/// the index, while other readers follow the index: a split between the two
+/// would be one model to one reader and part of it to another.
+fn single_beside_index(model: &[u8], w: Weights, singles: &[Vec<u8>], listed: &[Vec<u8>]) -> Result<()> {
+    let Some(single) = singles.first() else { return Ok(()) };
+    let others: Vec<String> = listed.iter().filter(|p| *p != single).map(|p| escape_bytes(p).to_string()).collect();
+    if others.is_empty() {
+        return Ok(());
+    }
+    let (_, shown) = split(single);
+    Err(refused(
+        model,
+        format!(
+            "{single} lies beside its index, which also lists {others}: transformers loads {shown} alone whenever it \
+             exists and never reads the index, while other readers follow the index, so the two would load different \
+             weights; keep {shown} alone (delete the index and the other files) or remove {shown} \
+             (its {kind} tensors then belong in a file the index lists)",
+            single = escape_bytes(single),
+            others = others.join(", "),
+            shown = escape_bytes(shown),
+            kind = w.name(),
+        ),
+    ))
 }
 
 fn planned(w: Weights, name: Vec<u8>, files: Vec<Vec<u8>>) -> Planned {
@@ -313,7 +351,7 @@ mod tests {
     #[test]
     fn every_combination_the_contract_refuses() {
         type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a [&'a str])], &'a str);
-        let cases: [Case<'_>; 8] = [
+        let cases: [Case<'_>; 10] = [
             (&["m.safetensors", "m-00001-of-00002.safetensors", "m-00002-of-00002.safetensors"], &[], "beside shards"),
             (&["m-00001-of-00002.gguf"], &[], "incomplete: missing 00002"),
             (&["m-00001-of-00002.gguf", "m-00002-of-00003.gguf"], &[], "two different shard counts"),
@@ -351,11 +389,37 @@ mod tests {
                 ],
                 "is not listed by its index",
             ),
+            // Revision 2: P.safetensors beside its index is the index's only file.
+            (
+                &["m.safetensors.index.json", "m.safetensors", "m-00002-of-00002.safetensors"],
+                &[("m.safetensors.index.json", &["m.safetensors", "m-00002-of-00002.safetensors"])],
+                "m.safetensors lies beside its index, which also lists m-00002-of-00002.safetensors: \
+                 transformers loads m.safetensors alone",
+            ),
+            (
+                &["d/m.safetensors.index.json", "d/m.safetensors", "d/other.safetensors"],
+                &[("d/m.safetensors.index.json", &["m.safetensors", "other.safetensors"])],
+                "d/m: d/m.safetensors lies beside its index, which also lists d/other.safetensors",
+            ),
         ];
         for (files, indexes, why) in cases {
             let e = grouped(files, indexes).unwrap_err().to_string();
             assert!(e.contains(why), "{files:?}: {e}");
         }
+    }
+
+    #[test]
+    fn a_single_file_its_index_lists_alone_is_the_model() {
+        let files = ["m.safetensors.index.json", "m.safetensors"];
+        let got = grouped(&files, &[(files[0], &["m.safetensors"])]).unwrap();
+        assert_eq!(
+            got,
+            [Planned::Safetensors {
+                name: b"m".to_vec(),
+                index: Some(files[0].as_bytes().to_vec()),
+                files: names(&["m.safetensors"])
+            }]
+        );
     }
 
     #[test]

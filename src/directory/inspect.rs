@@ -7,12 +7,12 @@ use std::fmt::{self, Write as _};
 use serde_json::{Map, Value as JsonValue, json};
 
 use crate::directory::model::{Component, Model, Part};
+use crate::directory::skeleton::Kind;
 use crate::error::Result;
-use crate::gguf;
+use crate::format::Section;
 use crate::hash::Digest;
 use crate::output::{JSON_FORMAT, put_name};
 use crate::render::{InspectOptions, count, path_text, short_digest, table};
-use crate::safetensors;
 use crate::text::escape_bytes;
 
 /// A component as shown.
@@ -30,17 +30,17 @@ pub struct ComponentRow {
     pub size: u64,
 }
 
-/// A weights component's own inspection.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Weights {
-    /// A safetensors model.
-    Safetensors(safetensors::inspect::Inspection),
-    /// A GGUF model.
-    Gguf(gguf::inspect::Inspection),
+/// A weights component's own inspection: its format's section.
+#[derive(Debug)]
+pub struct Weights {
+    /// The component's kind (its format's, in the registry).
+    pub kind: Kind,
+    /// What its format's `inspect` shows of it.
+    pub inspection: Box<dyn Section>,
 }
 
 /// Everything `inspect` shows about a directory.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct Inspection {
     /// The directory as given.
     pub path: String,
@@ -74,12 +74,8 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<
     let mut weights = Vec::new();
     for (c, d) in model.components().iter().zip(&subs) {
         components.push(ComponentRow::of(c, d));
-        match &c.part {
-            Part::Safetensors(m) => {
-                weights.push((c.name.clone(), Weights::Safetensors(safetensors::inspect::inspect(m, d, opts))));
-            }
-            Part::Gguf(m) => weights.push((c.name.clone(), Weights::Gguf(gguf::inspect::inspect(m, d, opts)?))),
-            Part::File(_) => {}
+        if let Part::Weights(m) = &c.part {
+            weights.push((c.name.clone(), Weights { kind: c.kind, inspection: m.inspect(d, opts)? }));
         }
     }
     // Skeleton order: the order a diff of two labels walks.
@@ -132,16 +128,8 @@ impl Inspection {
             .collect();
         table(out, &["kind", "name", "digest", "bytes", "files"], &[false, false, false, true, false], &rows)?;
         for (name, w) in &self.weights {
-            match w {
-                Weights::Safetensors(i) => {
-                    writeln!(out, "\n== SFTN {}: safetensors weights ==", escape_bytes(name))?;
-                    out.push_str(&i.text());
-                }
-                Weights::Gguf(i) => {
-                    writeln!(out, "\n== GGUF {}: GGUF weights ==", escape_bytes(name))?;
-                    out.push_str(&i.text());
-                }
-            }
+            writeln!(out, "\n== {} {}: {} ==", w.kind.text(), escape_bytes(name), w.kind.words)?;
+            out.push_str(&w.inspection.text());
         }
         Ok(())
     }
@@ -157,14 +145,10 @@ impl Inspection {
             "warnings": self.warnings,
             "components": self.components.iter().map(component_json).collect::<Vec<_>>(),
             "weights": self.weights.iter().map(|(n, w)| {
-                let (kind, inspection) = match w {
-                    Weights::Safetensors(i) => ("SFTN", i.to_json()),
-                    Weights::Gguf(i) => ("GGUF", i.to_json()),
-                };
                 let mut o = Map::new();
-                o.insert("kind".into(), json!(kind));
+                o.insert("kind".into(), json!(w.kind.text()));
                 put_name(&mut o, "name", n);
-                o.insert("inspection".into(), inspection);
+                o.insert("inspection".into(), w.inspection.to_json());
                 JsonValue::Object(o)
             }).collect::<Vec<_>>(),
         })
@@ -188,10 +172,14 @@ pub(crate) fn component_json(c: &ComponentRow) -> JsonValue {
     JsonValue::Object(o)
 }
 
-/// `12 components (1 SFTN, 11 FILE)`.
+/// `12 components (1 SFTN, 11 FILE)`: each kind present, in reverse
+/// byte order (weights before `FILE`, whatever formats the registry holds).
 fn count_components(rows: &[ComponentRow]) -> String {
-    let by = |k: &str| rows.iter().filter(|r| r.kind == k).count();
-    let parts: Vec<String> =
-        ["SFTN", "GGUF", "FILE"].iter().filter(|k| by(k) > 0).map(|k| format!("{} {k}", by(k))).collect();
+    let mut by: std::collections::BTreeMap<std::cmp::Reverse<&str>, usize> = std::collections::BTreeMap::new();
+    for r in rows {
+        let n = by.entry(std::cmp::Reverse(r.kind)).or_insert(0);
+        *n = n.saturating_add(1);
+    }
+    let parts: Vec<String> = by.iter().map(|(k, n)| format!("{n} {}", k.0)).collect();
     format!("{} ({})", count(rows.len() as u64, "component", "components"), parts.join(", "))
 }

@@ -4,6 +4,7 @@
 //! which component.
 
 pub mod diff;
+mod facts;
 pub mod group;
 pub mod inspect;
 pub mod members;
@@ -44,73 +45,84 @@ impl crate::format::Labelled for Model {
     }
 }
 
-/// The directory "format", as the core's list of formats names it
-/// (`formats.rs`). No file is one: a directory argument is opened by
-/// [`Model::open`].
-#[derive(Debug, Clone, Copy)]
-pub struct Directory;
-
-/// Why a file cannot be read as a directory (the input layer opens a
-/// directory by its path, never as a file).
-fn not_a_file() -> crate::Error {
-    crate::Error::internal("a file was handed to the directory format")
-}
-
-impl crate::format::Description for Directory {
-    type Model = Model;
-    type Inspection = inspect::Inspection;
-    type Diff = diff::Diff;
-
-    const WHAT: &'static str = "a directory";
-    const EXTENSIONS: &'static [&'static str] = &[];
-
-    fn claims_bytes(_head: &[u8]) -> bool {
-        false
-    }
-
-    fn claims_path(_path: &std::path::Path) -> bool {
-        false
-    }
-
-    fn from_source(source: crate::source::Source, _opts: crate::format::OpenOptions) -> crate::Result<Model> {
-        Err(not_a_file().in_file(source.path()))
-    }
-
-    fn first_shard_of(_later: &std::path::Path) -> Option<std::path::PathBuf> {
-        None
-    }
-
-    fn shard_alone_names_model(_model: &Model) -> bool {
-        false
-    }
-
-    fn approximate_bytes(path: &std::path::Path) -> Option<u64> {
-        if !path.is_dir() {
-            return None;
-        }
-        let tree = walk::walk(path).ok()?;
-        let size = |f: &walk::Found| {
-            let root = tree.root(f.store)?;
-            std::fs::symlink_metadata(root.path().join(&f.at)).ok().map(|m| m.len())
-        };
-        Some(tree.files.iter().filter_map(size).fold(0u64, u64::saturating_add))
+impl crate::format::Opened for Model {
+    fn what(&self) -> &'static str {
+        "a directory"
     }
 
     fn inspect(
-        model: &Model,
+        &self,
         digest: &crate::hash::Digest,
         opts: &crate::render::InspectOptions,
-    ) -> crate::Result<inspect::Inspection> {
-        inspect::inspect(model, digest, opts)
+    ) -> crate::Result<Box<dyn crate::format::Section>> {
+        Ok(Box::new(inspect::inspect(self, digest, opts)?))
     }
 
     fn diff(
-        a: &Model,
-        da: &crate::hash::Digest,
-        b: &Model,
-        db: &crate::hash::Digest,
+        &self,
+        mine: &crate::hash::Digest,
+        other: &crate::format::AnyModel,
+        theirs: &crate::hash::Digest,
+        side: crate::format::Side,
         opts: &crate::render::DiffOptions,
-    ) -> crate::Result<diff::Diff> {
-        diff::diff(a, da, b, db, opts)
+    ) -> Option<crate::Result<Box<dyn crate::format::DiffSection>>> {
+        crate::format::diff_same(self, mine, other, theirs, side, |a, da, b, db| diff::diff(a, da, b, db, opts))
     }
+
+    fn facts(&self, facts: &mut crate::facts::Facts) -> crate::Result<()> {
+        facts::facts(self, facts)
+    }
+
+    fn shard_alone_names_model(&self) -> bool {
+        false
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        Model::warnings(self)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl crate::format::Section for inspect::Inspection {
+    fn text(&self) -> String {
+        inspect::Inspection::text(self)
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        inspect::Inspection::to_json(self)
+    }
+}
+
+impl crate::format::Section for diff::Diff {
+    fn text(&self) -> String {
+        diff::Diff::text(self)
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        diff::Diff::to_json(self)
+    }
+}
+
+impl crate::format::DiffSection for diff::Diff {
+    fn labels_equal(&self) -> bool {
+        diff::Diff::labels_equal(self)
+    }
+}
+
+/// About how many bytes labelling the directory `path` reads (its files'
+/// sizes, through the walk): a progress bar's length; `None` when `path`
+/// is no directory or cannot be walked.
+pub fn approximate_bytes(path: &std::path::Path) -> Option<u64> {
+    if !path.is_dir() {
+        return None;
+    }
+    let tree = walk::walk(path).ok()?;
+    let size = |f: &walk::Found| {
+        let root = tree.root(f.store)?;
+        std::fs::symlink_metadata(root.path().join(&f.at)).ok().map(|m| m.len())
+    };
+    Some(tree.files.iter().filter_map(size).fold(0u64, u64::saturating_add))
 }

@@ -20,13 +20,19 @@ use crate::directory::group::{Planned, group};
 use crate::directory::skeleton::{Kind, skeleton};
 use crate::directory::walk::{Found, Tree, walk, walk_within};
 use crate::error::{Error, ErrorKind, Result, Subject};
-use crate::format::OpenOptions;
-use crate::gguf;
+use crate::format::{AnyModel, FileFormat, Labelled, OpenOptions};
+use crate::gguf::{self, Gguf};
 use crate::hash::{Conversion, Digest, Job, Sha256Digest};
 use crate::output::JsonWriter;
-use crate::safetensors;
+use crate::safetensors::{self, Safetensors};
 use crate::source::{Last, Root, Source};
 use crate::text::escape_name;
+
+/// The kind of a weights component of `format`, from the registry's
+/// description of it.
+fn kind_of(format: &dyn FileFormat) -> Result<Kind> {
+    format.component_kind().ok_or_else(|| Error::internal("a weights format with no directory kind"))
+}
 
 /// What a Git LFS pointer file begins with.
 const LFS_POINTER: &[u8] = b"version https://git-lfs.github.com/spec/v1";
@@ -34,10 +40,10 @@ const LFS_POINTER: &[u8] = b"version https://git-lfs.github.com/spec/v1";
 /// How a component's digest is computed.
 #[derive(Debug)]
 pub enum Part {
-    /// A safetensors model (its index, when it has one, is held beside).
-    Safetensors(safetensors::Model),
-    /// A GGUF model.
-    Gguf(gguf::Model),
+    /// A weights model of a format in the registry (a safetensors model's
+    /// index, when it has one, is held beside): its jobs, skeleton,
+    /// sections and facts are the model's own.
+    Weights(AnyModel),
     /// Any other file, hashed whole.
     File(Box<Source>),
 }
@@ -60,16 +66,14 @@ impl Component {
     /// [`Model::sources`]).
     pub(crate) fn sources(&self) -> Vec<&Source> {
         match &self.part {
-            Part::Safetensors(m) => m.files().iter().map(|f| &f.source).collect(),
-            Part::Gguf(m) => m.shards().iter().map(|s| &s.source).collect(),
+            Part::Weights(m) => m.sources(),
             Part::File(s) => vec![s],
         }
     }
 
     fn job_count(&self) -> usize {
         match &self.part {
-            Part::Safetensors(m) => m.tensors().len(),
-            Part::Gguf(m) => m.tensors().len(),
+            Part::Weights(m) => m.job_count(),
             Part::File(_) => 1,
         }
     }
@@ -112,6 +116,9 @@ pub struct Model {
     /// `metadata` is in the label, and they are checked unchanged).
     indexes: Vec<Source>,
     audits: Vec<Audit>,
+    /// With `--verify-blobs`, the files of a snapshot that lead to no blob
+    /// (a regular file, or a link that stays in the snapshot): not checked.
+    unaudited: Vec<PathBuf>,
     incomplete: Vec<PathBuf>,
     jobs: Vec<JobRef>,
     opts: OpenOptions,
@@ -149,7 +156,10 @@ impl Model {
         Model::open_tree(walk_within(&root.path().join(rel), shown, Some(&within))?, shown, opts)
     }
 
-    fn open_tree(tree: Tree, dir: &Path, opts: &OpenOptions) -> Result<Model> {
+    /// Opens the directory `dir` from its walk `tree` (each file once, as
+    /// [`Model::open`] does): for a caller that needs what the walk found
+    /// (`sign --format oms`: which files, reached through which links).
+    pub fn open_tree(tree: Tree, dir: &Path, opts: &OpenOptions) -> Result<Model> {
         let found: HashMap<&[u8], &Found> = tree.files.iter().map(|f| (f.name.as_slice(), f)).collect();
         let open = |name: &[u8]| -> Result<Source> {
             let f = found.get(name).ok_or_else(|| Error::internal("a file the walk did not find"))?;
@@ -174,7 +184,7 @@ impl Model {
             let component = match p {
                 Planned::File(name) => {
                     let source = open(&name)?;
-                    Component { kind: Kind::File, files: vec![name.clone()], name, part: Part::File(Box::new(source)) }
+                    Component { kind: Kind::FILE, files: vec![name.clone()], name, part: Part::File(Box::new(source)) }
                 }
                 Planned::Safetensors { name, index, files } => {
                     let mut opened = HashMap::new();
@@ -206,11 +216,16 @@ impl Model {
                             safetensors::Model::from_sources(sources, *opts)?
                         }
                     };
-                    Component { kind: Kind::Safetensors, name, files: all, part: Part::Safetensors(model) }
+                    Component {
+                        kind: kind_of(&Safetensors)?,
+                        name,
+                        files: all,
+                        part: Part::Weights(AnyModel::new(model)),
+                    }
                 }
                 Planned::Gguf { name, files } => Component {
-                    kind: Kind::Gguf,
-                    part: Part::Gguf(open_gguf(&name, &files, &open, opts, dir)?),
+                    kind: kind_of(&Gguf)?,
+                    part: Part::Weights(AnyModel::new(open_gguf(&name, &files, &open, opts, dir)?)),
                     name,
                     files,
                 },
@@ -231,7 +246,7 @@ impl Model {
         for (c, comp) in components.iter().enumerate() {
             jobs.extend((0..comp.job_count()).map(|t| JobRef::Part(c, t)));
         }
-        let mut audits = Vec::new();
+        let (mut audits, mut unaudited) = (Vec::new(), Vec::new());
         if opts.verify_blobs && tree.snapshot {
             // Where each file's open source is, by its shown path.
             let mut at: HashMap<PathBuf, SourceAt> = HashMap::new();
@@ -244,8 +259,12 @@ impl Model {
                 at.insert(tree.shown_path(name), SourceAt::Index(i));
             }
             for f in tree.files.iter() {
-                let Some(blob) = &f.blob else { continue };
                 let shown = tree.shown_path(&f.name);
+                let Some(blob) = &f.blob else {
+                    // Nothing names what it should hold: say it was not checked.
+                    unaudited.push(shown);
+                    continue;
+                };
                 let source = *at.get(&shown).ok_or_else(|| Error::internal("an audited file not opened"))?;
                 let blob = String::from_utf8(blob.clone())
                     .ok()
@@ -263,7 +282,7 @@ impl Model {
         }
         let blobs = tree.main.path().join("blobs");
         let incomplete = tree.incomplete.iter().map(|n| blobs.join(OsStr::from_bytes(n))).collect();
-        Ok(Model { shown: tree.shown.clone(), components, indexes, audits, incomplete, jobs, opts: *opts })
+        Ok(Model { shown: tree.shown.clone(), components, indexes, audits, unaudited, incomplete, jobs, opts: *opts })
     }
 
     /// The directory as it was named.
@@ -281,6 +300,12 @@ impl Model {
         &self.audits
     }
 
+    /// With `--verify-blobs`, the files of a snapshot that are no link into
+    /// its `blobs/`, so no blob name says what they should hold: not checked.
+    pub fn unaudited(&self) -> &[PathBuf] {
+        &self.unaudited
+    }
+
     /// The partial downloads (`*.incomplete`) of a snapshot's repository.
     pub fn incomplete(&self) -> &[PathBuf] {
         &self.incomplete
@@ -291,7 +316,14 @@ impl Model {
         let line = |p: &PathBuf| {
             format!("{}: a partial download, not part of the label", escape_name(p.as_os_str().as_bytes()))
         };
-        self.incomplete.iter().map(line).collect()
+        let unchecked = |p: &PathBuf| {
+            format!(
+                "{}: not a link into the repository's blobs/, so --verify-blobs could not check it \
+                 (no blob name says what it should hold)",
+                escape_name(p.as_os_str().as_bytes())
+            )
+        };
+        self.unaudited.iter().map(unchecked).chain(self.incomplete.iter().map(line)).collect()
     }
 
     fn audit_source(&self, a: &Audit) -> Option<&Source> {
@@ -321,12 +353,8 @@ impl Model {
             let d = take(c.job_count());
             let mut hasher = Sha256::new();
             let digest = match &c.part {
-                Part::Safetensors(m) => {
-                    safetensors::write_skeleton(m, d, &mut |piece| hasher.update(piece));
-                    hasher.finalize().into()
-                }
-                Part::Gguf(m) => {
-                    gguf::write_skeleton(m, d, &mut |piece| hasher.update(piece));
+                Part::Weights(m) => {
+                    m.write_skeleton(d, &mut |piece| hasher.update(piece))?;
                     hasher.finalize().into()
                 }
                 Part::File(_) => *d.first().ok_or_else(|| Error::internal("a file was not hashed"))?,
@@ -364,8 +392,7 @@ impl Model {
     pub fn job(&self, i: usize) -> Option<Job<'_>> {
         match *self.jobs.get(i)? {
             JobRef::Part(c, t) => match &self.components.get(c)?.part {
-                Part::Safetensors(m) => m.job(m.tensors().get(t)?),
-                Part::Gguf(m) => m.job(m.tensors().get(t)?),
+                Part::Weights(m) => m.job(t),
                 Part::File(source) => Some(whole(source, Conversion::none(1, "file"))),
             },
             JobRef::Audit(a) => {
@@ -432,6 +459,16 @@ impl Model {
         w.end_array()?;
         if !self.audits.is_empty() {
             w.field("blobs_verified", self.audits.len())?;
+        }
+        if !self.unaudited.is_empty() {
+            w.key("blobs_unverified")?;
+            w.begin_array()?;
+            for p in &self.unaudited {
+                w.begin_object()?;
+                w.name_field("path", p.as_os_str().as_bytes())?;
+                w.end_object()?;
+            }
+            w.end_array()?;
         }
         if !self.incomplete.is_empty() {
             w.key("incomplete_blobs")?;

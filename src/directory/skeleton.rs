@@ -10,36 +10,9 @@ use crate::hash::Sha256Digest;
 /// safetensors or Ollama label.
 pub const MAGIC: &[u8; 4] = b"MDIR";
 
-/// A component's kind, four bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Kind {
-    /// `FILE`: any file that is not weights, by its bytes.
-    File,
-    /// `GGUF`: a GGUF model, by its GGUF label.
-    Gguf,
-    /// `SFTN`: a safetensors model, by its safetensors label.
-    Safetensors,
-}
-
-impl Kind {
-    /// The kind's four bytes in the skeleton.
-    pub fn bytes(self) -> &'static [u8; 4] {
-        match self {
-            Kind::File => b"FILE",
-            Kind::Gguf => b"GGUF",
-            Kind::Safetensors => b"SFTN",
-        }
-    }
-
-    /// The same four bytes as text, for `inspect`, `diff` and JSON.
-    pub fn text(self) -> &'static str {
-        match self {
-            Kind::File => "FILE",
-            Kind::Gguf => "GGUF",
-            Kind::Safetensors => "SFTN",
-        }
-    }
-}
+/// A component's kind, four bytes: `FILE`, or a weights format's own
+/// (`GGUF`, `SFTN`: the registry's `FileFormat::component_kind`).
+pub use crate::format::DirectoryKind as Kind;
 
 /// The skeleton of components `(kind, name, digest)`, in any order.
 pub fn skeleton(components: &[(Kind, &[u8], Sha256Digest)]) -> Vec<u8> {
@@ -63,9 +36,13 @@ pub fn skeleton(components: &[(Kind, &[u8], Sha256Digest)]) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    const GGUF: Kind = Kind { bytes: b"GGUF", words: "GGUF weights" };
+    const SFTN: Kind = Kind { bytes: b"SFTN", words: "safetensors weights" };
+
     #[test]
     fn a_kind_s_text_is_its_bytes() {
-        for k in [Kind::File, Kind::Gguf, Kind::Safetensors] {
+        // The registry's own test checks every format's kind alike.
+        for k in [Kind::FILE, GGUF, SFTN] {
             assert_eq!(k.text().as_bytes(), k.bytes());
         }
     }
@@ -73,8 +50,8 @@ mod tests {
     #[test]
     fn sorted_by_kind_bytes_then_name_bytes() {
         let (a, b) = ([1u8; 32], [2u8; 32]);
-        let one = skeleton(&[(Kind::Safetensors, b"model", a), (Kind::File, b"config.json", b)]);
-        let other = skeleton(&[(Kind::File, b"config.json", b), (Kind::Safetensors, b"model", a)]);
+        let one = skeleton(&[(SFTN, b"model", a), (Kind::FILE, b"config.json", b)]);
+        let other = skeleton(&[(Kind::FILE, b"config.json", b), (SFTN, b"model", a)]);
         assert_eq!(one, other);
         assert_eq!(one.len(), 16 + 2 * 68);
         assert_eq!(&one[..16], b"MDIR\x01\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00");
@@ -83,8 +60,8 @@ mod tests {
         assert_eq!(&one[20..52], Sha256::digest(b"config.json").as_slice());
         assert_eq!(&one[52..84], &b);
         assert_eq!(&one[84..88], b"SFTN");
-        let mut kinds = [Kind::Safetensors, Kind::File, Kind::Gguf];
+        let mut kinds = [SFTN, Kind::FILE, GGUF];
         kinds.sort_by_key(|k| k.bytes());
-        assert_eq!(kinds, [Kind::File, Kind::Gguf, Kind::Safetensors]);
+        assert_eq!(kinds, [Kind::FILE, GGUF, SFTN]);
     }
 }

@@ -1,5 +1,5 @@
 //! The files of a directory (directory contract §2): walked recursively
-//! beneath its root, version-control entries skipped, every symbolic link
+//! beneath its root, the root's own version-control entries skipped, every symbolic link
 //! resolved here one step at a time and each step checked where it lands,
 //! anything that is not a regular file refused.
 //!
@@ -32,7 +32,10 @@ use crate::source::Root;
 /// The most links one chain may take (as the kernel allows).
 pub const MAX_STEPS: usize = 40;
 
-/// Entries that are not content, at any depth, with everything below them.
+/// Entries of the root that are not content, with everything below them
+/// (contract §2, revision 2: only directly in the root, as OpenSSF model
+/// signing leaves them out; a `.git` below the root is content, since a
+/// planted `.git/config` runs code in any `git` command started there).
 const SKIPPED: [&[u8]; 4] = [b".git", b".github", b".gitattributes", b".gitignore"];
 
 /// The top-level directory `huggingface_hub` keeps a `local_dir`'s
@@ -374,7 +377,7 @@ pub fn walk_within(path: &Path, dir: &Path, within: Option<&Path>) -> Result<Tre
         names.sort();
         for name in names {
             let name = name.as_bytes().to_vec();
-            if SKIPPED.contains(&name.as_slice()) {
+            if rel.is_empty() && SKIPPED.contains(&name.as_slice()) {
                 continue;
             }
             let mut entry_rel = rel.clone();
@@ -470,6 +473,21 @@ mod tests {
         let e = walk(&snap).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::OutsideRoot { .. }), "{e}");
         assert_eq!(e.path(), Some(snap.join("d/b").as_path()));
+    }
+
+    #[test]
+    fn version_control_entries_are_skipped_only_in_the_root() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("r");
+        for name in [".git/config", ".github/x", ".gitattributes", ".gitignore", "m"] {
+            write(&root.join(name), b"x");
+            write(&root.join("sub").join(name), b"x");
+        }
+        let tree = walk(&root).unwrap();
+        let names: Vec<&[u8]> = tree.files.iter().map(|f| f.name.as_slice()).collect();
+        let want: [&[u8]; 6] =
+            [b"m", b"sub/.git/config", b"sub/.gitattributes", b"sub/.github/x", b"sub/.gitignore", b"sub/m"];
+        assert_eq!(names, want);
     }
 
     #[test]

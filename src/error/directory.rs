@@ -20,6 +20,11 @@ macro_rules! directory_kinds {
             /// directory; no file at all).
             #[error("{0}")]
             DirectoryEntry(String),
+            /// `diff` of an Ollama model and a directory that holds no weights
+            /// component, or more than one: which one to compare is not
+            /// guessed (the message names them and the commands that would).
+            #[error("{0}")]
+            DirectoryWeightsToCompare(String),
         }
     };
 }

@@ -3,11 +3,12 @@
 //! no I/O); `model` joins one file or the shards of a split model into a
 //! logical [`Model`], sorted; `skeleton` builds the canonical skeleton
 //! (docs/SPEC.md). The core reaches it only through [`Labelled`] and its
-//! [`Description`], [`Gguf`].
+//! [`FileFormat`], [`Gguf`].
 
 mod arrays;
 mod cursor;
 pub mod diff;
+mod facts;
 mod ggml_type;
 pub mod inspect;
 mod json;
@@ -24,7 +25,10 @@ pub mod warnings;
 
 use std::path::{Path, PathBuf};
 
-use crate::format::{Description, Labelled, OpenOptions, file_size};
+use crate::facts::Facts;
+use crate::format::{
+    self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side, diff_same, file_size,
+};
 use crate::hash::{Digest, Job, Sha256Digest};
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::Source;
@@ -71,49 +75,109 @@ impl Labelled for Model {
     }
 }
 
-/// The GGUF format, as the core knows it (its [`Description`]).
+/// The GGUF format, as the registry lists it (its [`FileFormat`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Gguf;
 
-impl Description for Gguf {
-    type Model = Model;
-    type Inspection = inspect::Inspection;
-    type Diff = diff::Diff;
+impl FileFormat for Gguf {
+    fn what(&self) -> &'static str {
+        "a GGUF model"
+    }
 
-    const WHAT: &'static str = "a GGUF model";
-    const EXTENSIONS: &'static [&'static str] = &["gguf"];
+    fn extensions(&self) -> &'static [&'static str] {
+        &["gguf"]
+    }
 
-    fn claims_bytes(head: &[u8]) -> bool {
+    fn claims_bytes(&self, head: &[u8]) -> bool {
         head.starts_with(b"GGUF")
     }
 
-    fn claims_path(_: &Path) -> bool {
+    fn claims_path(&self, _: &Path) -> bool {
         false
     }
 
-    fn from_source(source: Source, opts: OpenOptions) -> crate::Result<Model> {
-        Model::from_source(source, opts)
+    fn open(&self, source: Source, opts: OpenOptions) -> crate::Result<AnyModel> {
+        Model::from_source(source, opts).map(AnyModel::new)
     }
 
-    fn first_shard_of(later: &Path) -> Option<PathBuf> {
+    fn first_shard_of(&self, later: &Path) -> Option<PathBuf> {
         ShardName::parse(later).filter(|n| n.no > 1).map(|n| n.sibling(1))
     }
 
-    fn shard_alone_names_model(_: &Model) -> bool {
-        // A later shard alone is refused: it is not the first.
-        false
-    }
-
-    fn approximate_bytes(path: &Path) -> Option<u64> {
+    fn approximate_bytes(&self, path: &Path) -> Option<u64> {
         let name = ShardName::parse(path).filter(|n| n.no == 1)?;
         Some((1..=name.count).fold(0u64, |t, no| t.saturating_add(file_size(&name.sibling(no)))))
     }
 
-    fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> crate::Result<inspect::Inspection> {
-        inspect::inspect(model, digest, opts)
+    fn partial(&self, source: Source, opts: &InspectOptions) -> Option<String> {
+        partial::partial(source, opts.width, opts.items, opts.limit).map(|p| p.text())
     }
 
-    fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) -> crate::Result<diff::Diff> {
-        diff::diff(a, da, b, db, opts)
+    fn component_kind(&self) -> Option<DirectoryKind> {
+        Some(DirectoryKind { bytes: b"GGUF", words: "GGUF weights" })
+    }
+}
+
+impl format::Opened for Model {
+    fn what(&self) -> &'static str {
+        Gguf.what()
+    }
+
+    fn inspect(&self, digest: &Digest, opts: &InspectOptions) -> crate::Result<Box<dyn Section>> {
+        Ok(Box::new(inspect::inspect(self, digest, opts)?))
+    }
+
+    fn diff(
+        &self,
+        mine: &Digest,
+        other: &AnyModel,
+        theirs: &Digest,
+        side: Side,
+        opts: &DiffOptions,
+    ) -> Option<crate::Result<Box<dyn DiffSection>>> {
+        diff_same(self, mine, other, theirs, side, |a, da, b, db| diff::diff(a, da, b, db, opts))
+    }
+
+    fn facts(&self, facts: &mut Facts) -> crate::Result<()> {
+        facts::facts(self, facts)
+    }
+
+    fn shard_alone_names_model(&self) -> bool {
+        // A later shard alone is refused: it is not the first.
+        false
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Section for inspect::Inspection {
+    fn text(&self) -> String {
+        inspect::Inspection::text(self)
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        inspect::Inspection::to_json(self)
+    }
+}
+
+impl Section for diff::Diff {
+    fn text(&self) -> String {
+        diff::Diff::text(self)
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        diff::Diff::to_json(self)
+    }
+}
+
+impl DiffSection for diff::Diff {
+    fn labels_equal(&self) -> bool {
+        diff::Diff::labels_equal(self)
     }
 }

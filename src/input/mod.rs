@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use crate::directory;
 use crate::error::{Error, Result};
-use crate::format::OpenOptions;
-use crate::formats::{AnyModel, Format};
+use crate::format::{AnyModel, FileFormat, OpenOptions};
+use crate::formats;
 use crate::hash::Digest;
 use crate::hf;
 use crate::ollama;
@@ -30,7 +30,11 @@ use crate::source::{Last, Root, Source};
 
 pub use shard_sets::{Named, NamedModels};
 
-/// What a command-line argument names.
+/// What a command-line argument names: parsed once ([`Input::from_arg`]),
+/// then carried by the schedule to the opener ([`open_input`]) and shown
+/// in errors as given ([`Input::as_path`]). Directories, standard input and
+/// store references are inputs, not file formats: only a `File` is handed
+/// to the registry of formats.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
     /// A file on disk.
@@ -49,18 +53,49 @@ pub enum Input {
 impl Input {
     /// The input an argument names.
     pub fn from_arg(arg: &Path) -> Input {
+        Input::by_spelling(arg).unwrap_or_else(|| {
+            if arg.is_dir() { Input::Directory(arg.to_path_buf()) } else { Input::File(arg.to_path_buf()) }
+        })
+    }
+
+    /// The input `arg` names by its spelling alone, the file system not
+    /// looked at: `-` (standard input), `ollama:…`, `hf:…`; `None` for a
+    /// path. The one place these spellings are told apart.
+    pub fn by_spelling(arg: &Path) -> Option<Input> {
         // As sha256sum: `-` is standard input (`./-` is the file).
         if arg.as_os_str() == "-" {
-            return Input::Stdin;
+            return Some(Input::Stdin);
         }
         // The prefix wins over a file of that name (`./ollama:x` is the file).
-        if let Some(s) = arg.to_str().filter(|s| s.starts_with(ollama::SCHEME)) {
-            return Input::Ollama(s.to_string());
+        let s = arg.to_str()?;
+        if s.starts_with(ollama::SCHEME) {
+            return Some(Input::Ollama(s.to_string()));
         }
-        if let Some(s) = arg.to_str().filter(|s| s.starts_with(hf::SCHEME)) {
-            return Input::Hf(s.to_string());
+        if s.starts_with(hf::SCHEME) {
+            return Some(Input::Hf(s.to_string()));
         }
-        if arg.is_dir() { Input::Directory(arg.to_path_buf()) } else { Input::File(arg.to_path_buf()) }
+        None
+    }
+
+    /// Whether `arg` is a store reference (`ollama:…`, `hf:…`): a name
+    /// looked up in its store, never a path beneath a root.
+    pub fn is_store_reference(arg: &Path) -> bool {
+        matches!(Input::by_spelling(arg), Some(Input::Ollama(_) | Input::Hf(_)))
+    }
+
+    /// The argument as it was given (what errors and output name).
+    pub fn as_path(&self) -> &Path {
+        match self {
+            Input::File(p) | Input::Directory(p) => p,
+            Input::Ollama(s) | Input::Hf(s) => Path::new(s),
+            Input::Stdin => Path::new("-"),
+        }
+    }
+}
+
+impl AsRef<Path> for Input {
+    fn as_ref(&self) -> &Path {
+        self.as_path()
     }
 }
 
@@ -69,19 +104,26 @@ const SNIFF_BYTES: u64 = 9;
 
 /// Opens and parses the model at `path`, in whichever format it is.
 pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
-    match Input::from_arg(path) {
-        Input::Ollama(reference) => Ok(AnyModel::Ollama(Box::new(ollama::open_reference(&reference, *opts)?))),
-        Input::Directory(dir) => Ok(AnyModel::Directory(Box::new(directory::Model::open(&dir, opts)?))),
+    open_input(&Input::from_arg(path), opts)
+}
+
+/// Opens and parses the model an input names: a directory (or a Hugging
+/// Face snapshot) whole, an Ollama model in its store, a file or standard
+/// input through the registry of formats.
+pub fn open_input(input: &Input, opts: &OpenOptions) -> Result<AnyModel> {
+    match input {
+        Input::Ollama(reference) => Ok(AnyModel::new(ollama::open_reference(reference, *opts)?)),
+        Input::Directory(dir) => Ok(AnyModel::new(directory::Model::open(dir, opts)?)),
         Input::Hf(reference) => {
-            let snapshot = hf::resolve(&reference)?;
-            Ok(AnyModel::Directory(Box::new(directory::Model::open(&snapshot.shown, opts)?)))
+            let snapshot = hf::resolve(reference)?;
+            Ok(AnyModel::new(directory::Model::open(&snapshot.shown, opts)?))
         }
         Input::Stdin => {
             let source = Source::stdin()?;
-            let format = Format::of_bytes(&source.head(SNIFF_BYTES)?);
+            let format = formats::of_bytes(&source.head(SNIFF_BYTES)?);
             read_as(source, format, opts)
         }
-        Input::File(path) => open_source(Source::open(&path, opts.read_mode)?, opts),
+        Input::File(path) => open_source(Source::open(path, opts.read_mode)?, opts),
     }
 }
 
@@ -91,7 +133,7 @@ pub fn open_model(path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
 /// entries, a store's blobs) is opened beneath the same root.
 pub(crate) fn open_model_beneath(root: &Arc<Root>, rel: &Path, shown: &Path, opts: &OpenOptions) -> Result<AnyModel> {
     if root.file_type(rel).is_ok_and(|t| t == rustix::fs::FileType::Directory) {
-        return Ok(AnyModel::Directory(Box::new(directory::Model::open_beneath(root, rel, shown, opts)?)));
+        return Ok(AnyModel::new(directory::Model::open_beneath(root, rel, shown, opts)?));
     }
     open_source(Source::open_beneath(root, rel, shown, opts.read_mode, Last::Follow)?, opts)
 }
@@ -101,18 +143,17 @@ pub(crate) fn open_model_beneath(root: &Arc<Root>, rel: &Path, shown: &Path, opt
 /// by its extension.
 fn open_source(source: Source, opts: &OpenOptions) -> Result<AnyModel> {
     let path = source.path().to_path_buf();
-    if let Some(format) = Format::of_path(&path) {
+    if let Some(format) = formats::of_path(&path) {
         return format.open(source, *opts);
     }
     let head = source.head(SNIFF_BYTES)?;
-    read_as(source, Format::of_bytes(&head).or_else(|| Format::of_extension(&path)), opts)
+    read_as(source, formats::of_bytes(&head).or_else(|| formats::of_extension(&path)), opts)
 }
 
 /// The model an opened source holds, read as `format`. A source no format
-/// claims is read as GGUF, whose parser says precisely what is wrong with
-/// it (empty, bad magic, ...).
-fn read_as(source: Source, format: Option<Format>, opts: &OpenOptions) -> Result<AnyModel> {
-    format.unwrap_or(Format::Gguf).open(source, *opts)
+/// claims is read as the registry's fallback ([`formats::FALLBACK`]).
+fn read_as(source: Source, format: Option<&dyn FileFormat>, opts: &OpenOptions) -> Result<AnyModel> {
+    format.unwrap_or(formats::FALLBACK).open(source, *opts)
 }
 
 /// The arguments with `ollama:` alone expanded to every model in the store
@@ -161,10 +202,14 @@ fn store_with_manifests() -> Result<PathBuf> {
 /// the model it names (shard siblings, the files of an index, the model in
 /// a directory). For a progress bar's length; 0 where nothing can be seen.
 pub fn approximate_bytes(path: &Path) -> u64 {
-    if let Input::Hf(r) = Input::from_arg(path) {
-        return hf::resolve(&r).map_or(0, |s| approximate_bytes(&s.shown));
+    match Input::from_arg(path) {
+        Input::Hf(r) => hf::resolve(&r).map_or(0, |s| approximate_bytes(&s.shown)),
+        Input::Ollama(r) => ollama::manifest_bytes(&r).unwrap_or(0),
+        Input::Directory(d) => directory::approximate_bytes(&d).unwrap_or(0),
+        Input::File(_) | Input::Stdin => {
+            formats::approximate_bytes(path).unwrap_or_else(|| crate::format::file_size(path))
+        }
     }
-    Format::approximate_bytes(path).unwrap_or_else(|| crate::format::file_size(path))
 }
 
 /// Labels every path on `pool` (all tensors of all files scheduled
@@ -176,7 +221,8 @@ pub fn digest_paths(
     pool: &rayon::ThreadPool,
     emit: impl FnMut(usize, Result<(AnyModel, Digest)>),
 ) {
-    schedule(paths, opts, pool, &open_model, emit);
+    let inputs: Vec<Input> = paths.iter().map(|p| Input::from_arg(p)).collect();
+    schedule(&inputs, opts, pool, &open_input, emit);
 }
 
 /// Labels a fixed number of paths together on `pool` and returns every
@@ -186,6 +232,34 @@ pub fn label_paths<const N: usize>(
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
 ) -> [Result<(AnyModel, Digest)>; N] {
-    let mut all = schedule_all(&paths, opts, pool, &open_model).into_iter();
+    let inputs = paths.map(|p| Input::from_arg(&p));
+    let mut all = schedule_all(&inputs, opts, pool, &open_input).into_iter();
     std::array::from_fn(|_| all.next().unwrap_or_else(|| Err(Error::internal("a path was not labelled"))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_argument_is_told_apart_by_its_spelling_once_and_shown_as_given() {
+        let spelled = |a: &str| Input::by_spelling(Path::new(a));
+        assert_eq!(spelled("-"), Some(Input::Stdin));
+        assert_eq!(spelled("ollama:llama3"), Some(Input::Ollama("ollama:llama3".into())));
+        assert_eq!(spelled("hf:org/name@main"), Some(Input::Hf("hf:org/name@main".into())));
+        // A path that merely holds a prefix, and `./-`, are files.
+        for path in ["./ollama:x", "./-", "m.gguf", "d/hf:x", ""] {
+            assert_eq!(spelled(path), None, "{path:?}");
+        }
+        assert!(Input::is_store_reference(Path::new("ollama:x")));
+        assert!(Input::is_store_reference(Path::new("hf:")));
+        assert!(!Input::is_store_reference(Path::new("-")));
+        assert!(!Input::is_store_reference(Path::new("m.gguf")));
+        for arg in ["-", "ollama:x", "hf:o/n", "no/such/file.gguf"] {
+            assert_eq!(Input::from_arg(Path::new(arg)).as_path(), Path::new(arg));
+        }
+        let dir = std::env::temp_dir();
+        assert_eq!(Input::from_arg(&dir), Input::Directory(dir.clone()));
+        assert_eq!(Input::from_arg(&dir).as_ref(), dir.as_path());
+    }
 }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::error::Result;
-use crate::format::{Labelled, OpenOptions};
-use crate::formats::{AnyModel, Format};
+use crate::format::{AnyModel, Labelled, OpenOptions};
+use crate::formats;
 
 use super::open_model;
 
@@ -58,7 +58,7 @@ impl NamedModels {
         let covered: Vec<Option<(PathBuf, bool)>> = if opts.join_shards {
             let named: HashSet<&Path> = args.iter().map(PathBuf::as_path).collect();
             let mut cover = |arg: &PathBuf| {
-                let first = Format::first_shard_of(arg).filter(|f| named.contains(f.as_path()))?;
+                let first = formats::first_shard_of(arg).filter(|f| named.contains(f.as_path()))?;
                 let model = opened.entry(first.clone()).or_insert_with_key(|first| open_model(first, opts).ok());
                 let stands = stands_alone(model.as_ref()?, arg)?;
                 Some((first, stands))

@@ -445,3 +445,71 @@ impl Diff {
         doc
     }
 }
+
+/// Compares an Ollama model with the one weights component of a directory
+/// (`ollama_first`: which side the Ollama model is on) that it can compare
+/// itself with (GGUF or safetensors); with none or several, an error naming
+/// them and the commands that compare each (which one is meant is not
+/// guessed).
+pub fn diff_with_directory(
+    model: &Model,
+    dm: &Digest,
+    dir: &crate::directory::Model,
+    dd: &Digest,
+    ollama_first: bool,
+    opts: &DiffOptions,
+) -> Result<Diff> {
+    use crate::directory::model::{Component, Part};
+    let subs = dir.sub_digests(dd.tensor_sha256())?;
+    let comparable = |c: &Component| match &c.part {
+        Part::Weights(m) => {
+            m.downcast_ref::<gguf::Model>().is_some() || m.downcast_ref::<safetensors::Model>().is_some()
+        }
+        Part::File(_) => false,
+    };
+    let weights: Vec<(&Component, Digest)> = dir.components().iter().zip(subs).filter(|(c, _)| comparable(c)).collect();
+    if let [(c, d)] = weights.as_slice() {
+        if let Part::Weights(m) = &c.part {
+            let file = match m.downcast_ref::<gguf::Model>() {
+                Some(g) => FileModel::Gguf(g, d),
+                None => match m.downcast_ref::<safetensors::Model>() {
+                    Some(st) => FileModel::Safetensors(st, d),
+                    None => return Err(crate::Error::internal("a weights component Ollama cannot compare")),
+                },
+            };
+            return diff_with_file(model, dm, file, ollama_first, opts);
+        }
+    }
+    let shown = |p: &std::path::Path| escape_name(p.as_os_str().as_encoded_bytes());
+    // The two arguments as given: the Ollama model's reference, the directory.
+    let reference = std::path::Path::new(model.reference());
+    let (args, side) = if ollama_first { ([reference, dir.path()], 1) } else { ([dir.path(), reference], 0) };
+    let commands: Vec<String> = weights
+        .iter()
+        .filter_map(|(c, _)| c.files.first().map(|f| (c, f)))
+        .map(|(c, f)| {
+            use std::os::unix::ffi::OsStrExt;
+            let file = dir.path().join(std::ffi::OsStr::from_bytes(f));
+            let mut pair = args.map(shown);
+            if let Some(slot) = pair.get_mut(side) {
+                *slot = shown(&file);
+            }
+            let [a, b] = pair;
+            format!("{} {} ({}): gguf-digest diff {a} {b}", c.kind.text(), escape_bytes(&c.name), shown(&file))
+        })
+        .collect();
+    let dir_shown = shown(dir.path());
+    let what = if commands.is_empty() {
+        format!(
+            "{dir_shown} holds no weights component (no safetensors or GGUF model) to compare with the Ollama model"
+        )
+    } else {
+        format!(
+            "{dir_shown} holds {} weights components, and which one the Ollama model is meant to be is not guessed; \
+             compare one: {}",
+            commands.len(),
+            commands.join("; ")
+        )
+    };
+    Err(crate::Error::new(crate::ErrorKind::DirectoryWeightsToCompare(what)))
+}

@@ -21,7 +21,8 @@ pub use name::{ModelName, SCHEME, store_root};
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::format::{Description, OpenOptions};
+use crate::facts::Facts;
+use crate::format::{self, AnyModel, DiffSection, FileFormat, OpenOptions, Section, Side, diff_same};
 use crate::hash::Digest;
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::Source;
@@ -228,56 +229,152 @@ impl crate::format::Labelled for Model {
     }
 }
 
-/// Ollama models, as the core knows them (their [`Description`]).
+/// An Ollama manifest given by path, as the registry lists it (its
+/// [`FileFormat`]): claimed by where it lies in a store. An `ollama:NAME`
+/// reference is an input, not a file: the input layer opens it
+/// ([`open_reference`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Ollama;
 
-impl Description for Ollama {
-    type Model = Model;
-    type Inspection = inspect::Inspection;
-    type Diff = diff::Diff;
+impl FileFormat for Ollama {
+    fn what(&self) -> &'static str {
+        "an Ollama model"
+    }
 
-    const WHAT: &'static str = "an Ollama model";
-    // A manifest has no extension of its own: where it lies tells.
-    const EXTENSIONS: &'static [&'static str] = &[];
+    fn extensions(&self) -> &'static [&'static str] {
+        // A manifest has no extension of its own: where it lies tells.
+        &[]
+    }
 
-    fn claims_bytes(_: &[u8]) -> bool {
+    fn claims_bytes(&self, _: &[u8]) -> bool {
         false
     }
 
-    fn claims_path(path: &Path) -> bool {
+    fn claims_path(&self, path: &Path) -> bool {
         root_of_manifest(path).is_some()
     }
 
-    fn from_source(source: Source, opts: OpenOptions) -> Result<Model> {
+    fn open(&self, source: Source, opts: OpenOptions) -> Result<AnyModel> {
         // A manifest given by path: its blobs are opened beneath the store,
         // four levels above its own directory.
         let path = source.path().to_path_buf();
         let root = root_of_manifest(&path).ok_or_else(|| crate::Error::internal("a manifest outside a store"))?;
         let store = source.root_above(4, &root)?;
         drop(source);
-        Model::open_in(&path.to_string_lossy(), &store, &path, opts)
+        Model::open_in(&path.to_string_lossy(), &store, &path, opts).map(AnyModel::new)
     }
 
-    fn first_shard_of(_: &Path) -> Option<PathBuf> {
+    fn first_shard_of(&self, _: &Path) -> Option<PathBuf> {
         None
     }
 
-    fn shard_alone_names_model(_: &Model) -> bool {
+    fn approximate_bytes(&self, _: &Path) -> Option<u64> {
+        // A manifest's own size; an `ollama:` reference's is the input
+        // layer's ([`manifest_bytes`]).
+        None
+    }
+
+    fn partial(&self, _: Source, _: &InspectOptions) -> Option<String> {
+        None
+    }
+
+    fn component_kind(&self) -> Option<crate::format::DirectoryKind> {
+        // A manifest in a directory is a file of it.
+        None
+    }
+}
+
+impl format::Opened for Model {
+    fn what(&self) -> &'static str {
+        Ollama.what()
+    }
+
+    fn inspect(&self, digest: &Digest, opts: &InspectOptions) -> Result<Box<dyn Section>> {
+        Ok(Box::new(inspect::inspect(self, digest, opts)?))
+    }
+
+    /// Two Ollama models, or an Ollama model and the GGUF or safetensors
+    /// model its served weights are compared with (either side), alone or
+    /// as a directory's one weights component.
+    fn diff(
+        &self,
+        mine: &Digest,
+        other: &AnyModel,
+        theirs: &Digest,
+        side: Side,
+        opts: &DiffOptions,
+    ) -> Option<Result<Box<dyn DiffSection>>> {
+        if other.downcast_ref::<Model>().is_some() {
+            return diff_same(self, mine, other, theirs, side, |a, da, b, db| diff::diff(a, da, b, db, opts));
+        }
+        let first = side == Side::First;
+        let d = if let Some(g) = other.downcast_ref::<crate::gguf::Model>() {
+            diff::diff_with_file(self, mine, diff::FileModel::Gguf(g, theirs), first, opts)
+        } else if let Some(st) = other.downcast_ref::<crate::safetensors::Model>() {
+            diff::diff_with_file(self, mine, diff::FileModel::Safetensors(st, theirs), first, opts)
+        } else {
+            // A directory: its one weights component.
+            diff::diff_with_directory(self, mine, other.downcast_ref::<crate::directory::Model>()?, theirs, first, opts)
+        };
+        Some(d.map(|d| Box::new(d) as Box<dyn DiffSection>))
+    }
+
+    /// The first weights file is the model (later ones: projectors,
+    /// adapters), then the tensor blobs, then the config's family and file
+    /// type where the weights did not say.
+    fn facts(&self, facts: &mut Facts) -> Result<()> {
+        if let Some(g) = self.gguf(0) {
+            format::Opened::facts(g, facts)?;
+        }
+        if let Some(st) = self.tensors() {
+            format::Opened::facts(st, facts)?;
+        }
+        let config = self.config_content();
+        if facts.architecture.is_none() {
+            facts.architecture = config.get("model_family").and_then(|v| v.as_str()).map(str::to_owned);
+        }
+        if facts.file_type.is_none() {
+            facts.file_type = config.get("file_type").and_then(|v| v.as_str()).map(str::to_owned);
+        }
+        Ok(())
+    }
+
+    fn shard_alone_names_model(&self) -> bool {
         false
     }
 
-    fn approximate_bytes(path: &Path) -> Option<u64> {
-        let reference = path.to_str().filter(|s| s.starts_with(SCHEME))?;
-        Some(manifest_bytes(reference).unwrap_or(0))
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
     }
 
-    fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Result<inspect::Inspection> {
-        inspect::inspect(model, digest, opts)
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Section for inspect::Inspection {
+    fn text(&self) -> String {
+        inspect::Inspection::text(self)
     }
 
-    fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) -> Result<diff::Diff> {
-        diff::diff(a, da, b, db, opts)
+    fn to_json(&self) -> serde_json::Value {
+        inspect::Inspection::to_json(self)
+    }
+}
+
+impl Section for diff::Diff {
+    fn text(&self) -> String {
+        diff::Diff::text(self)
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        diff::Diff::to_json(self)
+    }
+}
+
+impl DiffSection for diff::Diff {
+    fn labels_equal(&self) -> bool {
+        diff::Diff::labels_equal(self)
     }
 }
 

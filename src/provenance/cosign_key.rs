@@ -15,13 +15,14 @@ use crate::json::{Json, parse_strict};
 /// The PEM labels of cosign's key files, newest first.
 pub const PEM_LABELS: [&str; 2] = ["ENCRYPTED SIGSTORE PRIVATE KEY", "ENCRYPTED COSIGN PRIVATE KEY"];
 
-/// The largest scrypt cost accepted, as log2(N): cosign writes 15; the
-/// bound keeps a hostile file from asking for gigabytes (128·N·r bytes).
-const MAX_LOG_N: u8 = 20;
+/// The most scrypt may cost, as N·r·p (its memory is 128·N·r bytes, its
+/// time grows with N·r·p): 2^18 at r = 8, p = 1, which is 256 MiB. cosign
+/// writes N = 2^15, r = 8, p = 1 (32 MiB), so every file it makes opens;
+/// a hostile file cannot make the tool spend gigabytes and tens of seconds
+/// before it can say "wrong password".
+const MAX_WORK: u64 = (1 << 18) * 8;
 /// The largest scrypt block size (`r`) accepted: cosign writes 8.
 const MAX_R: u32 = 8;
-/// The largest scrypt parallelism (`p`) accepted: cosign writes 1.
-const MAX_P: u32 = 16;
 
 fn bad(what: impl Into<String>) -> Error {
     Error::new(ErrorKind::PrivateKey(what.into()))
@@ -59,10 +60,17 @@ fn scrypt_params(kdf: &Json) -> Result<scrypt::Params> {
     }
     let log_n = u8::try_from(n.trailing_zeros()).unwrap_or(u8::MAX);
     let (r, p) = (u32::try_from(r).unwrap_or(u32::MAX), u32::try_from(p).unwrap_or(u32::MAX));
-    if log_n > MAX_LOG_N || r > MAX_R || p > MAX_P || r == 0 || p == 0 {
+    if r == 0 || p == 0 || r > MAX_R {
         return Err(bad(format!(
-            "cosign key file: scrypt parameters N={n} r={r} p={p} are outside what is accepted \
-             (N ≤ 2^{MAX_LOG_N}, 1 ≤ r ≤ {MAX_R}, 1 ≤ p ≤ {MAX_P})"
+            "cosign key file: scrypt parameters N={n} r={r} p={p} are outside what is accepted (1 ≤ r ≤ {MAX_R}, p ≥ 1)"
+        )));
+    }
+    let work = n.checked_mul(u64::from(r)).and_then(|w| w.checked_mul(u64::from(p)));
+    if work.is_none_or(|w| w > MAX_WORK) {
+        return Err(bad(format!(
+            "cosign key file: scrypt parameters N={n} r={r} p={p} ask for more than this tool spends on a key \
+             (N·r·p ≤ 2^21, 256 MiB: N = 2^18 at r = 8, p = 1; cosign writes N = 2^15, r = 8, p = 1): \
+             refused before deriving, so a hostile file cannot cost gigabytes of memory and seconds of work"
         )));
     }
     scrypt::Params::new(log_n, r, p, 32).map_err(|e| bad(format!("cosign key file: scrypt parameters: {e}")))
@@ -117,6 +125,24 @@ pub fn encrypt_for_test(der: &[u8], password: &[u8], salt: &[u8; 32], nonce: &[u
 mod tests {
     use super::*;
 
+    fn kdf(n: u64, r: u64, p: u64) -> Json {
+        let text = format!(r#"{{"name":"scrypt","params":{{"N":{n},"r":{r},"p":{p}}}}}"#);
+        parse_strict(text.as_bytes(), 8).unwrap()
+    }
+
+    #[test]
+    fn scrypt_costs_are_bounded_at_what_cosign_writes_with_room() {
+        // cosign's own, and the bound itself.
+        assert!(scrypt_params(&kdf(1 << 15, 8, 1)).is_ok());
+        assert!(scrypt_params(&kdf(1 << 18, 8, 1)).is_ok());
+        // A hostile file: 1 GiB and 16 rounds of it (31 s) before "wrong password".
+        let e = scrypt_params(&kdf(1 << 20, 8, 16)).unwrap_err().to_string();
+        assert!(e.contains("N=1048576 r=8 p=16") && e.contains("256 MiB") && e.contains("hostile"), "{e}");
+        assert!(scrypt_params(&kdf(1 << 19, 8, 1)).is_err());
+        assert!(scrypt_params(&kdf(1 << 18, 8, 2)).is_err());
+        assert!(scrypt_params(&kdf(1 << 18, 8, u64::MAX)).is_err());
+    }
+
     #[test]
     fn opens_with_the_right_password_only() {
         let pem = encrypt_for_test(b"secret der", b"pw", &[7; 32], &[9; 24], 10);
@@ -133,11 +159,13 @@ mod tests {
         let (_, body) = pkcs8::der::pem::decode_vec(pem.as_bytes()).unwrap();
         let text = String::from_utf8(body).unwrap();
         let huge = text.replace(r#""N":1024"#, r#""N":4294967296"#);
-        assert!(decrypt(huge.as_bytes(), b"pw").unwrap_err().to_string().contains("outside what is accepted"));
+        assert!(decrypt(huge.as_bytes(), b"pw").unwrap_err().to_string().contains("more than this tool spends"));
         let odd = text.replace(r#""N":1024"#, r#""N":1000"#);
         assert!(decrypt(odd.as_bytes(), b"pw").unwrap_err().to_string().contains("not a power of two"));
         let other = text.replace("nacl/secretbox", "aes-gcm");
         assert!(decrypt(other.as_bytes(), b"pw").unwrap_err().to_string().contains("not nacl/secretbox"));
+        let wide = text.replace(r#""r":8"#, r#""r":9"#);
+        assert!(decrypt(wide.as_bytes(), b"pw").unwrap_err().to_string().contains("1 ≤ r ≤ 8"));
         assert!(decrypt(b"{", b"pw").is_err());
         assert!(decrypt(br#"{"kdf":1}"#, b"pw").is_err());
     }

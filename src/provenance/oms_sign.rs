@@ -13,6 +13,7 @@
 //! key hint is the hex SHA-256 of the PEM public key (the only hint
 //! `model_signing` accepts).
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
@@ -28,7 +29,7 @@ use crate::format::OpenOptions;
 use crate::hash::{Conversion, Job, Sha256Digest, hash_job};
 use crate::provenance::private_keys::SigningKey;
 use crate::provenance::{PAYLOAD_TYPE, STATEMENT_TYPE, bundle};
-use crate::source::{Last, Source};
+use crate::source::Source;
 
 /// The OMS v1.0 predicate type.
 pub const OMS_PREDICATE_TYPE: &str = "https://model_signing/signature/v1.0";
@@ -152,30 +153,38 @@ fn ignored(name: &str, ignore: &[String]) -> bool {
     ignore.iter().any(|i| name == i || name.strip_prefix(i.as_str()).is_some_and(|rest| rest.starts_with('/')))
 }
 
-/// Hashes every file of `tree` not under `ignore`, whole, on the current
-/// rayon pool, each opened beneath its root (never following a link at
-/// its end: the walk resolved them) and checked unchanged after.
-fn hash_files(tree: &Tree, ignore: &[String], opts: &OpenOptions) -> Result<Vec<Resource>> {
-    let files: Vec<_> = tree
-        .files
-        .iter()
-        .map(|f| {
-            let name = std::str::from_utf8(&f.name).map_err(|_| {
-                let what = "its name is not UTF-8, which a model signature (JSON) cannot name".to_string();
-                Error::new(ErrorKind::DirectoryEntry(what)).in_file(&tree.shown_path(&f.name))
-            })?;
-            Ok((name.to_string(), f))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    files
+/// The directory `dir` walked once and every file opened once: the
+/// manifest's resources (each file's SHA-256, hashed whole) and the
+/// gguf-digest labels are computed from the same open files, on the
+/// current rayon pool, and every file is checked unchanged after both, so
+/// the two describe one tree even if files are swapped meanwhile.
+fn describe(tree: Tree, dir: &Path, ignore: &[String], opts: &OpenOptions) -> Result<(Labels, Vec<Resource>)> {
+    // Each file's name by the path it is shown as (its source's path).
+    let mut names: HashMap<PathBuf, String> = HashMap::new();
+    for f in &tree.files {
+        let shown = tree.shown_path(&f.name);
+        let name = std::str::from_utf8(&f.name).map_err(|_| {
+            let what = "its name is not UTF-8, which a model signature (JSON) cannot name".to_string();
+            Error::new(ErrorKind::DirectoryEntry(what)).in_file(&shown)
+        })?;
+        names.insert(shown, name.to_string());
+    }
+    let count = names.len();
+    let model = crate::directory::Model::open_tree(tree, dir, opts)?;
+    let sources: Vec<(String, &Source)> = model
+        .sources()
+        .into_iter()
+        .map(|s| Ok((names.get(s.path()).ok_or_else(|| Error::internal("a file the walk did not find"))?.clone(), s)))
+        .collect::<Result<_>>()?;
+    if sources.len() != count {
+        return Err(Error::internal("a file of the walk was not opened"));
+    }
+    let resources = sources
         .into_par_iter()
         .filter(|(name, _)| !ignored(name, ignore))
-        .map(|(name, f)| {
-            let shown = tree.shown_path(&f.name);
-            let root = tree.root(f.store).ok_or_else(|| Error::internal("a file in no root"))?;
-            let source = Source::open_beneath(root, &f.at, &shown, opts.read_mode, Last::NoFollow)?;
+        .map(|(name, source)| {
             let job = Job {
-                source: &source,
+                source,
                 start: 0,
                 len: source.len(),
                 conversion: Conversion::none(1, "file"),
@@ -183,16 +192,11 @@ fn hash_files(tree: &Tree, ignore: &[String], opts: &OpenOptions) -> Result<Vec<
                 gather: None,
             };
             let sha256 = hash_job(&job, &opts.pieces, &|_| Ok(()))?;
-            source.check_unchanged()?;
             Ok(Resource { name, sha256 })
         })
-        .collect()
-}
-
-/// The gguf-digest labels of the directory `dir`: its label, and each
-/// weights component's.
-fn labels_of(dir: &Path, opts: &OpenOptions) -> Result<Labels> {
-    let model = crate::directory::Model::open(dir, opts)?;
+        .collect::<Result<Vec<_>>>()?;
+    // Its jobs, then every file checked unchanged since it was opened
+    // (which covers the whole-file reads above).
     let digest = model.digest()?;
     let digests = model.component_digests(digest.tensor_sha256())?;
     let components = model
@@ -200,20 +204,20 @@ fn labels_of(dir: &Path, opts: &OpenOptions) -> Result<Labels> {
         .iter()
         .zip(digests)
         .filter_map(|(c, d)| {
-            let kind = match c.kind {
-                Kind::Safetensors => "SFTN",
-                Kind::Gguf => "GGUF",
-                Kind::File => return None,
-            };
+            if c.kind == Kind::FILE {
+                return None;
+            }
+            let kind = c.kind.text();
             let name = String::from_utf8_lossy(&c.name).into_owned();
             Some(ComponentLabel { kind, name, label: hex::encode(d) })
         })
         .collect();
-    Ok(Labels { label: digest.label(), components })
+    Ok((Labels { label: digest.label(), components }, resources))
 }
 
-/// Signs the directory `dir` as an OpenSSF model signature: labels it,
-/// hashes every file, and returns the bundle (`out`, where it will be
+/// Signs the directory `dir` as an OpenSSF model signature: walks it once,
+/// opens every file once, labels it and hashes every file from those open
+/// files, and returns the bundle (`out`, where it will be
 /// written, is left out of the manifest when it lies inside `dir`).
 /// Errors name the file; nothing is signed unless every file was read.
 pub fn sign_directory(dir: &Path, key: &SigningKey, out: Option<&Path>, opts: &OpenOptions) -> Result<Vec<u8>> {
@@ -235,8 +239,7 @@ pub fn sign_directory(dir: &Path, key: &SigningKey, out: Option<&Path>, opts: &O
     }
     let allow_symlinks = tree.snapshot
         || tree.files.iter().any(|f| f.store != Store::Main || f.at.as_os_str().as_bytes() != f.name.as_slice());
-    let (labels, resources) = rayon::join(|| labels_of(dir, opts), || hash_files(&tree, &ignore, opts));
-    let (labels, mut resources) = (labels?, resources?);
+    let (labels, mut resources) = describe(tree, dir, &ignore, opts)?;
     let name = model_name(dir);
     let statement = statement(&name, &mut resources, &ignore, allow_symlinks, &labels);
     sign_statement(&statement, key)
@@ -289,6 +292,71 @@ mod tests {
         let ignore = vec![".git".to_string(), "model.sig".to_string()];
         assert!(ignored(".git", &ignore) && ignored(".git/HEAD", &ignore) && ignored("model.sig", &ignore));
         assert!(!ignored(".github2", &ignore) && !ignored("sub/.git", &ignore) && !ignored("model.sig2", &ignore));
+    }
+
+    /// The resources' digests and the `gguf_digest` label of a bundle.
+    fn signed(bundle: &[u8]) -> (Vec<(String, String)>, String) {
+        use base64::Engine as _;
+        let b: serde_json::Value = serde_json::from_slice(bundle).unwrap();
+        let payload = b["dsseEnvelope"]["payload"].as_str().unwrap();
+        let st: serde_json::Value =
+            serde_json::from_slice(&base64::engine::general_purpose::STANDARD.decode(payload).unwrap()).unwrap();
+        let p = &st["predicate"];
+        let rs = p["resources"].as_array().unwrap();
+        let rs =
+            rs.iter().map(|r| (r["name"].as_str().unwrap().into(), r["digest"].as_str().unwrap().into())).collect();
+        (rs, p["gguf_digest"]["label"].as_str().unwrap().into())
+    }
+
+    #[test]
+    fn a_file_swapped_while_signing_never_splits_the_signature_between_two_trees() {
+        // a.txt is replaced (renamed over) by one of two versions, over and
+        // over, while the directory is signed: each signature's label must
+        // be the label of the file its resources name.
+        let top = tempfile::tempdir().unwrap();
+        let dir = top.path().join("m");
+        std::fs::create_dir(&dir).unwrap();
+        let versions = [top.path().join("v1"), top.path().join("v2")];
+        std::fs::write(&versions[0], b"one").unwrap();
+        std::fs::write(&versions[1], b"two").unwrap();
+        std::fs::write(dir.join("a.txt"), b"one").unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let (stop, dir, top, versions) = (stop.clone(), dir.clone(), top.path().to_path_buf(), versions.clone());
+            std::thread::spawn(move || {
+                let tmp = top.join("tmp");
+                let mut i = 0usize;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = std::fs::remove_file(&tmp);
+                    std::fs::hard_link(&versions[i % 2], &tmp).unwrap();
+                    std::fs::rename(&tmp, dir.join("a.txt")).unwrap();
+                    i += 1;
+                    // Room for whole signings between swaps (a swap
+                    // during one makes it fail "changed", as it should).
+                    std::thread::sleep(std::time::Duration::from_micros(300));
+                }
+            })
+        };
+        let key = SigningKey::P256(p256::ecdsa::SigningKey::from_slice(&[7; 32]).unwrap());
+        let label_of = |digest: &str| {
+            let d: [u8; 32] = hex::decode(digest).unwrap().try_into().unwrap();
+            hex::encode(Sha256::digest(crate::directory::skeleton::skeleton(&[(Kind::FILE, &b"a.txt"[..], d)])))
+        };
+        let (mut split, mut signed_whole) = (None, 0);
+        for _ in 0..300 {
+            let Ok(bundle) = sign_directory(&dir, &key, None, &OpenOptions::default()) else { continue };
+            signed_whole += 1;
+            let (resources, label) = signed(&bundle);
+            assert_eq!(resources.len(), 1);
+            if label_of(&resources[0].1) != label {
+                split = Some(resources);
+                break;
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        swapper.join().unwrap();
+        assert!(split.is_none(), "a signature's resources {split:?} and its label describe two different trees");
+        assert!(signed_whole > 0, "no signing finished: the test proved nothing");
     }
 
     #[test]

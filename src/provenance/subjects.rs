@@ -9,6 +9,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::check::label_of;
 use crate::error::{Error, ErrorKind, Result};
+use crate::input::Input;
 use crate::json::{Json, parse_strict};
 use crate::provenance::{MAX_DEPTH, PREDICATE_TYPE, STATEMENT_TYPE};
 
@@ -75,7 +76,7 @@ pub fn of_statement(json: &Json) -> Result<Vec<Subject>> {
 /// itself, which resolves the path beneath the root.
 pub fn locate(root: &Path, name: &str) -> Result<PathBuf> {
     let refuse = |why: &str| Err(Error::schema(format!("subject {name:?} is refused: {why}; nothing was opened")));
-    if name.starts_with(crate::ollama::SCHEME) || name.starts_with(crate::hf::SCHEME) {
+    if Input::is_store_reference(Path::new(name)) {
         return Ok(PathBuf::from(name));
     }
     if let Some(why) = unlocatable(name) {
@@ -122,7 +123,7 @@ fn unlocatable(name: &str) -> Option<&'static str> {
 pub fn name_for(path: &Path, root: Option<&Path>) -> Result<String> {
     let given = path.to_string_lossy();
     let refuse = |why: String| Err(Error::schema(format!("{given:?} cannot be a subject's name: {why}")));
-    if path.to_str().is_some_and(|p| p.starts_with(crate::ollama::SCHEME)) || crate::hf::is_reference(path) {
+    if Input::is_store_reference(path) {
         return Ok(given.into_owned());
     }
     let relative = match root {

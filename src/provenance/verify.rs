@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::AnyModel;
 use crate::format::OpenOptions;
-use crate::formats::AnyModel;
 use crate::provenance::envelope::{self, Signed};
 use crate::provenance::keys::PublicKey;
 use crate::provenance::{MAX_STATEMENT, PAYLOAD_TYPE, subjects};
@@ -42,7 +42,7 @@ impl Claims {
     /// of it; an `ollama:` reference in its store, an `hf:` reference in
     /// the Hugging Face cache.
     pub fn open(&self, path: &Path, opts: &OpenOptions) -> Result<AnyModel> {
-        if path.to_str().is_some_and(|p| p.starts_with(crate::ollama::SCHEME)) || crate::hf::is_reference(path) {
+        if crate::input::Input::is_store_reference(path) {
             return crate::input::open_model(path, opts);
         }
         match path.strip_prefix(self.root.path()) {

@@ -6,7 +6,7 @@
 //! `value(root)`; `model` opens a file, places its storages and makes one
 //! hashing job per distinct tensor. Pure but for `model`, which reads
 //! through its `Source`. The core reaches it only through [`Labelled`] and
-//! its [`Description`], [`Pytorch`].
+//! its [`FileFormat`], [`Pytorch`], listed in `formats::FORMATS`.
 
 pub mod diff;
 pub mod dtype;
@@ -14,12 +14,16 @@ pub mod inspect;
 mod json;
 mod model;
 pub mod pickle;
+pub mod tensors;
 pub mod tree;
 pub mod zip;
 
 use std::path::{Path, PathBuf};
 
-use crate::format::{Description, Labelled, OpenOptions};
+use crate::facts::Facts;
+use crate::format::{
+    self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side, diff_same,
+};
 use crate::hash::{Digest, Job, Sha256Digest};
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::Source;
@@ -68,48 +72,128 @@ impl Labelled for Model {
     }
 }
 
-/// The PyTorch checkpoint format, as the core knows it (its [`Description`]).
+/// The PyTorch checkpoint format, as the registry lists it (its [`FileFormat`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Pytorch;
 
-impl Description for Pytorch {
-    type Model = Model;
-    type Inspection = inspect::Inspection;
-    type Diff = diff::Diff;
+impl FileFormat for Pytorch {
+    fn what(&self) -> &'static str {
+        "a PyTorch checkpoint"
+    }
 
-    const WHAT: &'static str = "a PyTorch checkpoint";
-    const EXTENSIONS: &'static [&'static str] = &["pt", "pth", "ckpt"];
+    fn extensions(&self) -> &'static [&'static str] {
+        &["pt", "pth", "ckpt"]
+    }
 
-    fn claims_bytes(head: &[u8]) -> bool {
+    fn claims_bytes(&self, head: &[u8]) -> bool {
         sniff(head)
     }
 
-    fn claims_path(path: &Path) -> bool {
+    fn claims_path(&self, path: &Path) -> bool {
         is_checkpoint_name(path)
     }
 
-    fn from_source(source: Source, opts: OpenOptions) -> crate::Result<Model> {
-        Model::from_source(source, opts)
+    fn open(&self, source: Source, opts: OpenOptions) -> crate::Result<AnyModel> {
+        Model::from_source(source, opts).map(AnyModel::new)
     }
 
-    fn first_shard_of(_later: &Path) -> Option<PathBuf> {
+    fn first_shard_of(&self, _later: &Path) -> Option<PathBuf> {
         None
     }
 
-    fn shard_alone_names_model(_model: &Model) -> bool {
+    fn approximate_bytes(&self, _path: &Path) -> Option<u64> {
+        None
+    }
+
+    fn partial(&self, _source: Source, _opts: &InspectOptions) -> Option<String> {
+        None
+    }
+
+    fn component_kind(&self) -> Option<DirectoryKind> {
+        // Directory revision 3 (PTCH components) is not implemented yet: a
+        // checkpoint in a directory stays a FILE component.
+        None
+    }
+}
+
+impl format::Opened for Model {
+    fn what(&self) -> &'static str {
+        Pytorch.what()
+    }
+
+    fn inspect(&self, digest: &Digest, opts: &InspectOptions) -> crate::Result<Box<dyn Section>> {
+        Ok(Box::new(inspect::inspect(self, digest, opts)))
+    }
+
+    /// Against a checkpoint leaf by key path; against a safetensors model
+    /// tensor by tensor ([`tensors::TensorsDiff`]).
+    fn diff(
+        &self,
+        mine: &Digest,
+        other: &AnyModel,
+        theirs: &Digest,
+        side: Side,
+        opts: &DiffOptions,
+    ) -> Option<crate::Result<Box<dyn DiffSection>>> {
+        if let Some(st) = other.downcast_ref::<crate::safetensors::Model>() {
+            let (me, them) = (tensors::pytorch_rows(self, mine), tensors::safetensors_rows(st, theirs));
+            let (p, s) = (Pytorch.what(), other.what());
+            let d = match side {
+                Side::First => tensors::TensorsDiff::new((p, s), me, them),
+                Side::Second => tensors::TensorsDiff::new((s, p), them, me),
+            };
+            return Some(Ok(Box::new(d)));
+        }
+        diff_same(self, mine, other, theirs, side, |a, da, b, db| Ok(diff::diff(a, da, b, db, opts)))
+    }
+
+    /// The tensors' dtypes.
+    fn facts(&self, facts: &mut Facts) -> crate::Result<()> {
+        let tree = self.tree();
+        for leaf in &tree.tensors {
+            if let Some(t) = tree.tensor(leaf) {
+                facts.count_tensor_type(t.dtype.name);
+            }
+        }
+        Ok(())
+    }
+
+    fn shard_alone_names_model(&self) -> bool {
         false
     }
 
-    fn approximate_bytes(_path: &Path) -> Option<u64> {
-        None
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
     }
 
-    fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> crate::Result<inspect::Inspection> {
-        Ok(inspect::inspect(model, digest, opts))
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Section for inspect::Inspection {
+    fn text(&self) -> String {
+        inspect::Inspection::text(self)
     }
 
-    fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) -> crate::Result<diff::Diff> {
-        Ok(diff::diff(a, da, b, db, opts))
+    fn to_json(&self) -> serde_json::Value {
+        inspect::Inspection::to_json(self)
+    }
+}
+
+impl Section for diff::Diff {
+    fn text(&self) -> String {
+        diff::Diff::text(self)
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        diff::Diff::to_json(self)
+    }
+}
+
+impl DiffSection for diff::Diff {
+    fn labels_equal(&self) -> bool {
+        diff::Diff::labels_equal(self)
     }
 }
 

@@ -49,7 +49,7 @@ pub struct SafetensorsFile {
     pub data_start: u64,
     /// The file's length.
     pub file_len: u64,
-    /// `__metadata__`, sorted by key (absent and `{}` are the same).
+    /// `__metadata__`, sorted by key (absent, `null` and `{}` are the same).
     pub metadata: BTreeMap<String, String>,
     /// The tensors in header order.
     pub tensors: Vec<TensorEntry>,
@@ -117,7 +117,11 @@ fn read_header(json: &Json, header_len: u64, data_start: u64, file_len: u64) -> 
     let mut tensors = Vec::with_capacity(members.len());
     for (name, value) in members {
         if name == METADATA_KEY {
-            metadata = string_map(value, METADATA_KEY)?;
+            // `null` is no metadata, as the `safetensors` crate reads it
+            // (contract §3, revision 2).
+            if !matches!(value, Json::Null) {
+                metadata = string_map(value, METADATA_KEY)?;
+            }
             continue;
         }
         let located = |e: Error| e.about(Subject::Tensor(name.as_bytes().to_vec()));

@@ -12,6 +12,7 @@ use crate::hash::{Digest, Sha256Digest};
 use crate::output::JSON_FORMAT;
 use crate::render::InspectOptions;
 use crate::render::{Shown, count, dims_text, path_text, short_digest, table};
+use crate::safetensors::index::Declared;
 use crate::safetensors::model::Model;
 use crate::text::escape_bytes;
 
@@ -59,6 +60,21 @@ pub enum Warning {
         /// The sum of `nbytes`.
         actual: u64,
     },
+    /// The index's `total_parameters` is not the tensors' element count.
+    TotalParameters {
+        /// What the index says.
+        declared: u64,
+        /// The sum of the tensors' element counts.
+        actual: u64,
+    },
+    /// A derived member of the index's `metadata` (`total_size`,
+    /// `total_parameters`) is not an integer.
+    DerivedNotInteger {
+        /// The member.
+        member: &'static str,
+        /// The kind of JSON value it holds.
+        kind: &'static str,
+    },
     /// A tensor entry has members the label ignores.
     UnknownMembers {
         /// The tensor.
@@ -75,6 +91,8 @@ impl Warning {
     pub fn code(&self) -> &'static str {
         match self {
             Warning::TotalSize { .. } => "total-size",
+            Warning::TotalParameters { .. } => "total-parameters",
+            Warning::DerivedNotInteger { .. } => "derived-not-integer",
             Warning::UnknownMembers { .. } => "unknown-members",
             Warning::EmptyName => "empty-name",
         }
@@ -87,6 +105,14 @@ impl fmt::Display for Warning {
             Warning::TotalSize { declared, actual } => write!(
                 f,
                 "the index's total_size is {declared}, but the tensors hold {actual} bytes (layout only, not in the label)"
+            ),
+            Warning::TotalParameters { declared, actual } => write!(
+                f,
+                "the index's total_parameters is {declared}, but the tensors hold {actual} elements (derived, not in the label)"
+            ),
+            Warning::DerivedNotInteger { member, kind } => write!(
+                f,
+                "the index's {member} is a JSON {kind}, not the integer the tensors give (derived, not in the label)"
             ),
             Warning::UnknownMembers { tensor, members } => write!(
                 f,
@@ -158,9 +184,23 @@ pub fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> Inspect
         .collect();
     tensors.truncate(opts.limit.unwrap_or(usize::MAX));
     let mut warnings = Vec::new();
-    if let Some(declared) = model.index().and_then(|i| i.total_size) {
-        if declared != model.tensor_bytes() {
-            warnings.push(Warning::TotalSize { declared, actual: model.tensor_bytes() });
+    if let Some(index) = model.index() {
+        let derived = [
+            ("total_size", &index.total_size, model.tensor_bytes()),
+            ("total_parameters", &index.total_parameters, model.parameters()),
+        ];
+        for (member, declared, actual) in derived {
+            match declared {
+                None => {}
+                Some(Declared::Integer(n)) if *n == actual => {}
+                Some(Declared::Integer(declared)) if member == "total_size" => {
+                    warnings.push(Warning::TotalSize { declared: *declared, actual });
+                }
+                Some(Declared::Integer(declared)) => {
+                    warnings.push(Warning::TotalParameters { declared: *declared, actual })
+                }
+                Some(Declared::Other(kind)) => warnings.push(Warning::DerivedNotInteger { member, kind }),
+            }
         }
     }
     for t in model.tensors() {

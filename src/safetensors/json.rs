@@ -69,7 +69,7 @@ pub fn write_model_json(w: &mut JsonWriter<'_>, path: &Path, model: &Model, dige
         w.key("index")?;
         w.begin_object()?;
         w.str_field("path", &text(&index.path))?;
-        w.field("total_size", index.total_size)?;
+        w.field("total_size", index.total_size.as_ref().and_then(crate::safetensors::Declared::integer))?;
         w.end_object()?;
     }
     crate::format::end_entry(w, &crate::format::Labelled::sources(model))

@@ -3,7 +3,7 @@
 //! of its first bytes); `index` reads an index; `model` joins files into a
 //! logical model with its metadata groups; `skeleton` builds the canonical
 //! skeleton (docs/SPEC.md, "Safetensors"). The core reaches it only through
-//! [`Labelled`] and its [`Description`], [`Safetensors`].
+//! [`Labelled`] and its [`FileFormat`], [`Safetensors`].
 
 pub mod diff;
 mod dtype;
@@ -18,7 +18,10 @@ mod skeleton;
 
 use std::path::{Path, PathBuf};
 
-use crate::format::{Description, Labelled, OpenOptions, file_size};
+use crate::facts::Facts;
+use crate::format::{
+    self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side, diff_same, file_size,
+};
 use crate::hash::{Digest, Job, Sha256Digest};
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::Source;
@@ -26,7 +29,7 @@ use crate::source::Source;
 pub use dtype::{DTYPES, Dtype};
 pub use header::{MAX_DEPTH, MAX_HEADER, SafetensorsFile, TensorEntry, parse};
 pub(crate) use index::read_index_from;
-pub use index::{Index, parse_index, read_index};
+pub use index::{DERIVED, Declared, Index, parse_index, read_index};
 pub use json::write_model_json;
 pub use model::{Group, IndexInfo, Model, ModelTensor, StFile, is_index_name};
 pub use names::{INDEX_SUFFIX, ShardName, plain_name_in};
@@ -71,41 +74,36 @@ impl Labelled for Model {
     }
 }
 
-/// The safetensors format, as the core knows it (its [`Description`]).
+/// The safetensors format, as the registry lists it (its [`FileFormat`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Safetensors;
 
-impl Description for Safetensors {
-    type Model = Model;
-    type Inspection = inspect::Inspection;
-    type Diff = diff::Diff;
+impl FileFormat for Safetensors {
+    fn what(&self) -> &'static str {
+        "a safetensors model"
+    }
 
-    const WHAT: &'static str = "a safetensors model";
-    const EXTENSIONS: &'static [&'static str] = &["safetensors"];
+    fn extensions(&self) -> &'static [&'static str] {
+        &["safetensors"]
+    }
 
-    fn claims_bytes(head: &[u8]) -> bool {
+    fn claims_bytes(&self, head: &[u8]) -> bool {
         sniff(head)
     }
 
-    fn claims_path(path: &Path) -> bool {
+    fn claims_path(&self, path: &Path) -> bool {
         is_index_name(path)
     }
 
-    fn from_source(source: Source, opts: OpenOptions) -> crate::Result<Model> {
-        Model::from_source(source, opts)
+    fn open(&self, source: Source, opts: OpenOptions) -> crate::Result<AnyModel> {
+        Model::from_source(source, opts).map(AnyModel::new)
     }
 
-    fn first_shard_of(later: &Path) -> Option<PathBuf> {
+    fn first_shard_of(&self, later: &Path) -> Option<PathBuf> {
         ShardName::parse(later).filter(|n| n.no > 1).map(|n| n.sibling(1))
     }
 
-    fn shard_alone_names_model(model: &Model) -> bool {
-        // Through an index, a shard alone opens the same index; without
-        // one, a later shard alone is refused by its name.
-        model.index().is_some()
-    }
-
-    fn approximate_bytes(path: &Path) -> Option<u64> {
+    fn approximate_bytes(&self, path: &Path) -> Option<u64> {
         let sum = |paths: &mut dyn Iterator<Item = PathBuf>| paths.fold(0u64, |t, p| t.saturating_add(file_size(&p)));
         if is_index_name(path) {
             let dir = path.parent().unwrap_or(Path::new(""));
@@ -115,16 +113,91 @@ impl Description for Safetensors {
         let name = ShardName::parse(path)?;
         let index = name.index_path();
         if index.is_file() {
-            return Self::approximate_bytes(&index);
+            return self.approximate_bytes(&index);
         }
         Some(sum(&mut (1..=name.count).map(|no| name.sibling(no))))
     }
 
-    fn inspect(model: &Model, digest: &Digest, opts: &InspectOptions) -> crate::Result<inspect::Inspection> {
-        Ok(inspect::inspect(model, digest, opts))
+    fn partial(&self, source: Source, opts: &InspectOptions) -> Option<String> {
+        partial::partial(&source, opts.width, opts.limit).map(|p| p.text())
     }
 
-    fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, opts: &DiffOptions) -> crate::Result<diff::Diff> {
-        Ok(diff::diff(a, da, b, db, opts))
+    fn component_kind(&self) -> Option<DirectoryKind> {
+        Some(DirectoryKind { bytes: b"SFTN", words: "safetensors weights" })
+    }
+}
+
+impl format::Opened for Model {
+    fn what(&self) -> &'static str {
+        Safetensors.what()
+    }
+
+    fn inspect(&self, digest: &Digest, opts: &InspectOptions) -> crate::Result<Box<dyn Section>> {
+        Ok(Box::new(inspect::inspect(self, digest, opts)))
+    }
+
+    fn diff(
+        &self,
+        mine: &Digest,
+        other: &AnyModel,
+        theirs: &Digest,
+        side: Side,
+        opts: &DiffOptions,
+    ) -> Option<crate::Result<Box<dyn DiffSection>>> {
+        diff_same(self, mine, other, theirs, side, |a, da, b, db| Ok(diff::diff(a, da, b, db, opts)))
+    }
+
+    /// Every group's `__metadata__` (the first to name a key wins) and the
+    /// tensors' dtypes.
+    fn facts(&self, facts: &mut Facts) -> crate::Result<()> {
+        for g in self.groups() {
+            for (k, v) in &g.map {
+                facts.metadata.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        for t in self.tensors() {
+            facts.count_tensor_type(t.entry.dtype.name);
+        }
+        Ok(())
+    }
+
+    fn shard_alone_names_model(&self) -> bool {
+        // Through an index, a shard alone opens the same index; without
+        // one, a later shard alone is refused by its name.
+        self.index().is_some()
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Section for inspect::Inspection {
+    fn text(&self) -> String {
+        inspect::Inspection::text(self)
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        inspect::Inspection::to_json(self)
+    }
+}
+
+impl Section for diff::Diff {
+    fn text(&self) -> String {
+        diff::Diff::text(self)
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        diff::Diff::to_json(self)
+    }
+}
+
+impl DiffSection for diff::Diff {
+    fn labels_equal(&self) -> bool {
+        diff::Diff::labels_equal(self)
     }
 }

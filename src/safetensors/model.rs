@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind, Result, Subject};
 use crate::format::OpenOptions;
 use crate::hash::{Conversion, Digest, Job, PieceSizes, Sha256Digest};
 use crate::safetensors::header::{SafetensorsFile, TensorEntry, parse_prefix};
-use crate::safetensors::index::{Index, read_index_from};
+use crate::safetensors::index::{Declared, Index, read_index_from};
 use crate::safetensors::names::{INDEX_SUFFIX, ShardName, plain_name_in};
 use crate::source::{Beside, ReadMode, Source};
 
@@ -86,8 +86,11 @@ pub struct ModelTensor {
 pub struct IndexInfo {
     /// The index file's path.
     pub path: PathBuf,
-    /// Its `metadata.total_size`, if present (layout: never in the label).
-    pub total_size: Option<u64>,
+    /// Its `metadata.total_size`, if present (derived: never in the label).
+    pub total_size: Option<Declared>,
+    /// Its `metadata.total_parameters`, if present (derived: never in the
+    /// label).
+    pub total_parameters: Option<Declared>,
 }
 
 /// A logical safetensors model.
@@ -175,7 +178,7 @@ impl Model {
         opts: OpenOptions,
         open: &mut dyn FnMut(&std::ffi::OsStr) -> Result<Source>,
     ) -> Result<Model> {
-        let Index { files: names, weight_map, metadata, total_size } = index;
+        let Index { files: names, weight_map, metadata, total_size, total_parameters } = index;
         let dir = index_path.parent().unwrap_or(Path::new(""));
         if let Some(given) = given {
             let listed = given.file_name().and_then(|n| n.to_str()).is_some_and(|n| names.iter().any(|f| f == n));
@@ -218,7 +221,7 @@ impl Model {
                 return Err(e.in_file(index_path));
             }
         }
-        let info = IndexInfo { path: index_path.to_path_buf(), total_size };
+        let info = IndexInfo { path: index_path.to_path_buf(), total_size, total_parameters };
         Model::join(opened, Some(info), opts)
     }
 
@@ -330,6 +333,13 @@ impl Model {
     /// Total bytes of tensor data.
     pub fn tensor_bytes(&self) -> u64 {
         self.tensors.iter().fold(0u64, |acc, t| acc.saturating_add(t.entry.nbytes))
+    }
+
+    /// The number of elements of all tensors (what an index's
+    /// `total_parameters` counts), saturating.
+    pub fn parameters(&self) -> u64 {
+        let elements = |t: &ModelTensor| t.entry.shape.iter().fold(1u64, |n, d| n.saturating_mul(*d));
+        self.tensors.iter().fold(0u64, |acc, t| acc.saturating_add(elements(t)))
     }
 
     /// The group of the file holding tensor `t`.

@@ -13,7 +13,7 @@ use std::process::Command;
 
 use common::*;
 
-use super::provenance::{envelope, fixture, openssl, pae, write_json};
+use super::sign_statement::{envelope, fixture, openssl, pae, write_json};
 
 /// The repository root: the action's own checkout (`GITHUB_ACTION_PATH`).
 fn action_path() -> PathBuf {
@@ -202,4 +202,105 @@ fn a_signed_statement_is_verified_with_its_key() {
     let r = run_action(dir, &[("statement", "models.dsse.json"), ("no-signature", "true")]);
     assert_eq!(r.code, Some(0), "{}", r.summary);
     assert!(r.summary.contains("⚠️ OK (signature NOT CHECKED)"), "{}", r.summary);
+}
+
+/// Issue #31, item 14: the build is cached under the digest of the sources
+/// it is built from, not the ref the workflow names (`v1` moves to a new
+/// release; the old binary kept running). The key changes with a source
+/// file, not with a file the build does not read.
+#[test]
+fn the_build_is_cached_under_the_digest_of_its_sources() {
+    let yml = std::fs::read_to_string(action_path().join("action.yml")).unwrap();
+    let cache = yml.split("\n    - ").find(|s| s.contains("uses: actions/cache@")).expect("a cache step");
+    assert!(cache.contains("key: gguf-digest-${{ runner.os }}-${{ runner.arch }}-${{ steps.source.outputs.digest }}"));
+    assert!(!yml.contains("action_ref"), "nothing is keyed on the ref");
+    let source = yml.split("\n    - ").find(|s| s.contains("\n      id: source\n")).expect("a step with id: source");
+    assert!(
+        source.contains(r#"run: python3 "$GITHUB_ACTION_PATH/scripts/action/run.py" --source-digest "$GITHUB_ACTION_PATH" >> "$GITHUB_OUTPUT""#),
+        "{source}"
+    );
+    let digest = |dir: &Path| {
+        let o = Command::new("python3")
+            .arg(action_path().join("scripts/action/run.py"))
+            .args(["--source-digest", dir.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    let d = Dir::new();
+    std::fs::create_dir_all(d.path("src/cli")).unwrap();
+    d.write("Cargo.toml", b"[package]\nname = \"x\"\n");
+    d.write("Cargo.lock", b"version = 4\n");
+    d.write("src/main.rs", b"fn main() {}\n");
+    d.write("src/cli/mod.rs", b"// v1.0.0\n");
+    let first = digest(&d.path(""));
+    assert!(first.starts_with("digest=") && first.trim_end().len() == "digest=".len() + 64, "{first}");
+    d.write("README.md", b"# not built\n");
+    assert_eq!(digest(&d.path("")), first, "a file cargo does not build from");
+    d.write("src/cli/mod.rs", b"// v1.0.1\n");
+    assert_ne!(digest(&d.path("")), first, "a new release's source");
+}
+
+/// Issue #31, item 14: a `models` word that begins with `-` is a model's
+/// name, never an option of the tool.
+#[test]
+fn a_model_whose_name_begins_with_a_dash_is_labelled() {
+    let d = Dir::new();
+    let g = rich_model(&[0]);
+    d.write("-q.gguf", &g.build());
+    d.write("--version", &g.build());
+    let r = run_action(&d.path(""), &[("models", "-q.gguf --version")]);
+    assert_eq!(r.code, Some(0), "{}", r.summary);
+    for name in ["-q.gguf", "--version"] {
+        assert!(
+            r.summary.contains(&format!("| `{name}` | `{}` | ✅ labelled | `models` |", g.expected_label())),
+            "{}",
+            r.summary
+        );
+    }
+    // And a sums file whose name begins with `-`.
+    let o = gd_in(&d.path(""), &["--", "-q.gguf"]);
+    d.write("-m.sums", &o.stdout);
+    let r = run_action(&d.path(""), &[("sums", "-m.sums")]);
+    assert_eq!(r.code, Some(0), "{}", r.summary);
+    assert!(r.summary.contains("| `-q.gguf` |") && r.summary.contains("✅ OK"), "{}", r.summary);
+}
+
+/// Issue #31, item 14: an OpenSSF model signature's row is each file's
+/// verdict (its subject is the model as a whole, whose row once said "not
+/// checked"), a file it does not list among them.
+#[test]
+fn an_oms_signature_shows_each_files_verdict() {
+    use super::sign_oms::{PAYLOAD_TYPE, bundle, hint, key, public_pem, sign};
+    use sha2::{Digest as _, Sha256};
+    let d = Dir::new();
+    std::fs::create_dir_all(d.path("model")).unwrap();
+    d.write("model/a.bin", &[7u8; 100]);
+    d.write("model/b.txt", b"b\n");
+    d.write("key.pub", public_pem(&key()).as_bytes());
+    let (a, b) = (hex::encode(Sha256::digest([7u8; 100])), hex::encode(Sha256::digest(b"b\n")));
+    let mut root = Sha256::new();
+    root.update(Sha256::digest([7u8; 100]));
+    root.update(Sha256::digest(b"b\n"));
+    let payload = format!(
+        r#"{{"_type":"https://in-toto.io/Statement/v1","subject":[{{"name":"model","digest":{{"sha256":"{}"}}}}],"predicateType":"https://model_signing/signature/v1.0","predicate":{{"serialization":{{"method":"files","hash_type":"sha256","allow_symlinks":false,"ignore_paths":["model.sig"]}},"resources":[{{"name":"a.bin","algorithm":"sha256","digest":"{a}"}},{{"name":"b.txt","algorithm":"sha256","digest":"{b}"}}]}}}}"#,
+        hex::encode(root.finalize())
+    );
+    let sig = sign(&key(), PAYLOAD_TYPE, payload.as_bytes());
+    d.write("model.sig", bundle(PAYLOAD_TYPE, payload.as_bytes(), &[sig], &hint()).as_bytes());
+    let inputs = [("statement", "model.sig"), ("key", "key.pub"), ("root", "model")];
+    let r = run_action(&d.path(""), &inputs);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.summary);
+    assert!(r.summary.contains(&format!("| `a.bin` | `{a}` | ✅ OK | `model.sig` |")), "{}", r.summary);
+    assert!(r.summary.contains(&format!("| `b.txt` | `{b}` | ✅ OK | `model.sig` |")), "{}", r.summary);
+    assert!(!r.summary.contains("not checked"), "{}", r.summary);
+
+    d.write("model/b.txt", b"c\n");
+    d.write("model/extra.txt", b"x\n");
+    let r = run_action(&d.path(""), &inputs);
+    assert_eq!(r.code, Some(1), "{}", r.summary);
+    assert!(r.summary.contains(&format!("| `b.txt` | `{b}` | ❌ FAILED |")), "{}", r.summary);
+    assert!(r.summary.contains("| `extra.txt` | `` | ❌ FAILED (unexpected"), "{}", r.summary);
+    assert!(r.summary.contains("| `a.bin` |") && r.summary.contains("✅ OK"), "{}", r.summary);
 }

@@ -1,7 +1,7 @@
 //! `bom` through the real binary: the CycloneDX document's content for
 //! GGUF (one file, a shard set), safetensors, Ollama and directory inputs,
 //! its determinism under SOURCE_DATE_EPOCH, and every refusal (exit 2,
-//! nothing written). tests/interop/interop_bom.rs validates the documents
+//! nothing written). tests/interop/bom.rs validates the documents
 //! against the CycloneDX 1.6 schema.
 use crate::common;
 

@@ -268,3 +268,45 @@ fn a_line_of_the_longest_length_is_read() {
     assert!(common::text(&out.stdout).ends_with(": FAILED open or read\n"), "{out:?}");
     assert!(common::text(&out.stderr).contains("File name too long"), "{out:?}");
 }
+
+/// Peak resident memory (KiB) of `gguf-digest ARGS`, read by GNU time
+/// (`/usr/bin/time -f %M`, Debian's `time`; .ci/run installs it): the
+/// child's own getrusage, whatever else the test binary runs.
+fn peak_rss_kib(args: &[&str], d: &Dir) -> u64 {
+    let report = d.path("time.out");
+    let status = Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&report)
+        .arg(gguf_digest_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("/usr/bin/time runs (Debian's time)");
+    // 1: every listed file is missing.
+    assert_eq!(status.code(), Some(1), "{status:?}");
+    let text = std::fs::read_to_string(&report).expect("time's report");
+    text.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or_else(|| panic!("time said {text:?}"))
+}
+
+/// Issue #31, item 11: `-c` verifies a list a window of lines at a time, so
+/// its memory does not grow with the list. 5·10⁵ lines naming missing files
+/// held 160 MB (every line's entry and result kept to the end; 2·10⁶, 540
+/// MB: docs/BENCHMARKS.md); a window holds a few MB whatever the list's
+/// length (14 MB in all, a debug build). The bound leaves room for the
+/// binary and the pool, far below the old peak; the count of lines keeps
+/// a debug build's run under a minute.
+#[test]
+fn check_memory_does_not_grow_with_the_list() {
+    let d = Dir::new();
+    let mut list = Vec::with_capacity(500_000 * 80);
+    for i in 0..500_000u32 {
+        list.extend_from_slice(format!("{LABEL}  missing/{i:07}.gguf\n").as_bytes());
+    }
+    let list = d.write("list.sums", &list);
+    let kib = peak_rss_kib(&["-c", list.to_str().expect("UTF-8 path")], &d);
+    assert!(kib < 32 << 10, "peak RSS {kib} KiB for 5·10⁵ lines (a window's worth is a few MB)");
+}

@@ -92,3 +92,24 @@ fn man_renders_without_a_warning() {
         Err(e) => panic!("man is needed under CI (.ci/run installs man-db): {e}"),
     }
 }
+
+/// Issue #31, item 18: the first thing `--help`, `-h` and the README say
+/// names every kind of model the tool labels, directories among them.
+#[test]
+fn help_and_readme_begin_with_every_kind_of_model() {
+    let kinds = ["GGUF", "safetensors", "directory", "Ollama"];
+    for flag in ["--help", "-h"] {
+        let o = gd_in(std::path::Path::new("."), &[flag]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let out = text(&o.stdout);
+        let first = out.lines().next().unwrap_or_default();
+        for kind in kinds {
+            assert!(first.contains(kind), "{flag}'s first line names {kind}: {first:?}");
+        }
+    }
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
+    let first = readme.split("\n\n").nth(1).expect("a paragraph after the title");
+    for kind in kinds {
+        assert!(first.contains(kind), "the README's first paragraph names {kind}: {first:?}");
+    }
+}

@@ -6,7 +6,7 @@
 //!
 //! The races below run the tool where it holds no read lease on the file
 //! (`without_lease`), so that the change lands while the file is hashed and
-//! the readers' own checks are tested; tests/lease.rs tests the lease.
+//! the readers' own checks are tested; tests/cli/lease.rs tests the lease.
 //!
 //! The promise under test: the tool reports an error and exits 2; it is never
 //! killed by a signal (SIGBUS from a vanished mapped page, SIGABRT from a
@@ -208,7 +208,7 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
 /// checks (the guard, short reads, the final fstat). Without root the tool
 /// holds a lease: the writer's open waits for it, the tool stops with
 /// "file changed while hashing (it was opened for writing)", and the test
-/// passes through that path instead (tests/lease.rs tests it on purpose).
+/// passes through that path instead (tests/cli/lease.rs tests it on purpose).
 fn without_lease(dir: &Dir) -> Command {
     if is_root() { unprivileged(&runnable_binary(dir)) } else { Command::new(gguf_digest_bin()) }
 }

@@ -2,22 +2,34 @@
 //! (a refactoring, a move of modules) leaves every byte `gguf-digest` prints,
 //! and every exit status, exactly as they were.
 //!
-//! The corpus is made at run time in a temporary directory, never committed:
-//! the spec vectors of `tests/data/vectors`, models from the test writer in
-//! `tests/common` (every type and value type, relayouts, big-endian, v2, a
-//! shard set, empty models, odd names and strings, a file past the 64 KiB
-//! read-or-map threshold), malformed files of every kind, and the real
-//! SmolLM2 model when the interop venv holds it. The real binary runs over it
-//! in every mode whose output is a contract: sums lines (one file, many, `-j1`
-//! and `-j2`), `--json`, `--skeleton`, `--no-join`, `--no-mmap`, `--check` with
-//! each of its flags, `inspect`, `diff`, errors and usage messages. Every run
-//! is in the corpus directory with relative paths, so no output names it.
+//! The corpus is made at run time (once per test process, in
+//! `$CARGO_TARGET_TMPDIR/golden-corpus`), never committed: the spec vectors
+//! of `tests/data/vectors`, models from the test writer in `tests/common`
+//! (every type and value type, relayouts, big-endian, v2, a shard set, empty
+//! models, odd names and strings, a file past the 64 KiB read-or-map
+//! threshold), malformed files of every kind, the sums lists `--check` reads
+//! (made from the tool's own output, as a user would make them), and the
+//! real SmolLM2 model when the interop venv holds it. The real binary runs
+//! over it in every mode whose output is a contract: sums lines (one file,
+//! many, `-j1` and `-j2`), `--json`, `--skeleton`, `--no-join`, `--no-mmap`,
+//! `--check` with each of its flags, `inspect`, `diff`, errors and usage
+//! messages. Every run is in the corpus directory with relative paths, so no
+//! output names it.
 //!
-//! `tests/golden/outputs.txt` holds every case's output as text, so that a
-//! change shows as a diff of that file. Cases are in name order, each
+//! Every case is a test of its own, `golden::<group>::<case>` (one file's
+//! cases `golden::file::<file>::<mode>`): `cargo test --test cli
+//! golden::check::tampered_quiet` runs one, `golden::file::rich_gguf::` one
+//! file's. Its expected output is `tests/golden/<case>.txt` (`check/tampered-quiet.txt`;
+//! the test's path is the file's with `-` and `.` written `_`), compared by
+//! [snapbox](https://docs.rs/snapbox) with no filter: the exit status and both
+//! streams, byte for byte. A failure shows the diff. After a change meant to
+//! change output, `SNAPSHOTS=overwrite cargo test --test cli golden::`
+//! rewrites the files that differ (or are missing); review `git diff
+//! tests/golden`.
+//!
+//! A case's file is text, so that a change shows as a diff:
 //!
 //! ```text
-//! === <case>
 //! exit <code>
 //! --- stdout
 //! | <a line, as printed>
@@ -29,33 +41,24 @@
 //! A line is written as printed (`| `) unless it is not UTF-8, holds a control
 //! character other than a tab, or ends in a space or tab; then it is escaped
 //! (`~ `). `%no newline at end` follows a stream's last line when the stream
-//! does not end with one. A case whose exit status and streams are those of
-//! an earlier case (in name order, SmolLM2 cases only with each other) is
-//! written `same as <that case>` instead of `exit ...` and its streams.
-//! Blank lines between cases are ignored.
+//! does not end with one. The encoding is one to one, so equal text is equal
+//! bytes.
 //!
-//! A failing run prints, for each changed case, the lines that differ
-//! (`-` recorded, `+` now), and leaves the whole manifest as it would be
-//! recorded now in `target/tmp/golden/outputs.txt`, for
-//! `diff -u tests/golden/outputs.txt target/tmp/golden/outputs.txt`.
-//!
-//! To re-record after a change that is meant to change output:
-//! `GOLDEN_RECORD=1 cargo test --test cli golden::`, then review the manifest's diff.
-//!
-//! SmolLM2 is found as `tests/interop/interop.rs` finds it (the venv of
+//! SmolLM2 is found as `tests/interop/gguf.rs` finds it (the venv of
 //! `scripts/setup-python.sh`, at `$GGUF_DIGEST_VENV` or
-//! `~/.cache/gguf-digest/venv`). Without it the `smollm2/` cases print one
-//! `SKIPPED:` line and are left out of the comparison (recording keeps their
-//! old text), except under `CI=true`, where the test fails instead.
+//! `~/.cache/gguf-digest/venv`). Without it the `smollm2::` tests print one
+//! `SKIPPED:` line and pass, except under `CI=true`, where they fail instead.
+//!
+//! Under `--features portable` every `--json` entry of a file ends with a
+//! `read_lease_unavailable` note (that path takes no lease); each case takes
+//! it out after checking it says only that (`lease_notes_removed`), and the
+//! rest must be Linux's bytes.
 use crate::common;
 
-use std::collections::BTreeMap;
-use std::ffi::OsStr;
-use std::fmt::Write as _;
-use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -65,25 +68,11 @@ use serde_json::Value as JsonValue;
 /// only a hung process gets anywhere near it.
 const TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Cases whose outputs the failure message shows; the rest are only named,
-/// so that a change touching everything still gives a readable message.
-const SHOWN_CASES: usize = 30;
-
-/// Differing lines shown per failing case, for each side.
-const SHOWN_LINES: usize = 40;
-
-/// Unchanged lines shown before a case's first difference.
-const CONTEXT_LINES: usize = 3;
-
 const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
-const SMOLLM2_PREFIX: &str = "smollm2/";
 
-fn manifest_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/outputs.txt")
-}
-
-fn dump_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden")
+/// Where the expected outputs are.
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
 
 /// The portable path (`--features portable`) takes no read lease, and every
@@ -131,147 +120,198 @@ fn lease_notes_removed(stdout: &[u8]) -> (Vec<u8>, usize) {
 // ---------------------------------------------------------------------------
 
 /// What one run did.
-#[derive(Clone, PartialEq)]
 struct Run {
     code: i32,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
 }
 
-enum Stdin<'a> {
-    Null,
-    Bytes(&'a [u8]),
+/// What one case runs: arguments, what its stdin holds (nothing: `/dev/null`),
+/// and whether its stdout is a file rather than a pipe (both are "not a
+/// terminal", as `--skeleton` requires).
+struct Cmd {
+    args: Vec<String>,
+    stdin: Option<Vec<u8>>,
+    to_file: bool,
 }
 
-/// Where the child's stdout goes; both are "not a terminal", as `--skeleton` requires.
-enum Stdout {
-    Pipe,
-    File,
+impl Cmd {
+    fn new<S: AsRef<str>>(args: &[S]) -> Cmd {
+        Cmd { args: args.iter().map(|a| a.as_ref().to_string()).collect(), stdin: None, to_file: false }
+    }
 }
 
-/// Runs the cases in one directory and keeps what each did.
-struct Golden {
-    dir: PathBuf,
-    runs: BTreeMap<String, Run>,
-    /// `read_lease_unavailable` notes taken out of `--json` outputs (the
-    /// portable path's, `lease_notes_removed`).
-    lease_notes: usize,
+/// A case with these arguments alone.
+fn args(a: &'static [&'static str]) -> impl FnOnce(&Corpus) -> Cmd {
+    move |_| Cmd::new(a)
 }
 
-impl Golden {
-    fn run<S: AsRef<OsStr>>(&mut self, case: &str, args: &[S]) -> &Run {
-        self.exec(case, args, Stdin::Null, Stdout::Pipe)
-    }
+/// A case with these arguments, its stdin the corpus file `file`.
+fn fed(a: &'static [&'static str], file: &'static str) -> impl FnOnce(&Corpus) -> Cmd {
+    move |c| Cmd { stdin: Some(std::fs::read(c.dir.join(file)).expect("a sums list of the corpus")), ..Cmd::new(a) }
+}
 
-    fn run_stdin<S: AsRef<OsStr>>(&mut self, case: &str, args: &[S], stdin: &[u8]) -> &Run {
-        self.exec(case, args, Stdin::Bytes(stdin), Stdout::Pipe)
-    }
+/// A case whose stdout is a file.
+fn to_file(a: &'static [&'static str]) -> impl FnOnce(&Corpus) -> Cmd {
+    move |_| Cmd { to_file: true, ..Cmd::new(a) }
+}
 
-    fn run_to_file<S: AsRef<OsStr>>(&mut self, case: &str, args: &[S]) -> &Run {
-        self.exec(case, args, Stdin::Null, Stdout::File)
-    }
+/// `flags`, then the corpus files `names`.
+fn with<S: AsRef<str>>(flags: &[&str], names: &[S]) -> Cmd {
+    Cmd::new(&flags.iter().copied().chain(names.iter().map(AsRef::as_ref)).collect::<Vec<&str>>())
+}
 
-    fn exec<S: AsRef<OsStr>>(&mut self, case: &str, args: &[S], stdin: Stdin<'_>, stdout: Stdout) -> &Run {
-        // A case name is one manifest word and a relative file name under the dump folder.
-        assert!(
-            !case.is_empty()
-                && case.bytes().all(|b| b.is_ascii_graphic())
-                && !case.split('/').any(|p| p.is_empty() || p == "." || p == ".."),
-            "bad case name {case:?}"
-        );
-        assert!(!self.runs.contains_key(case), "case {case} defined twice");
-        let mut cmd = Command::new(gguf_digest_bin());
-        cmd.args(args).current_dir(&self.dir);
-        // The same bytes whatever the host: clap's messages in the C locale,
-        // no colour, help wrapped at a fixed width (clap reads COLUMNS), and
-        // the default thread count not taken from the developer's shell.
-        cmd.env("LC_ALL", "C")
-            .env("NO_COLOR", "1")
-            .env("COLUMNS", "100")
-            .env_remove("CLICOLOR")
-            .env_remove("CLICOLOR_FORCE")
-            .env_remove("RAYON_NUM_THREADS");
-        cmd.stdin(if matches!(stdin, Stdin::Bytes(_)) { Stdio::piped() } else { Stdio::null() });
-        let out_file = self.dir.join(".golden-stdout");
-        match stdout {
-            Stdout::Pipe => cmd.stdout(Stdio::piped()),
-            Stdout::File => cmd.stdout(File::create(&out_file).expect("create stdout file")),
-        };
-        cmd.stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("spawn gguf-digest");
-        // Fed and drained from threads: a child that writes before it has
-        // read all its input must not deadlock against this process.
-        let feeder = match (child.stdin.take(), stdin) {
-            (Some(mut pipe), Stdin::Bytes(b)) => {
-                let b = b.to_vec();
-                Some(std::thread::spawn(move || {
-                    // The child may exit without reading it all.
-                    let _ = pipe.write_all(&b);
-                }))
-            }
-            _ => None,
-        };
-        let drain = |r: Option<Box<dyn Read + Send>>| {
-            r.map(|mut r| {
-                std::thread::spawn(move || {
-                    let mut v = Vec::new();
-                    r.read_to_end(&mut v).expect("read child output");
-                    v
-                })
-            })
-        };
-        let out_t = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-        let err_t = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-        let deadline = Instant::now() + TIMEOUT;
-        let status = loop {
-            if let Some(s) = child.try_wait().expect("wait") {
-                break s;
-            }
-            if Instant::now() > deadline {
-                // Our own child, by its pid: a hang fails the test instead of stalling the suite.
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("case {case} hung and was killed after {TIMEOUT:?}: {cmd:?}");
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        };
-        if let Some(f) = feeder {
-            f.join().expect("stdin feeder");
+/// Runs `cmd` in `dir` as a user's shell would, whatever the host's settings.
+fn exec(dir: &Path, what: &str, cmd: &Cmd) -> Run {
+    let mut c = Command::new(gguf_digest_bin());
+    c.args(&cmd.args).current_dir(dir);
+    // The same bytes whatever the host: clap's messages in the C locale,
+    // no colour, help wrapped at a fixed width (clap reads COLUMNS), and
+    // the default thread count not taken from the developer's shell.
+    c.env("LC_ALL", "C")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("RAYON_NUM_THREADS");
+    c.stdin(if cmd.stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    // Outside the corpus, which other cases read at the same time.
+    let out_file = cmd.to_file.then(|| tempfile::NamedTempFile::new().expect("a file for stdout"));
+    match &out_file {
+        Some(f) => c.stdout(f.reopen().expect("reopen the stdout file")),
+        None => c.stdout(Stdio::piped()),
+    };
+    c.stderr(Stdio::piped());
+    let mut child = c.spawn().expect("spawn gguf-digest");
+    // Fed and drained from threads: a child that writes before it has
+    // read all its input must not deadlock against this process.
+    let feeder = match (child.stdin.take(), &cmd.stdin) {
+        (Some(mut pipe), Some(b)) => {
+            let b = b.clone();
+            Some(std::thread::spawn(move || {
+                // The child may exit without reading it all.
+                let _ = pipe.write_all(&b);
+            }))
         }
-        let stdout = match out_t {
-            Some(t) => t.join().expect("stdout"),
-            None => {
-                let b = std::fs::read(&out_file).expect("read stdout file");
-                std::fs::remove_file(&out_file).expect("remove stdout file");
-                b
-            }
-        };
-        let stderr = err_t.expect("stderr is piped").join().expect("stderr");
-        let code = status.code().unwrap_or_else(|| panic!("case {case} was killed by a signal: {status}"));
-        let stdout = if cfg!(feature = "portable") {
-            let (stdout, notes) = lease_notes_removed(&stdout);
-            self.lease_notes += notes;
-            stdout
-        } else {
-            stdout
-        };
-        self.runs.entry(case.to_string()).or_insert(Run { code, stdout, stderr })
+        _ => None,
+    };
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        r.map(|mut r| {
+            std::thread::spawn(move || {
+                let mut v = Vec::new();
+                r.read_to_end(&mut v).expect("read child output");
+                v
+            })
+        })
+    };
+    let out_t = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err_t = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let deadline = Instant::now() + TIMEOUT;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if Instant::now() > deadline {
+            // Our own child, by its pid: a hang fails the test instead of stalling the suite.
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} hung and was killed after {TIMEOUT:?}: {c:?}");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    if let Some(f) = feeder {
+        f.join().expect("stdin feeder");
     }
+    let stdout = match (out_t, &out_file) {
+        (Some(t), _) => t.join().expect("stdout"),
+        (None, Some(f)) => std::fs::read(f.path()).expect("read the stdout file"),
+        (None, None) => unreachable!("stdout is a pipe or a file"),
+    };
+    let stderr = err_t.expect("stderr is piped").join().expect("stderr");
+    let code = status.code().unwrap_or_else(|| panic!("{what} was killed by a signal: {status}"));
+    Run { code, stdout, stderr }
+}
+
+/// Runs a case and compares what it did with `tests/golden/<case>.txt`.
+/// `test` is the test's path under `golden::`, which must be the case's
+/// name with `/` written `::` and `-` and `.` written `_`, so that a
+/// failing file names its test and the reverse.
+#[track_caller]
+fn check(case: &str, test: &str, cmd: impl FnOnce(&Corpus) -> Cmd) {
+    let plain: String = case.chars().map(|ch| if ch == '-' || ch == '.' { '_' } else { ch }).collect();
+    assert_eq!(plain.replace('/', "::"), test, "case {case} is the test golden::{test}");
+    let c = corpus();
+    let mut run = exec(&c.dir, case, &cmd(c));
+    if cfg!(feature = "portable") {
+        run.stdout = lease_notes_removed(&run.stdout).0;
+    }
+    let expected = golden_dir().join(format!("{case}.txt"));
+    // `raw`: no wildcard, path or redaction filter, so only equal bytes pass.
+    snapbox::Assert::new()
+        .action_env(snapbox::assert::DEFAULT_ACTION_ENV)
+        .eq(snapbox::Data::text(block(&run)), snapbox::Data::read_from(&expected, None).raw());
+}
+
+/// The test's path under `golden::`, from `module_path!()` and its name.
+fn test_path(module: &str, name: &str) -> String {
+    let module = module.split_once("::golden").map_or("", |(_, m)| m.trim_start_matches("::"));
+    if module.is_empty() { name.to_string() } else { format!("{module}::{name}") }
 }
 
 // ---------------------------------------------------------------------------
 // The corpus
 // ---------------------------------------------------------------------------
 
-/// The corpus's file names, by what the tool should make of them.
+/// The corpus's folder and its file names, by what the tool should make of them.
 #[derive(Default)]
 struct Corpus {
+    dir: PathBuf,
     /// Files that label (first shards stand for their set).
     good: Vec<String>,
     /// Files, missing files and folders the tool must refuse.
     bad: Vec<String>,
     /// Shards of sets, labelled apart with `--no-join`.
     shards: Vec<String>,
+}
+
+/// The corpus, made by the first case that needs it. In one known place, so
+/// that a run leaves one copy behind, not one per run.
+fn corpus() -> &'static Corpus {
+    static CORPUS: OnceLock<Corpus> = OnceLock::new();
+    CORPUS.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-corpus");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create the corpus folder");
+        let mut c = build_corpus(&Place(dir.clone()));
+        c.dir = dir;
+        write_sums(&c);
+        c
+    })
+}
+
+/// A folder to write the corpus in.
+struct Place(PathBuf);
+
+impl Place {
+    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, bytes).expect("write a corpus file");
+        p
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+/// Writes a shard set as `<prefix>-NNNNN-of-MMMMM.gguf` files, returning their paths.
+fn write_set(d: &Place, prefix: &str, shards: &[Gguf]) -> Vec<PathBuf> {
+    let n = shards.len();
+    shards
+        .iter()
+        .enumerate()
+        .map(|(i, g)| d.write(&format!("{prefix}-{:05}-of-{n:05}.gguf", i + 1), &g.build()))
+        .collect()
 }
 
 fn vectors_dir() -> PathBuf {
@@ -380,7 +420,7 @@ fn offset_field(info: u64, t: &Tensor) -> usize {
 }
 
 /// Writes the corpus into `d` and says what each name is.
-fn build_corpus(d: &Dir) -> Corpus {
+fn build_corpus(d: &Place) -> Corpus {
     let mut c = Corpus::default();
     let mut good = |name: &str, g: &Gguf| {
         d.write(name, &g.build());
@@ -488,82 +528,22 @@ fn build_corpus(d: &Dir) -> Corpus {
     );
     c
 }
-
-/// A case-name word for a file name: its odd bytes made plain.
-fn word(name: &str) -> String {
-    name.chars().map(|ch| if ch.is_ascii_alphanumeric() || "._-".contains(ch) { ch } else { '_' }).collect()
-}
-
-fn with<'a>(flags: &[&'a str], names: &'a [String]) -> Vec<&'a str> {
-    flags.iter().copied().chain(names.iter().map(String::as_str)).collect()
-}
-
-// ---------------------------------------------------------------------------
-// The cases
-// ---------------------------------------------------------------------------
-
-fn per_file_cases(g: &mut Golden, c: &Corpus) {
-    for name in &c.good {
-        let w = word(name);
-        g.run(&format!("file/{w}/label"), &[name]);
-        g.run(&format!("file/{w}/json"), &["--json", name]);
-        g.run(&format!("file/{w}/skeleton"), &["--skeleton", name]);
-        g.run(&format!("file/{w}/no-mmap"), &["--no-mmap", name]);
-        g.run(&format!("file/{w}/inspect"), &["inspect", name]);
-        g.run(&format!("file/{w}/inspect-json"), &["inspect", "--json", name]);
-    }
-    for name in &c.bad {
-        let w = word(name);
-        g.run(&format!("file/{w}/label"), &[name]);
-        g.run(&format!("file/{w}/json"), &["--json", name]);
-        g.run(&format!("file/{w}/no-mmap"), &["--no-mmap", name]);
-        g.run(&format!("file/{w}/inspect"), &["inspect", name]);
-    }
-    for name in &c.shards {
-        let w = word(name);
-        g.run(&format!("file/{w}/no-join"), &["--no-join", name]);
-        g.run(&format!("file/{w}/no-join-json"), &["--no-join", "--json", name]);
-        g.run(&format!("file/{w}/inspect-no-join"), &["inspect", "--no-join", name]);
-    }
-}
-
-fn many_file_cases(g: &mut Golden, c: &Corpus) {
-    // Good and bad interleaved: errors must not reorder or drop the lines after them.
-    let mut all = Vec::new();
-    for i in 0..c.good.len().max(c.bad.len()) {
-        all.extend(c.good.get(i).cloned());
-        all.extend(c.bad.get(i).cloned());
-    }
-    for j in ["1", "2"] {
-        g.run(&format!("many/good-j{j}"), &with(&["-j", j], &c.good));
-        g.run(&format!("many/all-j{j}"), &with(&["-j", j], &all));
-        g.run(&format!("many/all-json-j{j}"), &with(&["--json", "-j", j], &all));
-    }
-    g.run("many/all-no-mmap", &with(&["--no-mmap", "-j", "2"], &all));
-    g.run("many/all-no-join", &with(&["--no-join", "-j", "2"], &all));
-    g.run("many/shards-no-join", &with(&["--no-join"], &c.shards));
-    let twice = ["rich.gguf", "missing.gguf", "rich.gguf", "bad_magic.gguf", "missing.gguf", "big.gguf", "rich.gguf"];
-    g.run("many/repeated-j1", &with(&["-j", "1"], &twice.map(String::from)));
-    g.run("many/repeated-j2", &with(&["-j", "2"], &twice.map(String::from)));
-    g.run_to_file("skeleton/rich-to-file", &["--skeleton", "rich.gguf"]);
-    g.run("skeleton/split-set", &["--skeleton", "split-00001-of-00003.gguf"]);
-    g.run("skeleton/no-join-no-mmap", &["--skeleton", "--no-join", "--no-mmap", "split-00002-of-00003.gguf"]);
-    g.run("skeleton/bad-magic", &["--skeleton", "bad_magic.gguf"]);
-    g.run("skeleton/missing", &["--skeleton", "missing.gguf"]);
-    g.run("skeleton/two-files", &["--skeleton", "rich.gguf", "v2.gguf"]);
-}
-
 /// Replaces the first hex digit of the line's label by another.
 fn tamper(line: &str) -> String {
     let first = if line.starts_with('0') { '1' } else { '0' };
     format!("{first}{}", &line[1..])
 }
 
-fn check_cases(g: &mut Golden, c: &Corpus) {
-    // The list is the tool's own output, as a user would make it.
-    let good_sums = g.run("check/write-sums", &with(&["-j", "2"], &c.good)).stdout.clone();
+/// The sums lists `--check` reads. The first is the tool's own output for
+/// every good file (as a user would make it, and as `check::write_sums`
+/// shows it); the others are made from it.
+fn write_sums(c: &Corpus) {
+    let write = |name: &str, bytes: &[u8]| std::fs::write(c.dir.join(name), bytes).expect("write a sums list");
+    let run = exec(&c.dir, "the good files' sums", &with(&["-j", "2"], &c.good));
+    assert_eq!(run.code, 0, "{}", String::from_utf8_lossy(&run.stderr));
+    let good_sums = run.stdout;
     assert!(!good_sums.is_empty());
-    std::fs::write(g.dir.join("good.sums"), &good_sums).expect("write good.sums");
+    write("good.sums", &good_sums);
     let text = String::from_utf8(good_sums.clone()).expect("sums lines are UTF-8 here");
     let lines: Vec<&str> = text.lines().collect();
     let label_of = |name: &str| {
@@ -571,28 +551,10 @@ fn check_cases(g: &mut Golden, c: &Corpus) {
         line[..64].to_string()
     };
 
-    for (case, flags) in [
-        ("check/good", &[][..]),
-        ("check/good-quiet", &["--quiet"]),
-        ("check/good-status", &["--status"]),
-        ("check/good-strict", &["--strict"]),
-        ("check/good-warn", &["--warn"]),
-        ("check/good-ignore-missing", &["--ignore-missing"]),
-        ("check/good-j1", &["-j", "1"]),
-        ("check/good-no-mmap", &["--no-mmap"]),
-        ("check/good-no-join", &["--no-join"]),
-    ] {
-        g.run(case, &[&["-c"][..], flags, &["good.sums"]].concat());
-    }
-    g.run_stdin("check/good-stdin", &["-c"], &good_sums);
     // All labels match: only --strict turns the misformatted line into a failure.
     let mut junk = good_sums.clone();
     junk.extend_from_slice(b"not a label line\n");
-    std::fs::write(g.dir.join("good-junk.sums"), &junk).expect("write good-junk.sums");
-    g.run("check/good-junk", &["-c", "good-junk.sums"]);
-    g.run("check/good-junk-strict", &["-c", "--strict", "good-junk.sums"]);
-    g.run("check/good-junk-warn", &["-c", "--warn", "good-junk.sums"]);
-    g.run_stdin("check/good-stdin-dash", &["--check", "-"], &good_sums);
+    write("good-junk.sums", &junk);
 
     // One line of each kind --check treats apart: a wrong label, uppercase
     // hex, a CRLF ending, a misformatted line, a comment, a blank line,
@@ -614,178 +576,39 @@ fn check_cases(g: &mut Golden, c: &Corpus) {
             t.push_str("this line is not a label\n# a comment\n\n");
         }
     }
-    let _ = writeln!(t, "{}  missing.gguf", "0".repeat(64));
-    let _ = writeln!(t, "{}  bad_magic.gguf", label_of("rich.gguf"));
-    let _ = writeln!(t, "{}  dir.gguf", label_of("rich.gguf"));
-    let _ = writeln!(t, "{}  gap-00001-of-00002.gguf", label_of("rich.gguf"));
-    let _ = writeln!(t, "{} rich.gguf", label_of("rich.gguf"));
-    let _ = write!(t, "{}  v2.gguf", label_of("v2.gguf"));
-    std::fs::write(g.dir.join("tampered.sums"), &t).expect("write tampered.sums");
-    for (case, flags) in [
-        ("check/tampered", &[][..]),
-        ("check/tampered-quiet", &["--quiet"]),
-        ("check/tampered-status", &["--status"]),
-        ("check/tampered-strict", &["--strict"]),
-        ("check/tampered-warn", &["--warn"]),
-        ("check/tampered-strict-warn", &["--strict", "--warn"]),
-        ("check/tampered-ignore-missing", &["--ignore-missing"]),
-        ("check/tampered-ignore-missing-quiet", &["--ignore-missing", "--quiet"]),
-        ("check/tampered-warn-then-status", &["--warn", "--status"]),
-        ("check/tampered-no-mmap-j1", &["--no-mmap", "-j", "1"]),
-    ] {
-        g.run(case, &[&["-c"][..], flags, &["tampered.sums"]].concat());
-    }
-    g.run_stdin("check/tampered-stdin", &["-c"], t.as_bytes());
-    g.run("check/two-lists", &["-c", "good.sums", "tampered.sums"]);
+    let zeros = "0".repeat(64);
+    let rich = label_of("rich.gguf");
+    t.push_str(&format!("{zeros}  missing.gguf\n{rich}  bad_magic.gguf\n{rich}  dir.gguf\n"));
+    t.push_str(&format!("{rich}  gap-00001-of-00002.gguf\n{rich} rich.gguf\n{}  v2.gguf", label_of("v2.gguf")));
+    write("tampered.sums", t.as_bytes());
 
     // BSD-reversed lines: one blank between label and name.
-    let bsd = format!(
-        "{} rich.gguf\n{} v2.gguf\n{}  align64.gguf\n",
-        label_of("rich.gguf"),
-        label_of("v2.gguf"),
-        label_of("align64.gguf")
-    );
-    std::fs::write(g.dir.join("bsd.sums"), bsd).expect("write bsd.sums");
-    g.run("check/bsd", &["-c", "bsd.sums"]);
-    g.run("check/bsd-strict", &["-c", "--strict", "bsd.sums"]);
+    let bsd =
+        format!("{rich} rich.gguf\n{} v2.gguf\n{}  align64.gguf\n", label_of("v2.gguf"), label_of("align64.gguf"));
+    write("bsd.sums", bsd.as_bytes());
 
     // Labels from vectors.json: written by the spec's authors, not by this tool.
-    let v: JsonValue = serde_json::from_slice(&std::fs::read(g.dir.join("vectors.json")).expect("vectors.json"))
+    let v: JsonValue = serde_json::from_slice(&std::fs::read(c.dir.join("vectors.json")).expect("vectors.json"))
         .expect("vectors.json parses");
     let mut vsums = String::new();
     for (name, entry) in v["files"].as_object().expect("files") {
-        match entry["label"].as_str() {
-            Some(label) => {
-                let _ = writeln!(vsums, "{label}  {name}");
-            }
-            None => {
-                let _ = writeln!(vsums, "{}  {name}", "0".repeat(64));
-            }
-        }
+        vsums.push_str(&format!("{}  {name}\n", entry["label"].as_str().unwrap_or(&zeros)));
     }
-    std::fs::write(g.dir.join("vectors.sums"), vsums).expect("write vectors.sums");
-    g.run("check/vectors", &["-c", "vectors.sums"]);
+    write("vectors.sums", vsums.as_bytes());
 
-    std::fs::write(g.dir.join("only-missing.sums"), format!("{}  missing.gguf\n", "0".repeat(64)))
-        .expect("write only-missing.sums");
-    g.run("check/only-missing", &["-c", "only-missing.sums"]);
-    g.run("check/only-missing-ignore-missing", &["-c", "--ignore-missing", "only-missing.sums"]);
-    std::fs::write(g.dir.join("junk.sums"), "junk\nmore junk\n").expect("write junk.sums");
-    g.run("check/no-proper-line", &["-c", "junk.sums"]);
-    g.run("check/no-proper-line-warn", &["-c", "--warn", "junk.sums"]);
-    g.run("check/list-missing", &["-c", "nope.sums"]);
-    g.run("check/list-is-dir", &["-c", "dir.gguf"]);
-    g.run("check/list-missing-then-good", &["-c", "nope.sums", "good.sums"]);
-    g.run("check/list-is-a-model", &["-c", "rich.gguf"]);
+    write("only-missing.sums", format!("{zeros}  missing.gguf\n").as_bytes());
+    write("junk.sums", b"junk\nmore junk\n");
 }
 
-fn inspect_diff_cases(g: &mut Golden) {
-    g.run("inspect/rich-limit-3", &["inspect", "--limit", "3", "rich.gguf"]);
-    g.run("inspect/odd-width-4-items-2", &["inspect", "--width", "4", "--items", "2", "odd.gguf"]);
-    g.run("inspect/odd-json-width-4-items-2", &["inspect", "--json", "--width", "4", "--items", "2", "odd.gguf"]);
-    g.run("inspect/big-limit-0-j1-no-mmap", &["inspect", "--limit", "0", "-j", "1", "--no-mmap", "big.gguf"]);
-    g.run("inspect/rich-json-limit-2", &["inspect", "--json", "--limit", "2", "rich.gguf"]);
-
-    let pairs = [
-        ("rich", "rich.gguf", "rich.gguf"),
-        ("rich-relayout", "rich.gguf", "rich_relayout.gguf"),
-        ("rich-changed", "rich.gguf", "rich_changed.gguf"),
-        ("changed-rich", "rich_changed.gguf", "rich.gguf"),
-        ("rich-odd", "rich.gguf", "odd.gguf"),
-        ("rich-align64", "rich.gguf", "align64.gguf"),
-        ("rich-empty", "rich.gguf", "empty_model.gguf"),
-        ("empty-kv-only", "empty_model.gguf", "kv_only.gguf"),
-        ("be-twin-le-be", "be_twin_le.gguf", "be_twin_be.gguf"),
-        ("be-twin-be-relayout", "be_twin_be.gguf", "be_twin_be_relayout.gguf"),
-        ("v2-v2-be", "v2.gguf", "v2_be.gguf"),
-        ("v2-rich", "v2.gguf", "rich.gguf"),
-        ("big-big-changed", "big.gguf", "big_changed.gguf"),
-        ("split-merged", "split-00001-of-00003.gguf", "split_merged.gguf"),
-        ("split-whole", "split-00001-of-00003.gguf", "split_whole.gguf"),
-        ("vector-b-c", "b_all_types.gguf", "c_relayout.gguf"),
-        ("vector-b-d", "b_all_types.gguf", "d_big_endian.gguf"),
-        ("vector-e-split-merged", "e_split-00001-of-00002.gguf", "e_merged.gguf"),
-        ("vector-a-b", "a_empty.gguf", "b_all_types.gguf"),
-        ("rich-bad-magic", "rich.gguf", "bad_magic.gguf"),
-        ("truncated-rich", "truncated_data.gguf", "rich.gguf"),
-        ("rich-missing", "rich.gguf", "missing.gguf"),
-        ("rich-later-shard", "rich.gguf", "split-00002-of-00003.gguf"),
-        ("rich-gap-set", "rich.gguf", "gap-00001-of-00002.gguf"),
-    ];
-    for (case, a, b) in pairs {
-        g.run(&format!("diff/{case}"), &["diff", a, b]);
-        g.run(&format!("diff/{case}-json"), &["diff", "--json", a, b]);
-    }
-    g.run(
-        "diff/rich-changed-width-4-items-1",
-        &["diff", "--width", "4", "--items", "1", "rich.gguf", "rich_changed.gguf"],
-    );
-    g.run("diff/big-big-changed-no-mmap-j1", &["diff", "--no-mmap", "-j", "1", "big.gguf", "big_changed.gguf"]);
-    g.run("diff/split-merged-no-join", &["diff", "--no-join", "split-00001-of-00003.gguf", "split_merged.gguf"]);
-    g.run(
-        "diff/later-shards-no-join",
-        &["diff", "--no-join", "split-00002-of-00003.gguf", "split-00003-of-00003.gguf"],
-    );
-}
-
-fn usage_cases(g: &mut Golden) {
-    let cases: &[(&str, &[&str])] = &[
-        ("usage/no-args", &[]),
-        ("usage/help", &["--help"]),
-        ("usage/help-short", &["-h"]),
-        ("usage/version", &["--version"]),
-        ("usage/inspect-help", &["inspect", "--help"]),
-        ("usage/diff-help", &["diff", "--help"]),
-        ("usage/inspect-no-file", &["inspect"]),
-        ("usage/diff-one-file", &["diff", "rich.gguf"]),
-        ("usage/json-check", &["--json", "--check", "good.sums"]),
-        ("usage/skeleton-check", &["--skeleton", "-c", "good.sums"]),
-        ("usage/zero-threads", &["-j", "0", "rich.gguf"]),
-        ("usage/bad-threads", &["-j", "x", "rich.gguf"]),
-        ("usage/quiet-without-check", &["--quiet", "rich.gguf"]),
-        ("usage/status-without-check", &["--status", "rich.gguf"]),
-        ("usage/unknown-flag", &["--frobnicate", "rich.gguf"]),
-        ("usage/subcommand-after-flag", &["--json", "inspect", "rich.gguf"]),
-        ("usage/inspect-bad-limit", &["inspect", "--limit", "-1", "rich.gguf"]),
-    ];
-    for (case, args) in cases {
-        g.run(case, args);
-    }
-}
-
-fn smollm2_cases(g: &mut Golden, model: &Path) {
-    // A link with the real name: outputs name the file as a user would see it.
-    std::os::unix::fs::symlink(model, g.dir.join(SMOLLM2_FILE)).expect("link SmolLM2 into the corpus");
-    g.run("smollm2/label", &[SMOLLM2_FILE]);
-    g.run("smollm2/json", &["--json", SMOLLM2_FILE]);
-    g.run("smollm2/skeleton", &["--skeleton", SMOLLM2_FILE]);
-    g.run("smollm2/inspect", &["inspect", SMOLLM2_FILE]);
+/// A case-name word for a file name: its odd bytes made plain.
+fn word(name: &str) -> String {
+    name.chars().map(|ch| if ch.is_ascii_alphanumeric() || "._-".contains(ch) { ch } else { '_' }).collect()
 }
 
 // ---------------------------------------------------------------------------
-// SmolLM2, found as tests/interop/interop.rs finds it
+// A case's text
 // ---------------------------------------------------------------------------
 
-/// The model, or `None` after a `SKIPPED:` line; under CI, a panic
-/// (`common::py::prerequisites`, the interop tests' own lookup).
-fn smollm2() -> Option<PathBuf> {
-    common::py::prerequisites("the SmolLM2 golden cases (tests/cli/golden.rs)").map(|py| py.path("model").to_path_buf())
-}
-
-// ---------------------------------------------------------------------------
-// The manifest
-// ---------------------------------------------------------------------------
-
-const MANIFEST_HEADER: &str = "\
-# Golden outputs of gguf-digest: each case's exit status, stdout and stderr (format: tests/cli/golden.rs).
-# Checked by tests/cli/golden.rs; re-record with `GOLDEN_RECORD=1 cargo test --test cli golden::`.
-";
-
-const CASE: &str = "=== ";
-const SAME_AS: &str = "same as ";
-const EXIT: &str = "exit ";
-const STDOUT: &str = "--- stdout";
-const STDERR: &str = "--- stderr";
 const NO_NEWLINE: &str = "%no newline at end";
 
 /// Whether a line can be written as printed: text a terminal shows as it
@@ -796,7 +619,7 @@ fn verbatim(line: &[u8]) -> Option<&str> {
     clean.then_some(t)
 }
 
-/// A stream as manifest lines (see the module's comment).
+/// A stream as lines of a case's text (see the module's comment).
 fn encode_stream(b: &[u8], out: &mut String) {
     if b.is_empty() {
         return;
@@ -807,7 +630,9 @@ fn encode_stream(b: &[u8], out: &mut String) {
         match verbatim(line) {
             Some("") => out.push_str("|\n"),
             Some(t) => {
-                let _ = writeln!(out, "| {t}");
+                out.push_str("| ");
+                out.push_str(t);
+                out.push('\n');
             }
             None => {
                 out.push_str("~ ");
@@ -821,14 +646,14 @@ fn encode_stream(b: &[u8], out: &mut String) {
                         } else if (c.is_control() && c != '\t') || (last && (c == ' ' || c == '\t')) {
                             let mut buf = [0; 4];
                             for byte in c.encode_utf8(&mut buf).bytes() {
-                                let _ = write!(out, "\\x{byte:02x}");
+                                out.push_str(&format!("\\x{byte:02x}"));
                             }
                         } else {
                             out.push(c);
                         }
                     }
                     for byte in chunk.invalid() {
-                        let _ = write!(out, "\\x{byte:02x}");
+                        out.push_str(&format!("\\x{byte:02x}"));
                     }
                 }
                 out.push('\n');
@@ -841,284 +666,545 @@ fn encode_stream(b: &[u8], out: &mut String) {
     }
 }
 
-/// The bytes of an escaped (`~ `) line.
-fn unescape(line: &str) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    let mut rest = line.as_bytes();
-    while let Some((&c, tail)) = rest.split_first() {
-        rest = tail;
-        if c != b'\\' {
-            out.push(c);
-            continue;
-        }
-        match rest {
-            [b'\\', tail @ ..] => {
-                out.push(b'\\');
-                rest = tail;
-            }
-            [b'x', h, l, tail @ ..] => {
-                let hex = std::str::from_utf8(&[*h, *l]).ok().and_then(|d| u8::from_str_radix(d, 16).ok());
-                out.push(hex.ok_or_else(|| format!("bad escape in {line:?}"))?);
-                rest = tail;
-            }
-            _ => return Err(format!("bad escape in {line:?}")),
-        }
-    }
-    Ok(out)
-}
-
-/// The manifest's text for these runs, identical runs written once.
-fn encode_manifest(runs: &BTreeMap<String, Run>) -> String {
-    let mut text = MANIFEST_HEADER.to_string();
-    let mut first_of: Vec<(&str, &Run)> = Vec::new();
-    for (case, run) in runs {
-        let smollm2 = case.starts_with(SMOLLM2_PREFIX);
-        let _ = writeln!(text, "\n{CASE}{case}");
-        let earlier = first_of.iter().find(|(c, r)| c.starts_with(SMOLLM2_PREFIX) == smollm2 && *r == run);
-        if let Some((c, _)) = earlier {
-            let _ = writeln!(text, "{SAME_AS}{c}");
-            continue;
-        }
-        first_of.push((case, run));
-        let _ = writeln!(text, "{EXIT}{}", run.code);
-        let _ = writeln!(text, "{STDOUT}");
-        encode_stream(&run.stdout, &mut text);
-        let _ = writeln!(text, "{STDERR}");
-        encode_stream(&run.stderr, &mut text);
-    }
+/// A case's text: its exit status and both streams.
+fn block(run: &Run) -> String {
+    let mut text = format!("exit {}\n--- stdout\n", run.code);
+    encode_stream(&run.stdout, &mut text);
+    text.push_str("--- stderr\n");
+    encode_stream(&run.stderr, &mut text);
     text
 }
 
-/// Each case's run, from the manifest's text.
-fn decode_manifest(text: &str) -> Result<BTreeMap<String, Run>, String> {
-    /// What the next line may be.
-    enum At {
-        /// Comments, before the first case.
-        Header,
-        /// `exit`, `same as` or `--- stdout`.
-        Case,
-        /// Stream lines, `--- stderr` (once) or `%no newline at end`.
-        Stream { stderr: bool },
-        /// Nothing but the next case: this one was `same as` another.
-        Done,
-    }
-    fn finish(runs: &mut BTreeMap<String, Run>, current: Option<(String, Run)>) -> Result<(), String> {
-        if let Some((case, run)) = current {
-            if runs.insert(case.clone(), run).is_some() {
-                return Err(format!("case {case} is twice in the manifest"));
-            }
-        }
-        Ok(())
-    }
-    let mut runs = BTreeMap::new();
-    let mut current: Option<(String, Run)> = None;
-    let mut at = At::Header;
-    for (i, line) in text.split('\n').enumerate() {
-        let bad = |why: &str| format!("{}:{}: {why}: {line:?}", manifest_path().display(), i + 1);
-        if let Some(case) = line.strip_prefix(CASE) {
-            finish(&mut runs, current.take())?;
-            current = Some((case.to_string(), Run { code: 0, stdout: Vec::new(), stderr: Vec::new() }));
-            at = At::Case;
-            continue;
-        }
-        if line.is_empty() || (matches!(at, At::Header) && line.starts_with('#')) {
-            continue;
-        }
-        let Some((_, run)) = current.as_mut() else { return Err(bad("a line before the first case")) };
-        match at {
-            At::Header | At::Done => return Err(bad("a line outside a case")),
-            At::Case => {
-                if let Some(other) = line.strip_prefix(SAME_AS) {
-                    *run = runs.get(other).ok_or_else(|| bad("same as a case not written before it"))?.clone();
-                    at = At::Done;
-                } else if let Some(code) = line.strip_prefix(EXIT) {
-                    run.code = code.parse().map_err(|_| bad("not an exit status"))?;
-                } else if line == STDOUT {
-                    at = At::Stream { stderr: false };
-                } else {
-                    return Err(bad("expected `exit`, `same as` or `--- stdout`"));
-                }
-            }
-            At::Stream { stderr } => {
-                let stream = if stderr { &mut run.stderr } else { &mut run.stdout };
-                if line == STDERR && !stderr {
-                    at = At::Stream { stderr: true };
-                } else if line == NO_NEWLINE && stream.ends_with(b"\n") {
-                    stream.pop();
-                } else if line == "|" {
-                    stream.push(b'\n');
-                } else if let Some(t) = line.strip_prefix("| ") {
-                    stream.extend_from_slice(t.as_bytes());
-                    stream.push(b'\n');
-                } else if let Some(t) = line.strip_prefix("~ ") {
-                    stream.extend_from_slice(&unescape(t).map_err(|e| bad(&e))?);
-                    stream.push(b'\n');
-                } else {
-                    return Err(bad("not a stream line"));
-                }
-            }
-        }
-    }
-    finish(&mut runs, current)?;
-    Ok(runs)
-}
-
-fn read_manifest() -> Option<BTreeMap<String, Run>> {
-    let text = std::fs::read_to_string(manifest_path()).ok()?;
-    Some(decode_manifest(&text).unwrap_or_else(|e| panic!("{e}")))
-}
-
-/// Writes the manifest `runs` make, after checking that it reads back as
-/// those very runs.
-fn write_manifest(path: &Path, runs: &BTreeMap<String, Run>) {
-    let text = encode_manifest(runs);
-    let back = decode_manifest(&text).unwrap_or_else(|e| panic!("the manifest written does not read back: {e}"));
-    assert!(back == *runs, "the manifest written does not read back as the runs it was made from");
-    std::fs::create_dir_all(path.parent().expect("a folder")).expect("create the manifest's folder");
-    std::fs::write(path, text).expect("write the manifest");
-}
-
-/// One case's block with its streams written out (no `same as`).
-fn block(run: &Run) -> Vec<String> {
-    let mut text = format!("{EXIT}{}\n{STDOUT}\n", run.code);
-    encode_stream(&run.stdout, &mut text);
-    let _ = writeln!(text, "{STDERR}");
-    encode_stream(&run.stderr, &mut text);
-    text.lines().map(str::to_string).collect()
-}
-
-/// The lines of a case that differ, diff-style: the recorded block against
-/// the one now, from a few lines before the first difference to the last.
-fn diff(case: &str, was: &Run, now: &Run) -> String {
-    let (a, b) = (block(was), block(now));
-    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let tail = a[head..].iter().rev().zip(b[head..].iter().rev()).take_while(|(x, y)| x == y).count();
-    let from = head.saturating_sub(CONTEXT_LINES);
-    let mut out = format!("--- {case} (recorded)\n+++ {case} (now)\n@@ line {} of the case @@\n", from + 1);
-    for line in &a[from..head] {
-        let _ = writeln!(out, " {line}");
-    }
-    for (sign, side) in [('-', &a[head..a.len() - tail]), ('+', &b[head..b.len() - tail])] {
-        for line in side.iter().take(SHOWN_LINES) {
-            let _ = writeln!(out, "{sign}{line}");
-        }
-        if side.len() > SHOWN_LINES {
-            let _ = writeln!(out, "{sign}… ({} more lines)", side.len() - SHOWN_LINES);
-        }
-    }
-    out
-}
-
 // ---------------------------------------------------------------------------
-// The test
+// The cases: one test each
 // ---------------------------------------------------------------------------
 
-#[test]
-fn cli_outputs_match_the_golden_manifest() {
-    let started = Instant::now();
-    let model = smollm2();
-    let d = Dir::new();
-    let corpus = build_corpus(&d);
-    let mut g = Golden { dir: d.dir.path().to_path_buf(), runs: BTreeMap::new(), lease_notes: 0 };
-    per_file_cases(&mut g, &corpus);
-    many_file_cases(&mut g, &corpus);
-    check_cases(&mut g, &corpus);
-    inspect_diff_cases(&mut g);
-    usage_cases(&mut g);
-    let small_done = started.elapsed();
-    if let Some(m) = &model {
-        smollm2_cases(&mut g, m);
-    }
-    // Under `portable`, the notes were there to be taken out (and only they
-    // differ from Linux's outputs, checked below).
-    assert_eq!(g.lease_notes > 0, cfg!(feature = "portable"), "{} read_lease_unavailable notes", g.lease_notes);
-
-    let old = read_manifest();
-    // What recording would write: this run's cases, and where this machine
-    // cannot run SmolLM2, the SmolLM2 cases recorded where it could.
-    let mut recorded = g.runs.clone();
-    let mut kept = 0;
-    if model.is_none() {
-        for (case, run) in old.iter().flatten().filter(|(c, _)| c.starts_with(SMOLLM2_PREFIX)) {
-            recorded.insert(case.clone(), run.clone());
-            kept += 1;
-        }
-    }
-    let now_path = dump_dir().join("outputs.txt");
-    let _ = std::fs::remove_dir_all(dump_dir());
-    write_manifest(&now_path, &recorded);
-    let _ = writeln!(
-        std::io::stderr(),
-        "golden: {} cases in {:.1}s ({:.1}s without SmolLM2); outputs in {}",
-        g.runs.len(),
-        started.elapsed().as_secs_f64(),
-        small_done.as_secs_f64(),
-        now_path.display()
-    );
-
-    if std::env::var_os("GOLDEN_RECORD").is_some_and(|v| v == "1") {
-        write_manifest(&manifest_path(), &recorded);
-        let _ = writeln!(
-            std::io::stderr(),
-            "GOLDEN_RECORD=1: recorded {} cases ({kept} SmolLM2 cases kept from the old manifest) in {}",
-            recorded.len(),
-            manifest_path().display()
-        );
-        return;
-    }
-
-    let Some(mut expected) = old else {
-        panic!(
-            "no manifest at {}; record one with GOLDEN_RECORD=1 cargo test --test cli golden::",
-            manifest_path().display()
-        );
+/// One test per case, `test: "group/case" => what it runs;`, and the
+/// group's list of cases.
+macro_rules! golden {
+    ($($test:ident: $case:literal => $cmd:expr;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                super::check($case, &super::test_path(module_path!(), stringify!($test)), $cmd);
+            }
+        )*
+        /// This group's cases.
+        pub(super) const CASES: &[&str] = &[$($case),*];
     };
-    if model.is_none() {
-        expected.retain(|c, _| !c.starts_with(SMOLLM2_PREFIX));
+}
+
+/// A mode: the test's name, the case's (`file/<file>/<mode>`) and the
+/// flags before the file's name.
+type Mode = (&'static str, &'static str, &'static [&'static str]);
+
+/// What each kind of corpus file is run with.
+const MODES: &[(&str, &[Mode])] = &[
+    (
+        "good",
+        &[
+            ("label", "label", &[]),
+            ("json", "json", &["--json"]),
+            ("skeleton", "skeleton", &["--skeleton"]),
+            ("no_mmap", "no-mmap", &["--no-mmap"]),
+            ("inspect", "inspect", &["inspect"]),
+            ("inspect_json", "inspect-json", &["inspect", "--json"]),
+        ],
+    ),
+    (
+        "bad",
+        &[
+            ("label", "label", &[]),
+            ("json", "json", &["--json"]),
+            ("no_mmap", "no-mmap", &["--no-mmap"]),
+            ("inspect", "inspect", &["inspect"]),
+        ],
+    ),
+    (
+        "shard",
+        &[
+            ("no_join", "no-join", &["--no-join"]),
+            ("no_join_json", "no-join-json", &["--no-join", "--json"]),
+            ("inspect_no_join", "inspect-no-join", &["inspect", "--no-join"]),
+        ],
+    ),
+];
+
+/// The modes of a kind of corpus file.
+fn modes(kind: &str) -> &'static [Mode] {
+    MODES.iter().find(|(k, _)| *k == kind).unwrap_or_else(|| panic!("no kind {kind}")).1
+}
+
+/// One file's case in one mode: `word` is the file's name in case names, `name` its real one.
+#[track_caller]
+fn file_case(kind: &str, word: &str, name: &'static str, mode: &str, test: &str) {
+    let (_, case, flags) =
+        modes(kind).iter().find(|(m, ..)| *m == mode).unwrap_or_else(|| panic!("no {kind} mode {mode}"));
+    check(&format!("file/{word}/{case}"), test, |_| with(flags, &[name]));
+}
+
+/// A test per mode of the kind: the tests of `golden::file::<file>::`.
+macro_rules! kind {
+    ($kind:ident, $word:literal, $name:expr; $($mode:ident)+) => {
+        $(
+            #[test]
+            fn $mode() {
+                super::super::file_case(
+                    stringify!($kind),
+                    $word,
+                    $name,
+                    stringify!($mode),
+                    &super::super::test_path(module_path!(), stringify!($mode)),
+                );
+            }
+        )+
+    };
+}
+
+macro_rules! good {
+    ($word:literal, $name:expr) => {
+        kind!(good, $word, $name; label json skeleton no_mmap inspect inspect_json);
+    };
+}
+
+macro_rules! bad {
+    ($word:literal, $name:expr) => {
+        kind!(bad, $word, $name; label json no_mmap inspect);
+    };
+}
+
+macro_rules! shard {
+    ($word:literal, $name:expr) => {
+        kind!(shard, $word, $name; no_join no_join_json inspect_no_join);
+    };
+}
+
+/// The file itself, or the name it stands for when that has odd bytes.
+macro_rules! name {
+    ($word:literal) => {
+        $word
+    };
+    ($word:literal, $name:literal) => {
+        $name
+    };
+}
+
+/// A module of tests per corpus file, `module "word" [= "real name"]: kinds;`,
+/// and the list of files with their kinds.
+macro_rules! files {
+    ($($m:ident $word:literal $(= $name:literal)?: $($kind:ident)+;)*) => {
+        $(
+            pub mod $m {
+                /// The file's real name.
+                const NAME: &str = name!($word $(, $name)?);
+                $( $kind!($word, NAME); )+
+            }
+        )*
+        /// Each file's word and kinds.
+        pub(super) const FILES: &[(&str, &[&str])] = &[$(($word, &[$(stringify!($kind)),+])),*];
+    };
+}
+
+/// Every file, one mode at a time: every file the tool labels, every file
+/// it refuses, every shard apart.
+pub mod file {
+    files! {
+        a_empty_gguf "a_empty.gguf": good;
+        align64_gguf "align64.gguf": good;
+        alignment_type_gguf "alignment_type.gguf": bad;
+        b_all_types_gguf "b_all_types.gguf": good;
+        back_slash_gguf "back_slash.gguf" = "back\\slash.gguf": good;
+        bad_alignment_gguf "bad_alignment.gguf": bad;
+        bad_block_dim_gguf "bad_block_dim.gguf": bad;
+        bad_bool_gguf "bad_bool.gguf": bad;
+        bad_magic_gguf "bad_magic.gguf": bad;
+        be_twin_be_gguf "be_twin_be.gguf": good;
+        be_twin_be_relayout_gguf "be_twin_be_relayout.gguf": good;
+        be_twin_le_gguf "be_twin_le.gguf": good;
+        be_unconvertible_gguf "be_unconvertible.gguf": bad;
+        big_gguf "big.gguf": good;
+        big_changed_gguf "big_changed.gguf": good;
+        big_truncated_gguf "big_truncated.gguf": bad;
+        c_relayout_gguf "c_relayout.gguf": good;
+        d_big_endian_gguf "d_big_endian.gguf": good;
+        dir_gguf "dir.gguf": bad;
+        dup_key_gguf "dup_key.gguf": bad;
+        dup_tensor_gguf "dup_tensor.gguf": bad;
+        e_merged_gguf "e_merged.gguf": good;
+        e_split_00001_of_00002_gguf "e_split-00001-of-00002.gguf": good shard;
+        e_split_00002_of_00002_gguf "e_split-00002-of-00002.gguf": bad shard;
+        empty_file_gguf "empty_file.gguf": bad;
+        empty_model_gguf "empty_model.gguf": good;
+        gap_00001_of_00002_gguf "gap-00001-of-00002.gguf": bad;
+        huge_count_gguf "huge_count.gguf": bad;
+        kv_only_gguf "kv_only.gguf": good;
+        missing_gguf "missing.gguf": bad;
+        odd_gguf "odd.gguf": good;
+        odd_name_gguf "odd_name.gguf" = "odd\nname.gguf": good;
+        overlap_gguf "overlap.gguf": bad;
+        rich_gguf "rich.gguf": good;
+        rich_changed_gguf "rich_changed.gguf": good;
+        rich_relayout_gguf "rich_relayout.gguf": good;
+        split_00001_of_00003_gguf "split-00001-of-00003.gguf": good shard;
+        split_00002_of_00003_gguf "split-00002-of-00003.gguf": bad shard;
+        split_00003_of_00003_gguf "split-00003-of-00003.gguf": shard;
+        split_merged_gguf "split_merged.gguf": good;
+        split_whole_gguf "split_whole.gguf": good;
+        too_many_dims_gguf "too_many_dims.gguf": bad;
+        truncated_data_gguf "truncated_data.gguf": bad;
+        truncated_header_gguf "truncated_header.gguf": bad;
+        truncated_infos_gguf "truncated_infos.gguf": bad;
+        truncated_kv_gguf "truncated_kv.gguf": bad;
+        unknown_ggml_type_gguf "unknown_ggml_type.gguf": bad;
+        unknown_value_type_gguf "unknown_value_type.gguf": bad;
+        v2_gguf "v2.gguf": good;
+        v2_be_gguf "v2_be.gguf": good;
+        vectors_json "vectors.json": bad;
+        version1_gguf "version1.gguf": bad;
+        version9_gguf "version9.gguf": bad;
     }
-    let actual = &g.runs;
-    let mut changed = Vec::new();
-    let mut new = Vec::new();
-    for (case, run) in actual {
-        match expected.get(case) {
-            Some(r) if r == run => {}
-            Some(_) => changed.push(case.as_str()),
-            None => new.push(case.as_str()),
+}
+
+/// Many files in one run. Good and bad interleaved: errors must not reorder
+/// or drop the lines after them.
+mod many {
+    use super::{Cmd, Corpus, with};
+
+    /// Good and bad files, one of each in turn, and `flags` before them.
+    fn all(flags: &'static [&'static str]) -> impl FnOnce(&Corpus) -> Cmd {
+        move |c| {
+            let mut all = Vec::new();
+            for i in 0..c.good.len().max(c.bad.len()) {
+                all.extend(c.good.get(i).cloned());
+                all.extend(c.bad.get(i).cloned());
+            }
+            with(flags, &all)
         }
     }
-    let gone: Vec<&str> = expected.keys().filter(|c| !actual.contains_key(*c)).map(String::as_str).collect();
-    if changed.is_empty() && new.is_empty() && gone.is_empty() {
-        return;
+
+    const TWICE: &[&str] =
+        &["rich.gguf", "missing.gguf", "rich.gguf", "bad_magic.gguf", "missing.gguf", "big.gguf", "rich.gguf"];
+
+    golden! {
+        good_j1: "many/good-j1" => |c| with(&["-j", "1"], &c.good);
+        all_j1: "many/all-j1" => all(&["-j", "1"]);
+        all_json_j1: "many/all-json-j1" => all(&["--json", "-j", "1"]);
+        good_j2: "many/good-j2" => |c| with(&["-j", "2"], &c.good);
+        all_j2: "many/all-j2" => all(&["-j", "2"]);
+        all_json_j2: "many/all-json-j2" => all(&["--json", "-j", "2"]);
+        all_no_mmap: "many/all-no-mmap" => all(&["--no-mmap", "-j", "2"]);
+        all_no_join: "many/all-no-join" => all(&["--no-join", "-j", "2"]);
+        shards_no_join: "many/shards-no-join" => |c| with(&["--no-join"], &c.shards);
+        repeated_j1: "many/repeated-j1" => |_| with(&["-j", "1"], TWICE);
+        repeated_j2: "many/repeated-j2" => |_| with(&["-j", "2"], TWICE);
+    }
+}
+
+/// `--skeleton`, to a file and to a pipe.
+mod skeleton {
+    use super::{args, to_file};
+
+    golden! {
+        rich_to_file: "skeleton/rich-to-file" => to_file(&["--skeleton", "rich.gguf"]);
+        split_set: "skeleton/split-set" => args(&["--skeleton", "split-00001-of-00003.gguf"]);
+        no_join_no_mmap: "skeleton/no-join-no-mmap" =>
+            args(&["--skeleton", "--no-join", "--no-mmap", "split-00002-of-00003.gguf"]);
+        bad_magic: "skeleton/bad-magic" => args(&["--skeleton", "bad_magic.gguf"]);
+        missing: "skeleton/missing" => args(&["--skeleton", "missing.gguf"]);
+        two_files: "skeleton/two-files" => args(&["--skeleton", "rich.gguf", "v2.gguf"]);
+    }
+}
+
+/// `--check` with each of its flags, on the sums lists of the corpus
+/// (`write_sums`): all good, one line of every kind (`tampered.sums`),
+/// BSD-style, the spec's own labels, and lists that are not there or not lists.
+mod check {
+    use super::{args, fed, with};
+
+    golden! {
+        write_sums: "check/write-sums" => |c| with(&["-j", "2"], &c.good);
+        good: "check/good" => args(&["-c", "good.sums"]);
+        good_quiet: "check/good-quiet" => args(&["-c", "--quiet", "good.sums"]);
+        good_status: "check/good-status" => args(&["-c", "--status", "good.sums"]);
+        good_strict: "check/good-strict" => args(&["-c", "--strict", "good.sums"]);
+        good_warn: "check/good-warn" => args(&["-c", "--warn", "good.sums"]);
+        good_ignore_missing: "check/good-ignore-missing" => args(&["-c", "--ignore-missing", "good.sums"]);
+        good_j1: "check/good-j1" => args(&["-c", "-j", "1", "good.sums"]);
+        good_no_mmap: "check/good-no-mmap" => args(&["-c", "--no-mmap", "good.sums"]);
+        good_no_join: "check/good-no-join" => args(&["-c", "--no-join", "good.sums"]);
+        good_stdin: "check/good-stdin" => fed(&["-c"], "good.sums");
+        good_junk: "check/good-junk" => args(&["-c", "good-junk.sums"]);
+        good_junk_strict: "check/good-junk-strict" => args(&["-c", "--strict", "good-junk.sums"]);
+        good_junk_warn: "check/good-junk-warn" => args(&["-c", "--warn", "good-junk.sums"]);
+        good_stdin_dash: "check/good-stdin-dash" => fed(&["--check", "-"], "good.sums");
+        tampered: "check/tampered" => args(&["-c", "tampered.sums"]);
+        tampered_quiet: "check/tampered-quiet" => args(&["-c", "--quiet", "tampered.sums"]);
+        tampered_status: "check/tampered-status" => args(&["-c", "--status", "tampered.sums"]);
+        tampered_strict: "check/tampered-strict" => args(&["-c", "--strict", "tampered.sums"]);
+        tampered_warn: "check/tampered-warn" => args(&["-c", "--warn", "tampered.sums"]);
+        tampered_strict_warn: "check/tampered-strict-warn" => args(&["-c", "--strict", "--warn", "tampered.sums"]);
+        tampered_ignore_missing: "check/tampered-ignore-missing" =>
+            args(&["-c", "--ignore-missing", "tampered.sums"]);
+        tampered_ignore_missing_quiet: "check/tampered-ignore-missing-quiet" =>
+            args(&["-c", "--ignore-missing", "--quiet", "tampered.sums"]);
+        tampered_warn_then_status: "check/tampered-warn-then-status" =>
+            args(&["-c", "--warn", "--status", "tampered.sums"]);
+        tampered_no_mmap_j1: "check/tampered-no-mmap-j1" => args(&["-c", "--no-mmap", "-j", "1", "tampered.sums"]);
+        tampered_stdin: "check/tampered-stdin" => fed(&["-c"], "tampered.sums");
+        two_lists: "check/two-lists" => args(&["-c", "good.sums", "tampered.sums"]);
+        bsd: "check/bsd" => args(&["-c", "bsd.sums"]);
+        bsd_strict: "check/bsd-strict" => args(&["-c", "--strict", "bsd.sums"]);
+        vectors: "check/vectors" => args(&["-c", "vectors.sums"]);
+        only_missing: "check/only-missing" => args(&["-c", "only-missing.sums"]);
+        only_missing_ignore_missing: "check/only-missing-ignore-missing" =>
+            args(&["-c", "--ignore-missing", "only-missing.sums"]);
+        no_proper_line: "check/no-proper-line" => args(&["-c", "junk.sums"]);
+        no_proper_line_warn: "check/no-proper-line-warn" => args(&["-c", "--warn", "junk.sums"]);
+        list_missing: "check/list-missing" => args(&["-c", "nope.sums"]);
+        list_is_dir: "check/list-is-dir" => args(&["-c", "dir.gguf"]);
+        list_missing_then_good: "check/list-missing-then-good" => args(&["-c", "nope.sums", "good.sums"]);
+        list_is_a_model: "check/list-is-a-model" => args(&["-c", "rich.gguf"]);
+    }
+}
+
+/// `inspect` with its limits.
+mod inspect {
+    use super::args;
+
+    golden! {
+        rich_limit_3: "inspect/rich-limit-3" => args(&["inspect", "--limit", "3", "rich.gguf"]);
+        odd_width_4_items_2: "inspect/odd-width-4-items-2" =>
+            args(&["inspect", "--width", "4", "--items", "2", "odd.gguf"]);
+        odd_json_width_4_items_2: "inspect/odd-json-width-4-items-2" =>
+            args(&["inspect", "--json", "--width", "4", "--items", "2", "odd.gguf"]);
+        big_limit_0_j1_no_mmap: "inspect/big-limit-0-j1-no-mmap" =>
+            args(&["inspect", "--limit", "0", "-j", "1", "--no-mmap", "big.gguf"]);
+        rich_json_limit_2: "inspect/rich-json-limit-2" => args(&["inspect", "--json", "--limit", "2", "rich.gguf"]);
+    }
+}
+
+/// `diff` of pairs, as text and as JSON.
+mod diff {
+    use super::args;
+
+    golden! {
+        rich: "diff/rich" => args(&["diff", "rich.gguf", "rich.gguf"]);
+        rich_json: "diff/rich-json" => args(&["diff", "--json", "rich.gguf", "rich.gguf"]);
+        rich_relayout: "diff/rich-relayout" => args(&["diff", "rich.gguf", "rich_relayout.gguf"]);
+        rich_relayout_json: "diff/rich-relayout-json" => args(&["diff", "--json", "rich.gguf", "rich_relayout.gguf"]);
+        rich_changed: "diff/rich-changed" => args(&["diff", "rich.gguf", "rich_changed.gguf"]);
+        rich_changed_json: "diff/rich-changed-json" => args(&["diff", "--json", "rich.gguf", "rich_changed.gguf"]);
+        changed_rich: "diff/changed-rich" => args(&["diff", "rich_changed.gguf", "rich.gguf"]);
+        changed_rich_json: "diff/changed-rich-json" => args(&["diff", "--json", "rich_changed.gguf", "rich.gguf"]);
+        rich_odd: "diff/rich-odd" => args(&["diff", "rich.gguf", "odd.gguf"]);
+        rich_odd_json: "diff/rich-odd-json" => args(&["diff", "--json", "rich.gguf", "odd.gguf"]);
+        rich_align64: "diff/rich-align64" => args(&["diff", "rich.gguf", "align64.gguf"]);
+        rich_align64_json: "diff/rich-align64-json" => args(&["diff", "--json", "rich.gguf", "align64.gguf"]);
+        rich_empty: "diff/rich-empty" => args(&["diff", "rich.gguf", "empty_model.gguf"]);
+        rich_empty_json: "diff/rich-empty-json" => args(&["diff", "--json", "rich.gguf", "empty_model.gguf"]);
+        empty_kv_only: "diff/empty-kv-only" => args(&["diff", "empty_model.gguf", "kv_only.gguf"]);
+        empty_kv_only_json: "diff/empty-kv-only-json" => args(&["diff", "--json", "empty_model.gguf", "kv_only.gguf"]);
+        be_twin_le_be: "diff/be-twin-le-be" => args(&["diff", "be_twin_le.gguf", "be_twin_be.gguf"]);
+        be_twin_le_be_json: "diff/be-twin-le-be-json" => args(&["diff", "--json", "be_twin_le.gguf", "be_twin_be.gguf"]);
+        be_twin_be_relayout: "diff/be-twin-be-relayout" =>
+            args(&["diff", "be_twin_be.gguf", "be_twin_be_relayout.gguf"]);
+        be_twin_be_relayout_json: "diff/be-twin-be-relayout-json" =>
+            args(&["diff", "--json", "be_twin_be.gguf", "be_twin_be_relayout.gguf"]);
+        v2_v2_be: "diff/v2-v2-be" => args(&["diff", "v2.gguf", "v2_be.gguf"]);
+        v2_v2_be_json: "diff/v2-v2-be-json" => args(&["diff", "--json", "v2.gguf", "v2_be.gguf"]);
+        v2_rich: "diff/v2-rich" => args(&["diff", "v2.gguf", "rich.gguf"]);
+        v2_rich_json: "diff/v2-rich-json" => args(&["diff", "--json", "v2.gguf", "rich.gguf"]);
+        big_big_changed: "diff/big-big-changed" => args(&["diff", "big.gguf", "big_changed.gguf"]);
+        big_big_changed_json: "diff/big-big-changed-json" => args(&["diff", "--json", "big.gguf", "big_changed.gguf"]);
+        split_merged: "diff/split-merged" => args(&["diff", "split-00001-of-00003.gguf", "split_merged.gguf"]);
+        split_merged_json: "diff/split-merged-json" =>
+            args(&["diff", "--json", "split-00001-of-00003.gguf", "split_merged.gguf"]);
+        split_whole: "diff/split-whole" => args(&["diff", "split-00001-of-00003.gguf", "split_whole.gguf"]);
+        split_whole_json: "diff/split-whole-json" =>
+            args(&["diff", "--json", "split-00001-of-00003.gguf", "split_whole.gguf"]);
+        vector_b_c: "diff/vector-b-c" => args(&["diff", "b_all_types.gguf", "c_relayout.gguf"]);
+        vector_b_c_json: "diff/vector-b-c-json" => args(&["diff", "--json", "b_all_types.gguf", "c_relayout.gguf"]);
+        vector_b_d: "diff/vector-b-d" => args(&["diff", "b_all_types.gguf", "d_big_endian.gguf"]);
+        vector_b_d_json: "diff/vector-b-d-json" => args(&["diff", "--json", "b_all_types.gguf", "d_big_endian.gguf"]);
+        vector_e_split_merged: "diff/vector-e-split-merged" =>
+            args(&["diff", "e_split-00001-of-00002.gguf", "e_merged.gguf"]);
+        vector_e_split_merged_json: "diff/vector-e-split-merged-json" =>
+            args(&["diff", "--json", "e_split-00001-of-00002.gguf", "e_merged.gguf"]);
+        vector_a_b: "diff/vector-a-b" => args(&["diff", "a_empty.gguf", "b_all_types.gguf"]);
+        vector_a_b_json: "diff/vector-a-b-json" => args(&["diff", "--json", "a_empty.gguf", "b_all_types.gguf"]);
+        rich_bad_magic: "diff/rich-bad-magic" => args(&["diff", "rich.gguf", "bad_magic.gguf"]);
+        rich_bad_magic_json: "diff/rich-bad-magic-json" => args(&["diff", "--json", "rich.gguf", "bad_magic.gguf"]);
+        truncated_rich: "diff/truncated-rich" => args(&["diff", "truncated_data.gguf", "rich.gguf"]);
+        truncated_rich_json: "diff/truncated-rich-json" => args(&["diff", "--json", "truncated_data.gguf", "rich.gguf"]);
+        rich_missing: "diff/rich-missing" => args(&["diff", "rich.gguf", "missing.gguf"]);
+        rich_missing_json: "diff/rich-missing-json" => args(&["diff", "--json", "rich.gguf", "missing.gguf"]);
+        rich_later_shard: "diff/rich-later-shard" => args(&["diff", "rich.gguf", "split-00002-of-00003.gguf"]);
+        rich_later_shard_json: "diff/rich-later-shard-json" =>
+            args(&["diff", "--json", "rich.gguf", "split-00002-of-00003.gguf"]);
+        rich_gap_set: "diff/rich-gap-set" => args(&["diff", "rich.gguf", "gap-00001-of-00002.gguf"]);
+        rich_gap_set_json: "diff/rich-gap-set-json" => args(&["diff", "--json", "rich.gguf", "gap-00001-of-00002.gguf"]);
+        rich_changed_width_4_items_1: "diff/rich-changed-width-4-items-1" =>
+            args(&["diff", "--width", "4", "--items", "1", "rich.gguf", "rich_changed.gguf"]);
+        big_big_changed_no_mmap_j1: "diff/big-big-changed-no-mmap-j1" =>
+            args(&["diff", "--no-mmap", "-j", "1", "big.gguf", "big_changed.gguf"]);
+        split_merged_no_join: "diff/split-merged-no-join" =>
+            args(&["diff", "--no-join", "split-00001-of-00003.gguf", "split_merged.gguf"]);
+        later_shards_no_join: "diff/later-shards-no-join" =>
+            args(&["diff", "--no-join", "split-00002-of-00003.gguf", "split-00003-of-00003.gguf"]);
+    }
+}
+
+/// Usage: help, version, and arguments clap or the tool refuses.
+mod usage {
+    use super::args;
+
+    golden! {
+        no_args: "usage/no-args" => args(&[]);
+        help: "usage/help" => args(&["--help"]);
+        help_short: "usage/help-short" => args(&["-h"]);
+        version: "usage/version" => args(&["--version"]);
+        inspect_help: "usage/inspect-help" => args(&["inspect", "--help"]);
+        diff_help: "usage/diff-help" => args(&["diff", "--help"]);
+        inspect_no_file: "usage/inspect-no-file" => args(&["inspect"]);
+        diff_one_file: "usage/diff-one-file" => args(&["diff", "rich.gguf"]);
+        json_check: "usage/json-check" => args(&["--json", "--check", "good.sums"]);
+        skeleton_check: "usage/skeleton-check" => args(&["--skeleton", "-c", "good.sums"]);
+        zero_threads: "usage/zero-threads" => args(&["-j", "0", "rich.gguf"]);
+        bad_threads: "usage/bad-threads" => args(&["-j", "x", "rich.gguf"]);
+        quiet_without_check: "usage/quiet-without-check" => args(&["--quiet", "rich.gguf"]);
+        status_without_check: "usage/status-without-check" => args(&["--status", "rich.gguf"]);
+        unknown_flag: "usage/unknown-flag" => args(&["--frobnicate", "rich.gguf"]);
+        subcommand_after_flag: "usage/subcommand-after-flag" => args(&["--json", "inspect", "rich.gguf"]);
+        inspect_bad_limit: "usage/inspect-bad-limit" => args(&["inspect", "--limit", "-1", "rich.gguf"]);
+    }
+}
+
+/// The real SmolLM2, found as tests/interop/gguf.rs finds it, linked into
+/// the corpus under its own name (outputs name the file as a user would see
+/// it). Without it, each test prints `SKIPPED:` once and passes (under CI, fails).
+mod smollm2 {
+    use super::{Cmd, Corpus, SMOLLM2_FILE, common};
+
+    /// The case's command, or `None` (skip) without the model.
+    fn smollm2(flags: &'static [&'static str]) -> impl FnOnce(&Corpus) -> Cmd {
+        move |c| {
+            static LINKED: std::sync::Once = std::sync::Once::new();
+            LINKED.call_once(|| {
+                let py = common::py::prerequisites("the SmolLM2 golden cases (tests/cli/golden.rs)")
+                    .expect("checked by present()");
+                std::os::unix::fs::symlink(py.path("model"), c.dir.join(SMOLLM2_FILE))
+                    .expect("link SmolLM2 into the corpus");
+            });
+            Cmd::new(&flags.iter().copied().chain([SMOLLM2_FILE]).collect::<Vec<_>>())
+        }
     }
 
-    let mut msg = format!(
-        "gguf-digest's output differs from {}:\n  {} case(s) changed: {}\n  {} case(s) not in the manifest: {}\n  \
-         {} case(s) in the manifest but not run: {}\n",
-        manifest_path().display(),
-        changed.len(),
-        changed.join(" "),
-        new.len(),
-        new.join(" "),
-        gone.len(),
-        gone.join(" "),
-    );
-    let _ = writeln!(
-        msg,
-        "The whole manifest as this run would record it is {}: diff -u {} {}. If the change is intended: \
-         GOLDEN_RECORD=1 cargo test --test cli golden::.",
-        now_path.display(),
-        manifest_path().display(),
-        now_path.display()
-    );
-    let empty = Run { code: 0, stdout: Vec::new(), stderr: Vec::new() };
-    let shown: Vec<&str> = changed.iter().chain(&new).copied().collect();
-    for case in shown.iter().take(SHOWN_CASES) {
-        let was = expected.get(*case).unwrap_or(&empty);
-        let what = if new.contains(case) { " (new: compared with an empty case)" } else { "" };
-        let _ = write!(msg, "\n===== {case}{what}\n{}", diff(case, was, &actual[*case]));
+    /// Whether the model is there (after a `SKIPPED:` line if not).
+    fn present() -> bool {
+        common::py::prerequisites("the SmolLM2 golden cases (tests/cli/golden.rs)").is_some()
     }
-    if shown.len() > SHOWN_CASES {
-        let _ = writeln!(msg, "\n({} more cases not shown; see {})", shown.len() - SHOWN_CASES, now_path.display());
+
+    macro_rules! smollm2 {
+        ($($test:ident: $case:literal => $flags:expr;)*) => {
+            $(
+                #[test]
+                fn $test() {
+                    if present() {
+                        super::check($case, &super::test_path(module_path!(), stringify!($test)), smollm2($flags));
+                    }
+                }
+            )*
+            /// This group's cases.
+            pub(super) const CASES: &[&str] = &[$($case),*];
+        };
     }
-    panic!("{msg}");
+
+    smollm2! {
+        label: "smollm2/label" => &[];
+        json: "smollm2/json" => &["--json"];
+        skeleton: "smollm2/skeleton" => &["--skeleton"];
+        inspect: "smollm2/inspect" => &["inspect"];
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The cases, all of them
+// ---------------------------------------------------------------------------
+
+/// Every case's name, from the tests above.
+fn all_cases() -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for (word, kinds) in file::FILES {
+        for kind in *kinds {
+            all.extend(modes(kind).iter().map(|(_, case, _)| format!("file/{word}/{case}")));
+        }
+    }
+    for group in [many::CASES, skeleton::CASES, check::CASES, inspect::CASES, diff::CASES, usage::CASES, smollm2::CASES]
+    {
+        all.extend(group.iter().map(|c| c.to_string()));
+    }
+    all.sort();
+    all
+}
+
+/// The expected outputs under `dir`, as case names.
+fn snapshots(dir: &Path, under: &str, out: &mut Vec<String>) {
+    for e in std::fs::read_dir(dir).expect("read tests/golden") {
+        let e = e.expect("a folder entry");
+        let name = e.file_name().into_string().expect("UTF-8 names in tests/golden");
+        let case = if under.is_empty() { name.clone() } else { format!("{under}/{name}") };
+        if e.file_type().expect("a file type").is_dir() {
+            snapshots(&e.path(), &case, out);
+        } else {
+            out.push(
+                case.strip_suffix(".txt").unwrap_or_else(|| panic!("tests/golden/{case} is not a case")).to_string(),
+            );
+        }
+    }
+}
+
+/// No expected output is left without its test (a case deleted or renamed
+/// but not its file), and no case is there twice.
+#[test]
+fn every_expected_output_has_its_case() {
+    let cases = all_cases();
+    let mut unique = cases.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), cases.len(), "a case is defined twice");
+    let mut files = Vec::new();
+    snapshots(&golden_dir(), "", &mut files);
+    files.sort();
+    let orphans: Vec<&String> = files.iter().filter(|f| !cases.contains(f)).collect();
+    let missing: Vec<&String> = cases.iter().filter(|c| !files.contains(c)).collect();
+    assert!(orphans.is_empty(), "expected outputs no test checks: {orphans:?}");
+    // A case without its file fails on its own; `SNAPSHOTS=overwrite` writes it.
+    assert!(missing.is_empty(), "cases without an expected output: {missing:?}");
+    let _ = writeln!(std::io::stderr(), "golden: {} cases, each a test", cases.len());
+}
+
+/// The per-file tests run every corpus file in every mode of its kind: a
+/// file added to the corpus (or to tests/data/vectors) without its tests fails here.
+#[test]
+fn every_corpus_file_has_its_cases() {
+    let c = corpus();
+    let mut made: Vec<(String, &str)> = Vec::new();
+    for (names, kind) in [(&c.good, "good"), (&c.bad, "bad"), (&c.shards, "shard")] {
+        made.extend(names.iter().map(|n| (word(n), kind)));
+    }
+    made.sort();
+    let mut tested: Vec<(String, &str)> =
+        file::FILES.iter().flat_map(|(w, kinds)| kinds.iter().map(|k| (w.to_string(), *k))).collect();
+    tested.sort();
+    assert_eq!(made, tested, "the corpus's files (left) and those with tests in golden::file (right)");
+}
+
+/// The portable path's notes are there to be taken out (and only they
+/// differ from Linux's outputs: every case checks the rest); on Linux there
+/// are none.
+#[test]
+fn lease_notes_only_on_the_portable_path() {
+    let c = corpus();
+    let run = exec(&c.dir, "--json rich.gguf", &Cmd::new(&["--json", "rich.gguf"]));
+    let (_, notes) = lease_notes_removed(&run.stdout);
+    assert_eq!(notes, usize::from(cfg!(feature = "portable")), "{}", String::from_utf8_lossy(&run.stdout));
 }

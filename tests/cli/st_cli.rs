@@ -165,6 +165,43 @@ fn inspect_shows_groups_dtypes_tensors_and_warnings() {
     assert_eq!(doc["warnings"].as_array().unwrap().len(), 5, "total_size, and 4 tensors' unknown members");
 }
 
+/// An index as `transformers` writes it since mid-2025 (an integer
+/// `total_parameters` beside `total_size`) labels as the model does
+/// (safetensors contract §5, revision 2; issue #31, item 6); `inspect`
+/// warns when a derived member is not the integer the tensors give.
+#[test]
+fn an_index_with_total_parameters_labels_and_inspect_checks_it() {
+    let d = Dir::new();
+    let st = model();
+    let (files, index) = st.sharded("model", &[2, 2]);
+    for (name, bytes) in &files {
+        d.write(name, bytes);
+    }
+    let params: u64 = st.tensors.iter().map(|t| t.shape.iter().product::<u64>()).sum();
+    let right = index.replace("\"total_size\":", &format!("\"total_parameters\":{params},\"total_size\":"));
+    assert_ne!(right, index);
+    d.write("model.safetensors.index.json", right.as_bytes());
+    let out = gd_in(d.dir.path(), &["model.safetensors.index.json"]);
+    assert_eq!(text(&out.stdout), format!("{}  model.safetensors.index.json\n", st.expected_label()));
+    let out = gd_in(d.dir.path(), &["inspect", "--json", "model.safetensors.index.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: JsonValue = serde_json::from_slice(&out.stdout).expect("JSON");
+    let codes: Vec<&str> = doc["warnings"].as_array().unwrap().iter().filter_map(|w| w["code"].as_str()).collect();
+    assert!(!codes.iter().any(|c| c.starts_with("total") || c.starts_with("derived")), "{codes:?}");
+    let wrong = right.replace(&format!("\"total_parameters\":{params}"), "\"total_parameters\":\"4B\"");
+    d.write("model.safetensors.index.json", wrong.as_bytes());
+    let out = gd_in(d.dir.path(), &["inspect", "model.safetensors.index.json"]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(t.contains(&st.expected_label()), "{t}");
+    assert!(t.contains("the index's total_parameters is a JSON string, not the integer the tensors give"), "{t}");
+    let off = right.replace(&format!("\"total_parameters\":{params}"), "\"total_parameters\":1");
+    d.write("model.safetensors.index.json", off.as_bytes());
+    let out = gd_in(d.dir.path(), &["inspect", "model.safetensors.index.json"]);
+    let t = text(&out.stdout);
+    assert!(t.contains(&format!("the index's total_parameters is 1, but the tensors hold {params} elements")), "{t}");
+}
+
 #[test]
 fn diff_within_and_across_formats() {
     let d = Dir::new();

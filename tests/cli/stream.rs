@@ -1,6 +1,6 @@
 //! `-`: labels from standard input, through the real binary and a pipe.
 //!
-//! Every label test case of tests/label.rs and tests/safetensors.rs already
+//! Every label test case of tests/formats/gguf_label.rs and tests/formats/st_label.rs already
 //! runs through a library stream in odd pieces; here the binary reads a
 //! real pipe whose producer writes in pieces of 1 byte, 4095 bytes and
 //! 1 MiB + 1, and the label, sums line, JSON, skeleton, `inspect`, `diff`

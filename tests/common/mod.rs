@@ -8,7 +8,7 @@
 #![allow(dead_code)]
 
 /// The command every test runs: the binary cargo built, or the one
-/// `GGUF_DIGEST_BIN` names (scripts/test-python.sh runs the `cli::` and
+/// `GGUF_DIGEST_BIN` names (scripts/test-python.sh runs the `gguf_cli::` and
 /// `st_cli::` modules of the cli test binary again on the `gguf-digest` the
 /// Python wheel installs). Every test names the command through this, and
 /// nowhere else.

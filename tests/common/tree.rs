@@ -48,15 +48,16 @@ pub fn local_dir(dir: &Path, files: &Files) -> PathBuf {
     dir.to_path_buf()
 }
 
-/// A git clone with its LFS files fetched: `.git/`, `.gitattributes`, a
-/// `.gitignore` and `.github/` in a subfolder too.
+/// A git clone with its LFS files fetched: `.git/`, `.gitattributes`,
+/// `.gitignore` and `.github/` in the root (only there are they left out of
+/// the label: directory contract §2, revision 2).
 pub fn git_tree(dir: &Path, files: &Files) -> PathBuf {
     plain(dir, files);
     write(&dir.join(".git/HEAD"), b"ref: refs/heads/main\n");
     write(&dir.join(".git/objects/ab/cdef"), b"x");
     write(&dir.join(".gitattributes"), b"*.safetensors filter=lfs diff=lfs merge=lfs -text\n");
     write(&dir.join(".github/workflows/ci.yml"), b"on: push\n");
-    write(&dir.join("sub/.gitignore"), b"*.tmp\n");
+    write(&dir.join(".gitignore"), b"*.tmp\n");
     dir.to_path_buf()
 }
 

@@ -12,12 +12,12 @@
 mod common;
 
 mod batch;
-mod directory;
-mod label;
-mod pieces;
+mod dir_label;
+mod gguf_label;
+mod gguf_pieces;
+mod gguf_regressions;
+mod gguf_rejections;
+mod gguf_vectors;
 mod pytorch;
-mod regressions;
-mod rejections;
-mod safetensors;
+mod st_label;
 mod st_rejections;
-mod vectors;

@@ -414,9 +414,19 @@ fn json_syntax_errors_are_located() {
 
 #[test]
 fn metadata_not_an_object() {
-    for v in ["[]", "\"pt\"", "null", "1", r#"[["a","b"]]"#] {
+    for v in ["[]", "\"pt\"", "1", r#"[["a","b"]]"#] {
         reject(&file(&format!(r#"{{"__metadata__":{v}}}"#), &[])).kind(is_schema).says("__metadata__ is a JSON");
     }
+}
+
+/// `"__metadata__": null` is no metadata, as the `safetensors` crate reads
+/// it (contract §3, revision 2): the label of the file without it.
+#[test]
+fn metadata_null_is_no_metadata() {
+    assert_eq!(accept(&file(r#"{"__metadata__":null}"#, &[])), St::new().expected_label());
+    let header = format!(r#"{{"__metadata__":null,"a":{}}}"#, entry("F32", "2", 0, 8));
+    let without = format!(r#"{{"a":{}}}"#, entry("F32", "2", 0, 8));
+    assert_eq!(accept(&file(&header, &[7; 8])), accept(&file(&without, &[7; 8])));
 }
 
 #[test]
@@ -859,17 +869,22 @@ fn index_without_weight_map() {
     reject_index(&index).kind(is_schema).tensor("a").says("must be a file name");
 }
 
+/// `total_size` and `total_parameters` are derived from the tensors and
+/// may hold any JSON value (contract §5, revision 2: every index
+/// `transformers` writes since mid-2025 has an integer `total_parameters`);
+/// neither enters the label, and `metadata: null` is no metadata.
 #[test]
-fn index_total_size_must_be_a_non_negative_integer() {
-    for v in ["-1", "-0", "\"12\"", "1.5", "1e3", "null", "18446744073709551616"] {
-        let index = format!(r#"{{"metadata":{{"total_size":{v}}},"weight_map":{}}}"#, good_map());
-        reject_index(&index).kind(is_schema).key("total_size").says("total_size must be a non-negative integer");
-    }
-    // Any such integer is fine, right or wrong: it is layout.
-    for v in ["0", "18446744073709551615", "999"] {
-        let index = format!(r#"{{"metadata":{{"total_size":{v}}},"weight_map":{}}}"#, good_map());
-        let (_d, p) = sharded_with(&index);
-        accept_path(&p);
+fn index_derived_members_hold_any_value_and_never_enter_the_label() {
+    let want = base_model().expected_label();
+    let (_, index) = base_model().sharded("model", &[2, 1]);
+    let total = index.split("\"total_size\":").nth(1).unwrap().split([',', '}']).next().unwrap().to_string();
+    for v in ["4022468096", "-1", "-0", "\"12\"", "1.5", "1e3", "null", "18446744073709551616", "[1]", "{}"] {
+        let text = index
+            .replace(&format!("\"total_size\":{total}"), &format!("\"total_size\":{v}"))
+            .replace("{\"metadata\":{", &format!("{{\"metadata\":{{\"total_parameters\":{v},"));
+        assert!(text.contains(&format!("\"total_size\":{v}")) && text.contains("total_parameters"), "{text}");
+        let (_d, p) = sharded_with(&text);
+        assert_eq!(accept_path(&p), want, "{v}");
     }
 }
 
@@ -879,6 +894,10 @@ fn index_metadata_values_must_be_strings() {
         let index = format!(r#"{{"metadata":{{"author":{v}}},"weight_map":{}}}"#, good_map());
         reject_index(&index).kind(is_schema).key("author").says("metadata values must be strings");
     }
+    // `null` is none; an array is no metadata object.
+    let index = format!(r#"{{"metadata":null,"weight_map":{}}}"#, good_map());
+    let (_d, p) = sharded_with(&index);
+    accept_path(&p);
     let index = format!(r#"{{"metadata":[],"weight_map":{}}}"#, good_map());
     reject_index(&index).kind(is_schema).says("metadata is a JSON array");
 }
@@ -1027,7 +1046,7 @@ fn a_given_shard_not_listed_in_its_sibling_index() {
 // --------------------------------------------------------------- directories
 
 // A directory is labelled whole (docs/adr/0023, superseding ADR 0012's
-// "one model in it"): its rules are tested in tests/formats/directory.rs.
+// "one model in it"): its rules are tested in tests/formats/dir_label.rs.
 
 // ---------------------------------------------------------------- the binary
 

@@ -11,13 +11,13 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod interop;
-mod interop_bom;
-mod interop_directory;
-mod interop_hf;
-mod interop_ollama;
-mod interop_oms;
-mod interop_precommit;
-mod interop_provenance;
-mod interop_safetensors;
-mod interop_sign;
+mod bom;
+mod dir;
+mod gguf;
+mod hf;
+mod ollama;
+mod precommit;
+mod sign_bundle;
+mod sign_oms;
+mod sign_statement;
+mod st;

@@ -11,7 +11,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod mutation;
+mod gguf_mutation;
 mod st_mutation;
 
 use common::harness::Counting;

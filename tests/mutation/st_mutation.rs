@@ -1,5 +1,5 @@
 //! Mutation testing of the safetensors reader against hostile files, the
-//! counterpart of tests/mutation.rs (GGUF).
+//! counterpart of tests/mutation/gguf_mutation.rs (GGUF).
 //!
 //! Valid files from the test writer (`common::st`: metadata with escapes
 //! and non-ASCII text, many dtypes, sub-byte ones, scalars, zero-byte

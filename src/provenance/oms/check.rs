@@ -5,6 +5,9 @@
 //! each piece hashed in parallel on the pool, every file answered `OK`,
 //! `FAILED`, missing or unexpected. Every file is opened beneath the root
 //! ([`Root`]), and every signed name is located before any file is opened.
+//! A Hugging Face cache snapshot is walked as its directory label walks it
+//! (its root the repository folder, its links into `blobs/` resolved a step
+//! at a time), so what `sign --format oms` signed there verifies.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
@@ -13,11 +16,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use std::os::unix::fs::MetadataExt as _;
+
 use rustix::fs::FileType;
 
+use crate::directory::walk::{Store, walk};
 use crate::error::{Error, Result, Subject};
 use crate::hash::{Conversion, Job, hash_job};
 use crate::provenance::oms::manifest::{Manifest, Method};
+use crate::provenance::oms::relayout;
 use crate::schedule::BatchOptions;
 use crate::source::{Last, ReadMode, Root, Source};
 
@@ -48,6 +55,10 @@ pub enum Verdict {
 pub struct Report {
     /// Each file's path (relative to the root, `/`-separated) and verdict.
     pub files: Vec<(String, Verdict)>,
+    /// The signature's ignore paths that are not below the model (absolute,
+    /// or with a `..` component): they ignore nothing, as model_signing
+    /// drops them.
+    pub dropped_ignore_paths: Vec<String>,
 }
 
 impl Report {
@@ -63,14 +74,25 @@ impl Report {
 /// if the links change in between.
 pub fn locate_all(root: &Path, manifest: &Manifest) -> Result<()> {
     let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
-    let Ok(real_root) = root.canonicalize() else { return Ok(()) };
+    // A snapshot's links lead into its repository's `blobs/`: its extent.
+    let (extent, snapshot) = Root::around(root).map_or_else(
+        |_| (root.to_path_buf(), false),
+        |(r, beneath)| (r.path().to_path_buf(), !beneath.as_os_str().is_empty()),
+    );
+    let Ok(real_root) = extent.canonicalize() else { return Ok(()) };
+    // And the cache's shared (Xet) store, when it is one: `<cache>/blobs/`
+    // holding its marker, where a snapshot's blobs may link on to.
+    let shared = real_root
+        .parent()
+        .map(|cache| cache.join("blobs"))
+        .filter(|b| snapshot && b.join(".huggingface-shared-blobs").is_file());
     let mut seen = std::collections::HashSet::new();
     for r in &manifest.resources {
         if !seen.insert(r.path.as_str()) {
             continue;
         }
         if let Ok(real) = root.join(&r.path).canonicalize() {
-            if !real.starts_with(&real_root) {
+            if !real.starts_with(&real_root) && !shared.as_ref().is_some_and(|b| real.starts_with(b)) {
                 return Err(Error::schema(format!(
                     "resource {:?} is refused: it leads outside the root through a symbolic link; nothing was opened",
                     r.path
@@ -81,27 +103,50 @@ pub fn locate_all(root: &Path, manifest: &Manifest) -> Result<()> {
     Ok(())
 }
 
-/// Checks the model beneath `root` against `manifest`; `signature` (the
-/// bundle's path) is left out when it lies in the model.
+/// Whether an ignore path names something below the model: model_signing
+/// joins it to the model's path and drops it when the result is not below
+/// (an absolute path); one with a `..` component matches no file its walk
+/// yields. Either way it ignores nothing.
+fn below_the_model(p: &str) -> bool {
+    !p.starts_with('/') && !p.split('/').any(|c| c == "..")
+}
+
+/// One file the walk found: its name as signed, and where it is opened.
+struct Entry {
+    /// Relative to the model directory.
+    rel: PathBuf,
+    /// The root it is opened beneath (a snapshot's repository, or its
+    /// shared blob store).
+    root: Arc<Root>,
+    /// Its path beneath that root.
+    at: PathBuf,
+    /// Whether a link at its end is followed (the walk resolved the rest).
+    last: Last,
+}
+
+/// Checks the model directory `dir` against `manifest`; `signature` (the
+/// bundle's path) is left out when it lies in the model: the file at its
+/// own relative path, if the descriptor opened there is the bundle's file.
 pub fn check(
-    root: &Arc<Root>,
+    dir: &Path,
     manifest: &Manifest,
     signature: &Path,
     opts: &BatchOptions,
     pool: &rayon::ThreadPool,
 ) -> Result<Report> {
     let ser = &manifest.serialization;
-    let ignored: Vec<String> = ser.ignore_paths.iter().map(|p| normal(p)).chain(GIT_PATHS.map(String::from)).collect();
+    let (kept, dropped): (Vec<&String>, Vec<&String>) = ser.ignore_paths.iter().partition(|p| below_the_model(p));
+    let ignored: Vec<String> = kept.into_iter().map(|p| normal(p)).chain(GIT_PATHS.map(String::from)).collect();
     let skip = |rel: &str| {
         ignored
             .iter()
             .any(|i| !i.is_empty() && (rel == i || rel.strip_prefix(i.as_str()).is_some_and(|r| r.starts_with('/'))))
     };
-    let sig_id = std::fs::metadata(signature)
-        .ok()
-        .map(|m| (std::os::unix::fs::MetadataExt::dev(&m), std::os::unix::fs::MetadataExt::ino(&m)));
-    let mut found = Vec::new();
-    walk(root, PathBuf::new(), ser.allow_symlinks, &skip, &mut found)?;
+    // The bundle: its place in the model, and the file it is (its own
+    // descriptor, opened once here).
+    let sig_rel = relayout::inside(dir, signature);
+    let sig_id = std::fs::File::open(signature).and_then(|f| f.metadata()).ok().map(|m| (m.dev(), m.ino()));
+    let found = entries(dir, ser.allow_symlinks, &skip)?;
 
     // The signed pieces of each file, by path.
     let mut signed: BTreeMap<&str, Vec<Piece>> = BTreeMap::new();
@@ -112,28 +157,31 @@ pub fn check(
     let mut files: Vec<(String, Verdict)> = Vec::new();
     let mut opened: Vec<(usize, Source, Vec<Piece>)> = Vec::new();
     let mut present = std::collections::HashSet::new();
-    for rel in found {
-        let shown = root.path().join(&rel);
+    for Entry { rel, root, at, last } in found {
+        let shown = dir.join(&rel);
         let Some(name) = rel.to_str().map(str::to_string) else {
             files.push((String::from_utf8_lossy(rel.as_os_str().as_bytes()).into_owned(), Verdict::Unexpected));
             continue;
         };
-        let last = if ser.allow_symlinks { Last::Follow } else { Last::NoFollow };
         let Some(pieces) = signed.get(name.as_str()) else {
-            // A file the signer could not have seen: the signature itself.
-            let is_sig = std::fs::metadata(&shown).ok().is_some_and(|m| {
-                Some((std::os::unix::fs::MetadataExt::dev(&m), std::os::unix::fs::MetadataExt::ino(&m))) == sig_id
-            });
+            // A file the signer could not have seen: the signature itself,
+            // at its own path only, and only if the file opened there is it
+            // (a link to it elsewhere, hard or not, is a file like any other).
+            let is_sig = sig_rel.as_deref() == Some(rel.as_path())
+                && root
+                    .open_file(&at, last)
+                    .and_then(|f| f.metadata().map_err(Error::from))
+                    .is_ok_and(|m| sig_id == Some((m.dev(), m.ino())));
             // An empty file has no shard: nothing of it is signed.
             let no_shard = matches!(ser.method, Method::Shards(_))
-                && Source::open_beneath(root, &rel, &shown, ReadMode::Mmap, last).is_ok_and(|s| s.is_empty());
+                && Source::open_beneath(&root, &at, &shown, ReadMode::Mmap, last).is_ok_and(|s| s.is_empty());
             if !is_sig && !no_shard {
                 files.push((name, Verdict::Unexpected));
             }
             continue;
         };
         present.insert(name.clone());
-        match Source::open_beneath(root, &rel, &shown, ReadMode::Mmap, last) {
+        match Source::open_beneath(&root, &at, &shown, ReadMode::Mmap, last) {
             Err(e) => files.push((name, Verdict::Unreadable(e))),
             Ok(source) => {
                 let mut pieces = pieces.clone();
@@ -224,7 +272,7 @@ pub fn check(
         }
     }
     files.sort_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
-    Ok(Report { files })
+    Ok(Report { files, dropped_ignore_paths: dropped.into_iter().cloned().collect() })
 }
 
 fn tally(opts: &BatchOptions, n: u64) -> Result<()> {
@@ -259,11 +307,47 @@ fn normal(p: &str) -> String {
     p.split('/').filter(|c| !c.is_empty() && *c != ".").collect::<Vec<_>>().join("/")
 }
 
+/// Every file of the model directory `dir` not skipped. A Hugging Face
+/// cache snapshot is walked as its label walks it (`directory::walk`: its
+/// links resolved beneath the repository folder); any other directory by
+/// [`walk_plain`], as model_signing walks it.
+fn entries(dir: &Path, allow_symlinks: bool, skip: &dyn Fn(&str) -> bool) -> Result<Vec<Entry>> {
+    let (_, beneath) = Root::around(dir)?;
+    if beneath.as_os_str().is_empty() {
+        let root = Root::open(dir)?;
+        let mut found = Vec::new();
+        walk_plain(&root, PathBuf::new(), allow_symlinks, skip, &mut found)?;
+        let last = if allow_symlinks { Last::Follow } else { Last::NoFollow };
+        return Ok(found
+            .into_iter()
+            .map(|rel| Entry { at: rel.clone(), rel, root: Arc::clone(&root), last })
+            .collect());
+    }
+    let tree = walk(dir)?;
+    let mut out = Vec::new();
+    for f in &tree.files {
+        let rel = PathBuf::from(std::ffi::OsStr::from_bytes(&f.name));
+        if rel.to_str().is_some_and(skip) {
+            continue;
+        }
+        // A file of the snapshot that is not where its name says is a link.
+        if !allow_symlinks && (f.store != Store::Main || f.at != beneath.join(&rel)) {
+            return Err(Error::schema(format!(
+                "{} is a symbolic link, and the signature was made without allow_symlinks",
+                tree.shown_path(&f.name).display()
+            )));
+        }
+        let root = tree.root(f.store).ok_or_else(|| Error::internal("a file in no root"))?;
+        out.push(Entry { rel, root: Arc::clone(root), at: f.at.clone(), last: Last::NoFollow });
+    }
+    Ok(out)
+}
+
 /// Every regular file beneath `dir` (relative to the root). A symbolic
 /// link is refused unless the signer allowed them; then one to a file is
 /// that file (opened beneath the root) and one to a directory is not
 /// entered, as model_signing's walk does.
-fn walk(
+fn walk_plain(
     root: &Root,
     dir: PathBuf,
     allow_symlinks: bool,
@@ -293,7 +377,7 @@ fn walk(
             continue;
         }
         match root.file_type(&rel).map_err(|e| e.in_file(&shown))? {
-            FileType::Directory => walk(root, rel, allow_symlinks, skip, out)?,
+            FileType::Directory => walk_plain(root, rel, allow_symlinks, skip, out)?,
             FileType::RegularFile => out.push(rel),
             _ => return Err(Error::schema(format!("{} is neither a file nor a directory", shown.display()))),
         }
@@ -312,5 +396,11 @@ mod tests {
         assert!(cut(Method::Shards(4), 0).is_empty());
         assert_eq!(cut(Method::Files, 0), [(0, 0)]);
         assert_eq!(normal("./a//b/"), "a/b");
+    }
+
+    #[test]
+    fn ignore_paths_not_below_the_model_ignore_nothing() {
+        assert!(below_the_model("model.sig") && below_the_model("./a/b") && below_the_model("a..b"));
+        assert!(!below_the_model("/evil.py") && !below_the_model("../m/evil.py") && !below_the_model("a/../evil.py"));
     }
 }

@@ -62,6 +62,9 @@ pub struct Relayout {
     pub contract: String,
     /// The directory label, 64 hex digits.
     pub label: String,
+    /// Each weights component's kind (`SFTN`, `GGUF`), name (`d/P`) and
+    /// label (64 hex digits): what `--accept-relayout` may excuse.
+    pub components: Vec<(String, String, String)>,
 }
 
 /// A signed model manifest.
@@ -177,10 +180,26 @@ pub fn read(payload: &[u8]) -> Result<Manifest> {
     }
     let relayout = match predicate.get("gguf_digest") {
         None => None,
-        Some(g) => Some(Relayout {
-            contract: string(g, "contract", "gguf_digest")?.to_string(),
-            label: hex::encode(hex32(string(g, "label", "gguf_digest")?, "gguf_digest's label")?),
-        }),
+        Some(g) => {
+            let mut components = Vec::new();
+            if let Some(list) = g.get("components") {
+                let Some(list) = list.as_array() else { return refuse("gguf_digest's components is not an array") };
+                for c in list {
+                    let what = "a gguf_digest component";
+                    let label = hex::encode(hex32(string(c, "label", what)?, "a gguf_digest component's label")?);
+                    components.push((
+                        string(c, "kind", what)?.to_string(),
+                        string(c, "name", what)?.to_string(),
+                        label,
+                    ));
+                }
+            }
+            Some(Relayout {
+                contract: string(g, "contract", "gguf_digest")?.to_string(),
+                label: hex::encode(hex32(string(g, "label", "gguf_digest")?, "gguf_digest's label")?),
+                components,
+            })
+        }
     };
     Ok(Manifest { model_name, serialization, resources, relayout })
 }
