@@ -451,10 +451,15 @@ impl Sink<'_, '_, '_> {
         if self.out.len() >= self.chunk { self.flush() } else { Ok(()) }
     }
 
-    /// Appends one element's bytes.
-    fn push(&mut self, element: &[u8]) -> Result<()> {
-        self.out.extend_from_slice(element);
-        self.filled()
+    /// Appends whole elements, hashing each chunk as it fills.
+    fn push_all(&mut self, mut bytes: &[u8]) -> Result<()> {
+        while !bytes.is_empty() {
+            let (now, rest) = bytes.split_at(self.room().min(bytes.len()));
+            self.out.extend_from_slice(now);
+            bytes = rest;
+            self.filled()?;
+        }
+        Ok(())
     }
 
     fn flush(&mut self) -> Result<()> {
@@ -506,9 +511,10 @@ fn position(base: u64, idx: &[u64], stride: &[u64]) -> Result<u64> {
 ///   output is cut into tiles of `b` consecutive indices of `p` (for each
 ///   index of the dimensions before it); a tile's source is, for each index
 ///   of the dimensions after `p`, one contiguous run of `b` elements, read
-///   once (one `pread` each, or from the map), and the tile is then emitted
-///   transposed from memory. A tile holds at most a window of bytes, so
-///   each source byte is read once and memory stays bounded;
+///   once (one `pread` each, or from the map), and the tile is then
+///   transposed in memory in cache-sized blocks and hashed. A tile and its
+///   transposed copy hold at most a window of bytes between them, so each
+///   source byte is read once and memory stays bounded;
 /// - otherwise (no stride 1, or one index of `p` alone is more than a
 ///   window) element by element, through a window of the range.
 fn hash_gathered(
@@ -586,9 +592,11 @@ fn walk_tiles(
     };
     let row = tile_row_bytes(size, p, g.elem).ok_or_else(overflow)?;
     let runs = row.checked_div(g.elem).ok_or_else(overflow)?;
-    let per_tile = budget.checked_div(row).unwrap_or(1).clamp(1, len_p);
     let elem = usize::try_from(g.elem).map_err(|_| overflow())?;
-    let mut tile: Vec<u8> = Vec::with_capacity(usize::try_from(per_tile.saturating_mul(row)).map_err(|_| overflow())?);
+    // The tile and its transposed copy: a window between them.
+    let per_tile = budget.checked_div(2).and_then(|h| h.checked_div(row)).unwrap_or(1).max(1).min(len_p);
+    let cap = usize::try_from(per_tile.saturating_mul(row)).map_err(|_| overflow())?;
+    let (mut tile, mut flipped): (Vec<u8>, Vec<u8>) = (Vec::with_capacity(cap), Vec::with_capacity(cap));
     let mut outer = vec![0u64; outer_size.len()];
     let mut inner = vec![0u64; inner_size.len()];
     loop {
@@ -608,22 +616,62 @@ fn walk_tiles(
                     break;
                 }
             }
-            // Emit in row-major order: index of `p`, then the inner ones.
-            let run = usize::try_from(run).map_err(|_| overflow())?;
-            for i in 0..usize::try_from(b).map_err(|_| overflow())? {
-                let mut at = i.checked_mul(elem).ok_or_else(overflow)?;
-                for _ in 0..runs {
-                    let e = at.checked_add(elem).ok_or_else(overflow)?;
-                    sink.push(tile.get(at..e).ok_or_else(overflow)?)?;
-                    at = at.saturating_add(run);
-                }
+            // Emit in row-major order (index of `p`, then the inner ones):
+            // the tile transposed in blocks that stay in cache, then hashed.
+            let (bu, ru) =
+                (usize::try_from(b).map_err(|_| overflow())?, usize::try_from(runs).map_err(|_| overflow())?);
+            flipped.clear();
+            flipped.resize(tile.len(), 0);
+            match elem {
+                1 => transpose::<1>(&tile, &mut flipped, bu, ru),
+                2 => transpose::<2>(&tile, &mut flipped, bu, ru),
+                4 => transpose::<4>(&tile, &mut flipped, bu, ru),
+                8 => transpose::<8>(&tile, &mut flipped, bu, ru),
+                16 => transpose::<16>(&tile, &mut flipped, bu, ru),
+                _ => transpose_any(&tile, &mut flipped, bu, ru, elem),
             }
+            .ok_or_else(overflow)?;
+            sink.push_all(&flipped)?;
             first = first.saturating_add(b);
         }
         if !next_index(&mut outer, outer_size) {
             return Ok(());
         }
     }
+}
+
+/// Elements per side of a block transposed at a time: 16 × 16 elements of
+/// up to 16 bytes stay in the L1 cache, read and written.
+const BLOCK: usize = 16;
+
+/// `to[i][q] = from[q][i]` for `runs` rows of `b` elements of `E` bytes;
+/// `None` if a buffer is shorter than that (a bug).
+fn transpose<const E: usize>(from: &[u8], to: &mut [u8], b: usize, runs: usize) -> Option<()> {
+    for q0 in (0..runs).step_by(BLOCK) {
+        for i0 in (0..b).step_by(BLOCK) {
+            for q in q0..runs.min(q0.saturating_add(BLOCK)) {
+                for i in i0..b.min(i0.saturating_add(BLOCK)) {
+                    let s = q.checked_mul(b)?.checked_add(i)?.checked_mul(E)?;
+                    let d = i.checked_mul(runs)?.checked_add(q)?.checked_mul(E)?;
+                    let src: &[u8; E] = from.get(s..s.checked_add(E)?)?.try_into().ok()?;
+                    to.get_mut(d..d.checked_add(E)?)?.copy_from_slice(src);
+                }
+            }
+        }
+    }
+    Some(())
+}
+
+/// [`transpose`] for an element size without its own copy.
+fn transpose_any(from: &[u8], to: &mut [u8], b: usize, runs: usize, elem: usize) -> Option<()> {
+    for q in 0..runs {
+        for i in 0..b {
+            let s = q.checked_mul(b)?.checked_add(i)?.checked_mul(elem)?;
+            let d = i.checked_mul(runs)?.checked_add(q)?.checked_mul(elem)?;
+            to.get_mut(d..d.checked_add(elem)?)?.copy_from_slice(from.get(s..s.checked_add(elem)?)?);
+        }
+    }
+    Some(())
 }
 
 /// The walk row by row: contiguous runs when the last dimension has
