@@ -18,6 +18,7 @@ use crate::format::FileFormat;
 pub static FORMATS: &[&dyn FileFormat] = &[
     &crate::gguf::Gguf,
     &crate::safetensors::Safetensors,
+    &crate::pytorch::Pytorch,
     &crate::ollama::Ollama,
 ];
 

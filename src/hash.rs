@@ -180,6 +180,9 @@ pub enum Swap {
     /// Within each block, the 2-byte halves at these block offsets are
     /// reversed (the fp16 scales of quantized blocks); the rest is bytes.
     Halves(&'static [usize]),
+    /// Bytes hashed as stored, each checked to be 0 or 1 (a bool tensor:
+    /// any other byte is an error, never a label).
+    Bool,
 }
 
 impl Conversion {
@@ -219,6 +222,15 @@ impl Conversion {
                     word.reverse();
                 }
             }
+            Swap::Bool => {
+                if let Some(i) = buf.iter().position(|&b| b > 1) {
+                    let kind = ErrorKind::Checkpoint(format!(
+                        "a bool element holds the byte 0x{:02x} (only 0 and 1 are bools)",
+                        buf.get(i).copied().unwrap_or(0)
+                    ));
+                    return Err(Error::new(kind));
+                }
+            }
             Swap::Halves(offsets) => {
                 for b in buf.chunks_exact_mut(block) {
                     for &o in offsets {
@@ -253,6 +265,7 @@ impl Conversion {
                     h.update((o as u64).to_le_bytes());
                 }
             }
+            Swap::Bool => h.update([4u8]),
         }
         match self.digest {
             Algorithm::Sha256 => h.update([0u8]),
@@ -278,8 +291,28 @@ fn reverse_words<const N: usize>(buf: &mut [u8]) {
     }
 }
 
+/// A strided walk over a job's range: the elements of a view (a
+/// transposed or expanded tensor, a slice of a larger storage) in
+/// row-major order of `size`, element `index` read at `offset + Σ index[i]
+/// × stride[i]` elements from the range's start, each converted by the
+/// job's `Conversion` (whose block is the element). Memory stays at a
+/// chunk and, when the range is not mapped, a window: nothing in
+/// proportion to the tensor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gather {
+    /// Bytes per element (the conversion's block).
+    pub elem: u64,
+    /// The first element read, in elements from the range's start.
+    pub offset: u64,
+    /// The view's shape.
+    pub size: Vec<u64>,
+    /// Its strides, in elements.
+    pub stride: Vec<u64>,
+}
+
 /// One hashing job: `len` bytes at `start` in `source`, converted by
-/// `conversion`, into one SHA-256. What a format hands the core per tensor.
+/// `conversion`, into one SHA-256; or, with a [`Gather`], the elements it
+/// walks in that range. What a format hands the core per tensor.
 #[derive(Debug, Clone)]
 pub struct Job<'a> {
     /// The file holding the bytes.
@@ -292,6 +325,8 @@ pub struct Job<'a> {
     pub conversion: Conversion,
     /// The tensor it hashes, named in errors.
     pub subject: Subject,
+    /// When set, the elements this walk reads from the range, not the range.
+    pub gather: Option<std::sync::Arc<Gather>>,
 }
 
 /// Told the size of every piece as it is hashed. An error it returns (a
@@ -304,6 +339,13 @@ pub type ProgressCallback<'a> = dyn Fn(u64) -> Result<()> + Sync + 'a;
 /// whole length reported at once), and one it does not is noted for it.
 pub fn hash_job(job: &Job<'_>, pieces: &PieceSizes, progress: &ProgressCallback<'_>) -> Result<Sha256Digest> {
     let located = |e: Error| e.about(job.subject.clone());
+    let plan = pieces.plan(job.conversion.block);
+    // A gathered view is never cached: its key would have to bind the
+    // view's shape and strides, not only the range it reads (two views of
+    // one storage read the same range in other orders).
+    if let Some(g) = &job.gather {
+        return hash_gathered(job, g, plan, pieces.min_mapped, progress).map_err(located);
+    }
     // The tag only with the cache on: a model of a million tensors would
     // otherwise pay a million small hashes for nothing.
     let tag = job.source.cache_attached().then(|| job.conversion.cache_tag());
@@ -311,7 +353,6 @@ pub fn hash_job(job: &Job<'_>, pieces: &PieceSizes, progress: &ProgressCallback<
         progress(job.len).map_err(located)?;
         return Ok(d);
     }
-    let plan = pieces.plan(job.conversion.block);
     let d = match job.source.map_range(job.start, job.len, pieces.min_mapped).map_err(located)? {
         Some(range) => hash_mapped(&range, job, plan, progress).map_err(located)?,
         None => hash_read(job, plan, progress).map_err(located)?,
@@ -373,6 +414,356 @@ fn hash_read(job: &Job<'_>, plan: Plan, progress: &ProgressCallback<'_>) -> Resu
         progress(n)?;
     }
     Ok(hasher.finalize())
+}
+
+/// Reads the bytes of a gather's elements: from the mapped range, or
+/// with `pread` (through one window of the range for single elements).
+struct Elements<'j, 'a> {
+    job: &'j Job<'a>,
+    mapped: Option<&'j MappedRange<'a>>,
+    window: Vec<u8>,
+    window_at: u64,
+    window_cap: u64,
+}
+
+fn outside() -> Error {
+    Error::internal("a gathered element outside its job's range")
+}
+
+impl Elements<'_, '_> {
+    /// Appends `len` bytes at `pos` (from the range's start) to `out`,
+    /// through the window when unmapped (for walks of single elements).
+    fn copy(&mut self, pos: u64, len: u64, out: &mut Vec<u8>) -> Result<()> {
+        if pos.checked_add(len).is_none_or(|e| e > self.job.len) {
+            return Err(outside());
+        }
+        if self.mapped.is_some() {
+            return self.read(pos, len, out);
+        }
+        let (mut pos, mut len) = (pos, len);
+        while len > 0 {
+            let end = self.window_at.saturating_add(self.window.len() as u64);
+            if pos < self.window_at || pos >= end {
+                let n = self.window_cap.max(1).min(self.job.len.saturating_sub(pos));
+                self.window.resize(usize::try_from(n).map_err(|_| outside())?, 0);
+                self.job.source.read_exact_at(&mut self.window, self.job.start.saturating_add(pos))?;
+                self.window_at = pos;
+                continue;
+            }
+            let n = len.min(end.saturating_sub(pos));
+            let s = usize::try_from(pos.saturating_sub(self.window_at)).map_err(|_| outside())?;
+            let e = s.saturating_add(usize::try_from(n).map_err(|_| outside())?);
+            out.extend_from_slice(self.window.get(s..e).ok_or_else(outside)?);
+            pos = pos.saturating_add(n);
+            len = len.saturating_sub(n);
+        }
+        Ok(())
+    }
+
+    /// Appends exactly the `len` bytes at `pos` to `out`: from the map, or
+    /// with one `pread` of them (a tile's run, read once).
+    fn read(&mut self, pos: u64, len: u64, out: &mut Vec<u8>) -> Result<()> {
+        let end = pos.checked_add(len).filter(|&e| e <= self.job.len).ok_or_else(outside)?;
+        if let Some(m) = self.mapped {
+            let (s, e) = (usize::try_from(pos).map_err(|_| outside())?, usize::try_from(end).map_err(|_| outside())?);
+            out.extend_from_slice(m.bytes().get(s..e).ok_or_else(outside)?);
+            return Ok(());
+        }
+        let at = out.len();
+        let to = at.checked_add(usize::try_from(len).map_err(|_| outside())?).ok_or_else(outside)?;
+        out.resize(to, 0);
+        let part = out.get_mut(at..to).ok_or_else(outside)?;
+        self.job.source.read_exact_at(part, self.job.start.saturating_add(pos))
+    }
+}
+
+/// Where gathered bytes go: a chunk-sized buffer, converted, hashed and
+/// reported each time it fills (a chunk is whole elements, and every push
+/// is whole elements, so each piece converted is whole blocks).
+struct Sink<'j, 'a, 'p> {
+    job: &'j Job<'a>,
+    mapped: Option<&'j MappedRange<'a>>,
+    hasher: Hasher,
+    out: Vec<u8>,
+    chunk: usize,
+    reported: u64,
+    progress: &'p ProgressCallback<'p>,
+}
+
+impl Sink<'_, '_, '_> {
+    /// Bytes the buffer takes before it is hashed.
+    fn room(&self) -> usize {
+        self.chunk.saturating_sub(self.out.len())
+    }
+
+    /// Hashes the buffer once it holds a chunk.
+    fn filled(&mut self) -> Result<()> {
+        if self.out.len() >= self.chunk { self.flush() } else { Ok(()) }
+    }
+
+    /// Appends whole elements, hashing each chunk as it fills.
+    fn push_all(&mut self, mut bytes: &[u8]) -> Result<()> {
+        while !bytes.is_empty() {
+            let (now, rest) = bytes.split_at(self.room().min(bytes.len()));
+            self.out.extend_from_slice(now);
+            bytes = rest;
+            self.filled()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.job.conversion.apply(&mut self.out)?;
+        self.hasher.update(&self.out);
+        let n = (self.out.len() as u64).min(self.job.len.saturating_sub(self.reported));
+        self.reported = self.reported.saturating_add(n);
+        (self.progress)(n)?;
+        self.out.clear();
+        if let Some(m) = self.mapped {
+            m.check(self.job.source.path())?;
+        }
+        self.job.source.check_lease()
+    }
+}
+
+fn overflow() -> Error {
+    Error::internal("a gather's index overflows")
+}
+
+/// Advances `idx` over `size` in row-major order (last dimension fastest);
+/// false once every index has been visited.
+fn next_index(idx: &mut [u64], size: &[u64]) -> bool {
+    for (i, &s) in idx.iter_mut().zip(size).rev() {
+        *i = i.saturating_add(1);
+        if *i < s {
+            return true;
+        }
+        *i = 0;
+    }
+    false
+}
+
+/// `base + Σ idx[i] × stride[i]`, checked.
+fn position(base: u64, idx: &[u64], stride: &[u64]) -> Result<u64> {
+    idx.iter()
+        .zip(stride)
+        .try_fold(base, |b, (i, s)| i.checked_mul(*s).and_then(|v| v.checked_add(b)).ok_or_else(overflow))
+}
+
+/// Hashes the elements a [`Gather`] walks, a chunk at a time.
+///
+/// Dimensions of size 1 are dropped first (their stride reads nothing).
+/// Then the walk takes the fastest of three shapes, all of which hash the
+/// same bytes in the same (row-major) order:
+/// - the last dimension has stride 1: its rows are contiguous runs, copied
+///   a chunk at a time;
+/// - another dimension `p` has stride 1 (a transpose, a permutation): the
+///   output is cut into tiles of `b` consecutive indices of `p` (for each
+///   index of the dimensions before it); a tile's source is, for each index
+///   of the dimensions after `p`, one contiguous run of `b` elements, read
+///   once (one `pread` each, or from the map), and the tile is then
+///   transposed in memory in cache-sized blocks and hashed. A tile and its
+///   transposed copy hold at most a window of bytes between them, so each
+///   source byte is read once and memory stays bounded;
+/// - otherwise (no stride 1, or one index of `p` alone is more than a
+///   window) element by element, through a window of the range.
+fn hash_gathered(
+    job: &Job<'_>,
+    g: &Gather,
+    plan: Plan,
+    min_mapped: u64,
+    progress: &ProgressCallback<'_>,
+) -> Result<Sha256Digest> {
+    let numel = g
+        .size
+        .iter()
+        .try_fold(1u64, |a, &s| a.checked_mul(s))
+        .ok_or_else(|| Error::internal("a gather's size overflows"))?;
+    if numel == 0 || g.elem == 0 || g.size.len() != g.stride.len() {
+        return Ok(Hasher::new(job.conversion.digest).finalize());
+    }
+    let (size, stride): (Vec<u64>, Vec<u64>) = g.size.iter().zip(&g.stride).filter(|(s, _)| **s != 1).unzip();
+    let mapped = job.source.map_range(job.start, job.len, min_mapped)?;
+    let mut elements =
+        Elements { job, mapped: mapped.as_ref(), window: Vec::new(), window_at: 0, window_cap: plan.window as u64 };
+    let chunk = plan.chunk;
+    let mut sink = Sink {
+        job,
+        mapped: mapped.as_ref(),
+        hasher: Hasher::new(job.conversion.digest),
+        out: Vec::with_capacity(chunk.min(usize::try_from(numel.saturating_mul(g.elem)).unwrap_or(chunk))),
+        chunk,
+        reported: 0,
+        progress,
+    };
+    let last_contiguous = stride.last().is_none_or(|&t| t == 1);
+    let tile_dim = (!last_contiguous)
+        .then(|| stride.iter().rposition(|&t| t == 1))
+        .flatten()
+        .filter(|&p| tile_row_bytes(&size, p, g.elem).is_some_and(|r| r <= plan.window as u64));
+    match tile_dim {
+        Some(p) => walk_tiles(g, &size, &stride, p, plan.window as u64, &mut elements, &mut sink)?,
+        None => walk_rows(g, &size, &stride, &mut elements, &mut sink)?,
+    }
+    if !sink.out.is_empty() {
+        sink.flush()?;
+    }
+    let rest = job.len.saturating_sub(sink.reported);
+    if rest > 0 {
+        progress(rest)?;
+    }
+    if let Some(m) = &mapped {
+        m.release(0, m.bytes().len());
+    }
+    Ok(sink.hasher.finalize())
+}
+
+/// The bytes of one index of dimension `p`: the elements of every
+/// dimension after it.
+fn tile_row_bytes(size: &[u64], p: usize, elem: u64) -> Option<u64> {
+    size.get(p.checked_add(1)?..)?.iter().try_fold(elem, |a, &s| a.checked_mul(s))
+}
+
+/// The walk in tiles over dimension `p` (stride 1; see [`hash_gathered`]).
+fn walk_tiles(
+    g: &Gather,
+    size: &[u64],
+    stride: &[u64],
+    p: usize,
+    budget: u64,
+    elements: &mut Elements<'_, '_>,
+    sink: &mut Sink<'_, '_, '_>,
+) -> Result<()> {
+    let (outer_size, rest_size) = size.split_at_checked(p).ok_or_else(overflow)?;
+    let (outer_stride, rest_stride) = stride.split_at_checked(p).ok_or_else(overflow)?;
+    let (Some((&len_p, inner_size)), Some((_, inner_stride))) = (rest_size.split_first(), rest_stride.split_first())
+    else {
+        return Err(overflow());
+    };
+    let row = tile_row_bytes(size, p, g.elem).ok_or_else(overflow)?;
+    let runs = row.checked_div(g.elem).ok_or_else(overflow)?;
+    let elem = usize::try_from(g.elem).map_err(|_| overflow())?;
+    // The tile and its transposed copy: a window between them.
+    let per_tile = budget.checked_div(2).and_then(|h| h.checked_div(row)).unwrap_or(1).max(1).min(len_p);
+    let cap = usize::try_from(per_tile.saturating_mul(row)).map_err(|_| overflow())?;
+    let (mut tile, mut flipped): (Vec<u8>, Vec<u8>) = (Vec::with_capacity(cap), Vec::with_capacity(cap));
+    let mut outer = vec![0u64; outer_size.len()];
+    let mut inner = vec![0u64; inner_size.len()];
+    loop {
+        let base = position(g.offset, &outer, outer_stride)?;
+        let mut first = 0u64;
+        while first < len_p {
+            let b = per_tile.min(len_p.saturating_sub(first));
+            let run = b.checked_mul(g.elem).ok_or_else(overflow)?;
+            // Read: one run of `b` elements per index of the inner dimensions.
+            tile.clear();
+            inner.fill(0);
+            let start = base.checked_add(first).ok_or_else(overflow)?;
+            loop {
+                let at = position(start, &inner, inner_stride)?;
+                elements.read(at.checked_mul(g.elem).ok_or_else(overflow)?, run, &mut tile)?;
+                if !next_index(&mut inner, inner_size) {
+                    break;
+                }
+            }
+            // Emit in row-major order (index of `p`, then the inner ones):
+            // the tile transposed in blocks that stay in cache, then hashed.
+            let (bu, ru) =
+                (usize::try_from(b).map_err(|_| overflow())?, usize::try_from(runs).map_err(|_| overflow())?);
+            flipped.clear();
+            flipped.resize(tile.len(), 0);
+            match elem {
+                1 => transpose::<1>(&tile, &mut flipped, bu, ru),
+                2 => transpose::<2>(&tile, &mut flipped, bu, ru),
+                4 => transpose::<4>(&tile, &mut flipped, bu, ru),
+                8 => transpose::<8>(&tile, &mut flipped, bu, ru),
+                16 => transpose::<16>(&tile, &mut flipped, bu, ru),
+                _ => transpose_any(&tile, &mut flipped, bu, ru, elem),
+            }
+            .ok_or_else(overflow)?;
+            sink.push_all(&flipped)?;
+            first = first.saturating_add(b);
+        }
+        if !next_index(&mut outer, outer_size) {
+            return Ok(());
+        }
+    }
+}
+
+/// Elements per side of a block transposed at a time: 16 × 16 elements of
+/// up to 16 bytes stay in the L1 cache, read and written.
+const BLOCK: usize = 16;
+
+/// `to[i][q] = from[q][i]` for `runs` rows of `b` elements of `E` bytes;
+/// `None` if a buffer is shorter than that (a bug).
+fn transpose<const E: usize>(from: &[u8], to: &mut [u8], b: usize, runs: usize) -> Option<()> {
+    for q0 in (0..runs).step_by(BLOCK) {
+        for i0 in (0..b).step_by(BLOCK) {
+            for q in q0..runs.min(q0.saturating_add(BLOCK)) {
+                for i in i0..b.min(i0.saturating_add(BLOCK)) {
+                    let s = q.checked_mul(b)?.checked_add(i)?.checked_mul(E)?;
+                    let d = i.checked_mul(runs)?.checked_add(q)?.checked_mul(E)?;
+                    let src: &[u8; E] = from.get(s..s.checked_add(E)?)?.try_into().ok()?;
+                    to.get_mut(d..d.checked_add(E)?)?.copy_from_slice(src);
+                }
+            }
+        }
+    }
+    Some(())
+}
+
+/// [`transpose`] for an element size without its own copy.
+fn transpose_any(from: &[u8], to: &mut [u8], b: usize, runs: usize, elem: usize) -> Option<()> {
+    for q in 0..runs {
+        for i in 0..b {
+            let s = q.checked_mul(b)?.checked_add(i)?.checked_mul(elem)?;
+            let d = i.checked_mul(runs)?.checked_add(q)?.checked_mul(elem)?;
+            to.get_mut(d..d.checked_add(elem)?)?.copy_from_slice(from.get(s..s.checked_add(elem)?)?);
+        }
+    }
+    Some(())
+}
+
+/// The walk row by row: contiguous runs when the last dimension has
+/// stride 1, else element by element.
+fn walk_rows(
+    g: &Gather,
+    size: &[u64],
+    stride: &[u64],
+    elements: &mut Elements<'_, '_>,
+    sink: &mut Sink<'_, '_, '_>,
+) -> Result<()> {
+    let (inner, inner_stride) = match (size.last(), stride.last()) {
+        (Some(&s), Some(&t)) => (s, t),
+        _ => (1, 1),
+    };
+    let outer = size.len().saturating_sub(1);
+    let (outer_size, outer_stride) = (size.get(..outer).unwrap_or(&[]), stride.get(..outer).unwrap_or(&[]));
+    let mut idx = vec![0u64; outer];
+    loop {
+        let base = position(g.offset, &idx, outer_stride)?;
+        if inner_stride == 1 {
+            // A contiguous run: copied a chunk at a time.
+            let mut left = inner.checked_mul(g.elem).ok_or_else(overflow)?;
+            let mut pos = base.checked_mul(g.elem).ok_or_else(overflow)?;
+            while left > 0 {
+                let n = left.min((sink.room() as u64).max(g.elem));
+                elements.copy(pos, n, &mut sink.out)?;
+                pos = pos.saturating_add(n);
+                left = left.saturating_sub(n);
+                sink.filled()?;
+            }
+        } else {
+            for j in 0..inner {
+                let e = j.checked_mul(inner_stride).and_then(|v| v.checked_add(base)).ok_or_else(overflow)?;
+                elements.copy(e.checked_mul(g.elem).ok_or_else(overflow)?, g.elem, &mut sink.out)?;
+                sink.filled()?;
+            }
+        }
+        if !next_index(&mut idx, outer_size) {
+            return Ok(());
+        }
+    }
 }
 
 /// A model's label, with the data digest of every job. The skeleton is

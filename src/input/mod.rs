@@ -31,7 +31,7 @@ use crate::source::{Last, Root, Source};
 pub use shard_sets::{Named, NamedModels};
 
 /// What a command-line argument names: parsed once ([`Input::from_arg`]),
-/// then carried by the schedule to the opener ([`open_input`]) and shown
+/// then carried by the schedule to the opener (`open_input`) and shown
 /// in errors as given ([`Input::as_path`]). Directories, standard input and
 /// store references are inputs, not file formats: only a `File` is handed
 /// to the registry of formats.

@@ -189,6 +189,7 @@ fn describe(tree: Tree, dir: &Path, ignore: &[String], opts: &OpenOptions) -> Re
                 len: source.len(),
                 conversion: Conversion::none(1, "file"),
                 subject: Subject::Key(format!("file {name}").into_bytes()),
+                gather: None,
             };
             let sha256 = hash_job(&job, &opts.pieces, &|_| Ok(()))?;
             Ok(Resource { name, sha256 })

@@ -32,6 +32,7 @@ mod lease;
 mod modgraph;
 mod names_in_output;
 mod ollama_label;
+mod pt_cli;
 mod sign_bundle;
 mod sign_oms;
 mod sign_oms_keyless;

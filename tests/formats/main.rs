@@ -18,5 +18,6 @@ mod gguf_pieces;
 mod gguf_regressions;
 mod gguf_rejections;
 mod gguf_vectors;
+mod pytorch;
 mod st_label;
 mod st_rejections;
