@@ -18,6 +18,7 @@ use crate::gguf::{self, Gguf};
 use crate::hash::Digest;
 use crate::input::label_paths;
 use crate::ollama::{self, Ollama};
+use crate::pytorch::{self, Pytorch};
 use crate::safetensors::{self, Safetensors};
 use crate::schedule::BatchOptions;
 
@@ -31,6 +32,8 @@ pub enum Diff {
     Gguf(gguf::diff::Diff),
     /// Two safetensors models.
     Safetensors(safetensors::diff::Diff),
+    /// Two PyTorch checkpoints.
+    Pytorch(pytorch::diff::Diff),
     /// Two Ollama models, or an Ollama model and a GGUF or safetensors model.
     Ollama(ollama::diff::Diff),
     /// Two directories, component by component.
@@ -43,6 +46,7 @@ impl Diff {
         match self {
             Diff::Gguf(d) => d.labels_equal(),
             Diff::Safetensors(d) => d.labels_equal(),
+            Diff::Pytorch(d) => d.labels_equal(),
             Diff::Ollama(d) => d.labels_equal(),
             Diff::Directory(d) => d.labels_equal(),
         }
@@ -53,6 +57,7 @@ impl Diff {
         match self {
             Diff::Gguf(d) => d.text(),
             Diff::Safetensors(d) => d.text(),
+            Diff::Pytorch(d) => d.text(),
             Diff::Ollama(d) => d.text(),
             Diff::Directory(d) => d.text(),
         }
@@ -63,6 +68,7 @@ impl Diff {
         match self {
             Diff::Gguf(d) => d.to_json(),
             Diff::Safetensors(d) => d.to_json(),
+            Diff::Pytorch(d) => d.to_json(),
             Diff::Ollama(d) => d.to_json(),
             Diff::Directory(d) => d.to_json(),
         }
@@ -86,6 +92,7 @@ pub fn diff_paths(
         (AnyModel::Safetensors(a), AnyModel::Safetensors(b)) => {
             Diff::Safetensors(Safetensors::diff(a, &da, b, &db, opts)?)
         }
+        (AnyModel::Pytorch(a), AnyModel::Pytorch(b)) => Diff::Pytorch(Pytorch::diff(a, &da, b, &db, opts)?),
         (AnyModel::Ollama(a), AnyModel::Ollama(b)) => Diff::Ollama(Ollama::diff(a, &da, b, &db, opts)?),
         (AnyModel::Directory(a), AnyModel::Directory(b)) => Diff::Directory(Directory::diff(a, &da, b, &db, opts)?),
         (AnyModel::Ollama(x), other) => match file_model(other, &db) {
@@ -105,7 +112,7 @@ fn file_model<'a>(m: &'a AnyModel, d: &'a Digest) -> Option<ollama::diff::FileMo
     match m {
         AnyModel::Gguf(f) => Some(ollama::diff::FileModel::Gguf(f, d)),
         AnyModel::Safetensors(f) => Some(ollama::diff::FileModel::Safetensors(f, d)),
-        AnyModel::Ollama(_) | AnyModel::Directory(_) => None,
+        AnyModel::Pytorch(_) | AnyModel::Ollama(_) | AnyModel::Directory(_) => None,
     }
 }
 

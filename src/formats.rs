@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::format::{Description, Labelled, OpenOptions};
 use crate::gguf::{self, Gguf};
 use crate::ollama::{self, Ollama};
+use crate::pytorch::{self, Pytorch};
 use crate::safetensors::{self, Safetensors};
 use crate::source::Source;
 
@@ -24,6 +25,8 @@ pub enum Format {
     /// safetensors: one file (a little-endian header length, then JSON), a
     /// shard set, or the files an index lists.
     Safetensors,
+    /// A PyTorch checkpoint (`torch.save`): a zip archive or the legacy format.
+    Pytorch,
     /// An Ollama model: a manifest in a store, and the blobs it names.
     Ollama,
     /// A directory: every file in it (docs/adr/0023-directory-label.md).
@@ -43,6 +46,10 @@ macro_rules! described {
                 type $D = Safetensors;
                 $body
             }
+            Format::Pytorch => {
+                type $D = Pytorch;
+                $body
+            }
             Format::Ollama => {
                 type $D = Ollama;
                 $body
@@ -57,7 +64,7 @@ macro_rules! described {
 
 impl Format {
     /// Every format, in the order a file's bytes and name are tried.
-    pub const ALL: [Format; 4] = [Format::Gguf, Format::Safetensors, Format::Ollama, Format::Directory];
+    pub const ALL: [Format; 5] = [Format::Gguf, Format::Safetensors, Format::Pytorch, Format::Ollama, Format::Directory];
 
     /// What a model of the format is, in words: "a GGUF model".
     pub fn what(self) -> &'static str {
@@ -86,6 +93,7 @@ impl Format {
         Ok(match self {
             Format::Gguf => AnyModel::Gguf(Gguf::from_source(source, opts)?),
             Format::Safetensors => AnyModel::Safetensors(Safetensors::from_source(source, opts)?),
+            Format::Pytorch => AnyModel::Pytorch(Box::new(Pytorch::from_source(source, opts)?)),
             Format::Ollama => AnyModel::Ollama(Box::new(Ollama::from_source(source, opts)?)),
             Format::Directory => AnyModel::Directory(Box::new(Directory::from_source(source, opts)?)),
         })
@@ -117,6 +125,8 @@ pub enum AnyModel {
     Gguf(gguf::Model),
     /// A safetensors file, shard set or index.
     Safetensors(safetensors::Model),
+    /// A PyTorch checkpoint (boxed: it holds its pickle's objects).
+    Pytorch(Box<pytorch::Model>),
     /// An Ollama model (boxed: it holds its components' models, and is
     /// several times the size of the others).
     Ollama(Box<ollama::Model>),
@@ -130,6 +140,7 @@ impl AnyModel {
         match self {
             AnyModel::Gguf(_) => Format::Gguf,
             AnyModel::Safetensors(_) => Format::Safetensors,
+            AnyModel::Pytorch(_) => Format::Pytorch,
             AnyModel::Ollama(_) => Format::Ollama,
             AnyModel::Directory(_) => Format::Directory,
         }
@@ -140,6 +151,7 @@ impl AnyModel {
         match self {
             AnyModel::Gguf(m) => m,
             AnyModel::Safetensors(m) => m,
+            AnyModel::Pytorch(m) => m.as_ref(),
             AnyModel::Ollama(m) => m.as_ref(),
             AnyModel::Directory(m) => m.as_ref(),
         }
@@ -151,6 +163,7 @@ impl AnyModel {
         match self {
             AnyModel::Gguf(m) => Gguf::shard_alone_names_model(m),
             AnyModel::Safetensors(m) => Safetensors::shard_alone_names_model(m),
+            AnyModel::Pytorch(m) => Pytorch::shard_alone_names_model(m),
             AnyModel::Ollama(m) => Ollama::shard_alone_names_model(m),
             AnyModel::Directory(m) => Directory::shard_alone_names_model(m),
         }
@@ -211,6 +224,9 @@ mod tests {
         assert_eq!(Format::of_extension(Path::new("a.safetensors")), Some(Format::Safetensors));
         assert_eq!(Format::of_extension(Path::new("a.gguf")), Some(Format::Gguf));
         assert_eq!(Format::of_extension(Path::new("a.bin")), None);
+        assert_eq!(Format::of_extension(Path::new("a.pth")), Some(Format::Pytorch));
+        assert_eq!(sniff(b"PK\x03\x04\x00\x00\x08\x00\x00"), Some(Format::Pytorch));
+        assert_eq!(sniff(b"\x80\x02\x8a\x0al\xfc\x9cF\xf9"), Some(Format::Pytorch));
     }
 
     #[test]
@@ -226,16 +242,16 @@ mod tests {
     fn every_format_is_listed() {
         // A variant missing from ALL would never be sniffed; the match stops
         // compiling when a variant is added, so this list stays whole.
-        for f in [Format::Gguf, Format::Safetensors, Format::Ollama, Format::Directory] {
+        for f in [Format::Gguf, Format::Safetensors, Format::Pytorch, Format::Ollama, Format::Directory] {
             match f {
-                Format::Gguf | Format::Safetensors | Format::Ollama | Format::Directory => {
+                Format::Gguf | Format::Safetensors | Format::Pytorch | Format::Ollama | Format::Directory => {
                     assert!(Format::ALL.contains(&f), "{f:?}")
                 }
             }
         }
         assert_eq!(
             Format::ALL.map(Format::what),
-            ["a GGUF model", "a safetensors model", "an Ollama model", "a directory"]
+            ["a GGUF model", "a safetensors model", "a PyTorch checkpoint", "an Ollama model", "a directory"]
         );
     }
 

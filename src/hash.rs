@@ -180,6 +180,9 @@ pub enum Swap {
     /// Within each block, the 2-byte halves at these block offsets are
     /// reversed (the fp16 scales of quantized blocks); the rest is bytes.
     Halves(&'static [usize]),
+    /// Bytes hashed as stored, each checked to be 0 or 1 (a bool tensor:
+    /// any other byte is an error, never a label).
+    Bool,
 }
 
 impl Conversion {
@@ -219,6 +222,15 @@ impl Conversion {
                     word.reverse();
                 }
             }
+            Swap::Bool => {
+                if let Some(i) = buf.iter().position(|&b| b > 1) {
+                    let kind = ErrorKind::Checkpoint(format!(
+                        "a bool element holds the byte 0x{:02x} (only 0 and 1 are bools)",
+                        buf.get(i).copied().unwrap_or(0)
+                    ));
+                    return Err(Error::new(kind));
+                }
+            }
             Swap::Halves(offsets) => {
                 for b in buf.chunks_exact_mut(block) {
                     for &o in offsets {
@@ -245,8 +257,28 @@ fn reverse_words<const N: usize>(buf: &mut [u8]) {
     }
 }
 
+/// A strided walk over a job's range: the elements of a view (a
+/// transposed or expanded tensor, a slice of a larger storage) in
+/// row-major order of `size`, element `index` read at `offset + Σ index[i]
+/// × stride[i]` elements from the range's start, each converted by the
+/// job's `Conversion` (whose block is the element). Memory stays at a
+/// chunk and, when the range is not mapped, a window: nothing in
+/// proportion to the tensor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gather {
+    /// Bytes per element (the conversion's block).
+    pub elem: u64,
+    /// The first element read, in elements from the range's start.
+    pub offset: u64,
+    /// The view's shape.
+    pub size: Vec<u64>,
+    /// Its strides, in elements.
+    pub stride: Vec<u64>,
+}
+
 /// One hashing job: `len` bytes at `start` in `source`, converted by
-/// `conversion`, into one SHA-256. What a format hands the core per tensor.
+/// `conversion`, into one SHA-256; or, with a [`Gather`], the elements it
+/// walks in that range. What a format hands the core per tensor.
 #[derive(Debug, Clone)]
 pub struct Job<'a> {
     /// The file holding the bytes.
@@ -259,6 +291,8 @@ pub struct Job<'a> {
     pub conversion: Conversion,
     /// The tensor it hashes, named in errors.
     pub subject: Subject,
+    /// When set, the elements this walk reads from the range, not the range.
+    pub gather: Option<std::sync::Arc<Gather>>,
 }
 
 /// Told the size of every piece as it is hashed. An error it returns (a
@@ -270,6 +304,9 @@ pub type ProgressCallback<'a> = dyn Fn(u64) -> Result<()> + Sync + 'a;
 pub fn hash_job(job: &Job<'_>, pieces: &PieceSizes, progress: &ProgressCallback<'_>) -> Result<Sha256Digest> {
     let located = |e: Error| e.about(job.subject.clone());
     let plan = pieces.plan(job.conversion.block);
+    if let Some(g) = &job.gather {
+        return hash_gathered(job, g, plan, pieces.min_mapped, progress).map_err(located);
+    }
     if let Some(range) = job.source.map_range(job.start, job.len, pieces.min_mapped).map_err(located)? {
         return hash_mapped(&range, job, plan, progress).map_err(located);
     }
@@ -327,6 +364,142 @@ fn hash_read(job: &Job<'_>, plan: Plan, progress: &ProgressCallback<'_>) -> Resu
         progress(n)?;
     }
     Ok(hasher.finalize())
+}
+
+/// Reads the bytes of a gather's elements: from the mapped range, or
+/// through one window of the range read with `pread`.
+struct Elements<'j, 'a> {
+    job: &'j Job<'a>,
+    mapped: Option<MappedRange<'a>>,
+    window: Vec<u8>,
+    window_at: u64,
+    window_cap: u64,
+}
+
+impl Elements<'_, '_> {
+    /// Appends `len` bytes at `pos` (from the range's start) to `out`.
+    fn copy(&mut self, pos: u64, len: u64, out: &mut Vec<u8>) -> Result<()> {
+        let outside = || Error::internal("a gathered element outside its job's range");
+        if pos.checked_add(len).is_none_or(|e| e > self.job.len) {
+            return Err(outside());
+        }
+        if let Some(m) = &self.mapped {
+            let (s, e) = (usize::try_from(pos).map_err(|_| outside())?, usize::try_from(pos.saturating_add(len)).map_err(|_| outside())?);
+            out.extend_from_slice(m.bytes().get(s..e).ok_or_else(outside)?);
+            return Ok(());
+        }
+        let (mut pos, mut len) = (pos, len);
+        while len > 0 {
+            let end = self.window_at.saturating_add(self.window.len() as u64);
+            if pos < self.window_at || pos >= end {
+                let n = self.window_cap.max(1).min(self.job.len.saturating_sub(pos));
+                self.window.resize(usize::try_from(n).map_err(|_| outside())?, 0);
+                self.job.source.read_exact_at(&mut self.window, self.job.start.saturating_add(pos))?;
+                self.window_at = pos;
+                continue;
+            }
+            let n = len.min(end.saturating_sub(pos));
+            let s = usize::try_from(pos.saturating_sub(self.window_at)).map_err(|_| outside())?;
+            let e = s.saturating_add(usize::try_from(n).map_err(|_| outside())?);
+            out.extend_from_slice(self.window.get(s..e).ok_or_else(outside)?);
+            pos = pos.saturating_add(n);
+            len = len.saturating_sub(n);
+        }
+        Ok(())
+    }
+}
+
+/// Hashes the elements a [`Gather`] walks, a chunk at a time.
+fn hash_gathered(
+    job: &Job<'_>,
+    g: &Gather,
+    plan: Plan,
+    min_mapped: u64,
+    progress: &ProgressCallback<'_>,
+) -> Result<Sha256Digest> {
+    let mut hasher = Hasher::new(job.conversion.digest);
+    let numel = g.size.iter().try_fold(1u64, |a, &s| a.checked_mul(s)).ok_or_else(|| Error::internal("a gather's size overflows"))?;
+    if numel == 0 || g.elem == 0 || g.size.len() != g.stride.len() {
+        return Ok(hasher.finalize());
+    }
+    let mapped = job.source.map_range(job.start, job.len, min_mapped)?;
+    let mut elements = Elements { job, mapped, window: Vec::new(), window_at: 0, window_cap: plan.window as u64 };
+    let chunk = plan.chunk;
+    let mut out: Vec<u8> = Vec::with_capacity(chunk.min(usize::try_from(numel.saturating_mul(g.elem)).unwrap_or(chunk)));
+    let mut reported = 0u64;
+    let mut flush = |out: &mut Vec<u8>, elements: &Elements<'_, '_>| -> Result<()> {
+        job.conversion.apply(out)?;
+        hasher.update(out);
+        let n = (out.len() as u64).min(job.len.saturating_sub(reported));
+        reported = reported.saturating_add(n);
+        progress(n)?;
+        out.clear();
+        if let Some(m) = &elements.mapped {
+            m.check(job.source.path())?;
+        }
+        job.source.check_lease()
+    };
+    let overflow = || Error::internal("a gather's index overflows");
+    let rank = g.size.len();
+    let (inner, inner_stride) = match (g.size.last(), g.stride.last()) {
+        (Some(&s), Some(&t)) => (s, t),
+        _ => (1, 0),
+    };
+    let outer = rank.saturating_sub(1);
+    let mut idx = vec![0u64; outer];
+    loop {
+        let mut base = g.offset;
+        for (i, s) in idx.iter().zip(&g.stride) {
+            base = i.checked_mul(*s).and_then(|v| v.checked_add(base)).ok_or_else(overflow)?;
+        }
+        if inner_stride == 1 || inner == 1 {
+            // A contiguous run: copied a chunk at a time.
+            let mut left = inner.checked_mul(g.elem).ok_or_else(overflow)?;
+            let mut pos = base.checked_mul(g.elem).ok_or_else(overflow)?;
+            while left > 0 {
+                let room = (chunk.saturating_sub(out.len()) as u64).max(g.elem);
+                let n = left.min(room);
+                elements.copy(pos, n, &mut out)?;
+                pos = pos.saturating_add(n);
+                left = left.saturating_sub(n);
+                if out.len() >= chunk {
+                    flush(&mut out, &elements)?;
+                }
+            }
+        } else {
+            for j in 0..inner {
+                let e = j.checked_mul(inner_stride).and_then(|v| v.checked_add(base)).ok_or_else(overflow)?;
+                elements.copy(e.checked_mul(g.elem).ok_or_else(overflow)?, g.elem, &mut out)?;
+                if out.len() >= chunk {
+                    flush(&mut out, &elements)?;
+                }
+            }
+        }
+        // The next outer index, last dimension fastest.
+        let mut d = outer;
+        loop {
+            let Some(k) = d.checked_sub(1) else {
+                if !out.is_empty() {
+                    flush(&mut out, &elements)?;
+                }
+                let rest = job.len.saturating_sub(reported);
+                if rest > 0 {
+                    progress(rest)?;
+                }
+                if let Some(m) = &elements.mapped {
+                    m.release(0, m.bytes().len());
+                }
+                return Ok(hasher.finalize());
+            };
+            d = k;
+            let (Some(i), Some(&s)) = (idx.get_mut(k), g.size.get(k)) else { return Err(overflow()) };
+            *i = i.saturating_add(1);
+            if *i < s {
+                break;
+            }
+            *i = 0;
+        }
+    }
 }
 
 /// A model's label, with the data digest of every job. The skeleton is

@@ -13,6 +13,7 @@ use crate::formats::{AnyModel, Format};
 use crate::gguf::{self, Gguf};
 use crate::input::{Input, label_paths};
 use crate::ollama::{self, Ollama};
+use crate::pytorch::{self, Pytorch};
 use crate::safetensors::{self, Safetensors};
 use crate::schedule::BatchOptions;
 use crate::source::{ReadMode, Source};
@@ -27,6 +28,8 @@ pub enum Inspection {
     Gguf(gguf::inspect::Inspection),
     /// A safetensors model.
     Safetensors(safetensors::inspect::Inspection),
+    /// A PyTorch checkpoint.
+    Pytorch(pytorch::inspect::Inspection),
     /// An Ollama model.
     Ollama(ollama::inspect::Inspection),
     /// A directory.
@@ -39,6 +42,7 @@ impl Inspection {
         match self {
             Inspection::Gguf(i) => i.text(),
             Inspection::Safetensors(i) => i.text(),
+            Inspection::Pytorch(i) => i.text(),
             Inspection::Ollama(i) => i.text(),
             Inspection::Directory(i) => i.text(),
         }
@@ -49,6 +53,7 @@ impl Inspection {
         match self {
             Inspection::Gguf(i) => i.to_json(),
             Inspection::Safetensors(i) => i.to_json(),
+            Inspection::Pytorch(i) => i.to_json(),
             Inspection::Ollama(i) => i.to_json(),
             Inspection::Directory(i) => i.to_json(),
         }
@@ -67,6 +72,7 @@ pub fn inspect_path(
     Ok(match &model {
         AnyModel::Gguf(m) => Inspection::Gguf(Gguf::inspect(m, &digest, opts)?),
         AnyModel::Safetensors(m) => Inspection::Safetensors(Safetensors::inspect(m, &digest, opts)?),
+        AnyModel::Pytorch(m) => Inspection::Pytorch(Pytorch::inspect(m, &digest, opts)?),
         AnyModel::Ollama(m) => Inspection::Ollama(Ollama::inspect(m, &digest, opts)?),
         AnyModel::Directory(m) => Inspection::Directory(Directory::inspect(m, &digest, opts)?),
     })
@@ -113,7 +119,7 @@ pub fn what_could_be_read(path: &Path, error: &Error, opts: &InspectOptions) -> 
         Some(Format::Safetensors) => {
             safetensors::partial::partial(&source, opts.width, opts.limit).map(Partial::Safetensors)
         }
-        Some(Format::Ollama | Format::Directory) | None => None,
+        Some(Format::Pytorch | Format::Ollama | Format::Directory) | None => None,
     }
 }
 

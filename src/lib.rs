@@ -59,6 +59,7 @@ pub mod directory;
 pub mod gguf;
 pub mod hf;
 pub mod ollama;
+pub mod pytorch;
 pub mod safetensors;
 
 // What inspect and diff show, on one renderer.

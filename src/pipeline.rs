@@ -43,8 +43,10 @@ static ONE_READER: Mutex<()> = Mutex::new(());
 /// True when `model` is best hashed front to back: it is read from a
 /// stream, or some of its files are not in the page cache.
 pub fn reads_front_to_back(model: &dyn Labelled) -> bool {
-    // A stream is cold too: it has no page cache to be read from.
+    // A stream is cold too: it has no page cache to be read from. A job
+    // that gathers a view's elements reads where they lie, not front to back.
     model.sources().iter().any(|s| s.is_cold())
+        && !(0..model.job_count()).any(|i| model.job(i).is_some_and(|j| j.gather.is_some()))
 }
 
 /// One read: consecutive bytes of one input holding whole-block pieces of

@@ -81,6 +81,7 @@ pub fn of(model: &AnyModel) -> Result<Facts> {
                 facts.file_type = config.get("file_type").and_then(|v| v.as_str()).map(str::to_owned);
             }
         }
+        AnyModel::Pytorch(m) => pytorch_facts(m, &mut facts),
         AnyModel::Directory(d) => {
             // Its weights components say what the model is (the first of
             // each kind, in skeleton order, wins a field), and a top-level
@@ -257,5 +258,16 @@ mod tests {
         add_config_json(b"{\"model_type\": 1, \"model_type\": 2}", &mut g);
         add_config_json(b"not json", &mut g);
         assert_eq!(g, Facts::default());
+    }
+}
+
+/// A PyTorch checkpoint's facts: its tensors' dtypes.
+fn pytorch_facts(m: &crate::pytorch::Model, facts: &mut Facts) {
+    let tree = m.tree();
+    for leaf in &tree.tensors {
+        if let Some(t) = tree.tensor(leaf) {
+            let n = facts.tensor_types.entry(t.dtype.name.to_string()).or_default();
+            *n = n.saturating_add(1);
+        }
     }
 }

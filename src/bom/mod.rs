@@ -91,6 +91,7 @@ pub fn hash_files(sources: &[&crate::Source], pool: &rayon::ThreadPool) -> Resul
                     len: s.len(),
                     conversion: Conversion::none(1, "file"),
                     subject: Subject::Key(b"the whole file".to_vec()),
+                    gather: None,
                 };
                 let sha256 = hash_job(&job, &pieces, &|_| Ok(()))?;
                 s.check_unchanged()?;

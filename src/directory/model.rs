@@ -453,6 +453,7 @@ fn whole(source: &Source, conversion: Conversion) -> Job<'_> {
         len: source.len(),
         conversion,
         subject: Subject::Key(format!("file {}", source.path().display()).into_bytes()),
+        gather: None,
     }
 }
 

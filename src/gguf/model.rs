@@ -203,6 +203,7 @@ impl Model {
             len: t.info.nbytes,
             conversion: t.info.ggml_type.conversion(shard.file.byte_order),
             subject: Subject::Tensor(t.info.name.to_vec()),
+            gather: None,
         })
     }
 

@@ -447,6 +447,7 @@ impl Model {
                     len: source.len(),
                     conversion: Conversion::none(1, "blob"),
                     subject: Subject::Key(format!("blob {}", source.path().display()).into_bytes()),
+                    gather: None,
                 })
             }
         }

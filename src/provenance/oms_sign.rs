@@ -180,6 +180,7 @@ fn hash_files(tree: &Tree, ignore: &[String], opts: &OpenOptions) -> Result<Vec<
                 len: source.len(),
                 conversion: Conversion::none(1, "file"),
                 subject: Subject::Key(format!("file {name}").into_bytes()),
+                gather: None,
             };
             let sha256 = hash_job(&job, &opts.pieces, &|_| Ok(()))?;
             source.check_unchanged()?;

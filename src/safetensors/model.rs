@@ -346,6 +346,7 @@ impl Model {
             len: t.entry.nbytes,
             conversion: Conversion::none(t.entry.dtype.block_bytes(), t.entry.dtype.name),
             subject: Subject::Tensor(t.entry.name.clone().into_bytes()),
+            gather: None,
         })
     }
 

@@ -15,6 +15,7 @@ mod batch;
 mod directory;
 mod label;
 mod pieces;
+mod pytorch;
 mod regressions;
 mod rejections;
 mod safetensors;

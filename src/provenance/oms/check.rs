@@ -178,6 +178,7 @@ pub fn check(
                             len: end.saturating_sub(start),
                             conversion: Conversion::none(1, "bytes"),
                             subject: Subject::Key(format!("bytes {start}..{end}").into_bytes()),
+                            gather: None,
                         };
                         hash_job(&job, &opts.open.pieces, &|n| tally(opts, n)).map(|d| d == digest)
                     }
