@@ -19,5 +19,6 @@ mod interop_ollama;
 mod interop_oms;
 mod interop_precommit;
 mod interop_provenance;
+mod interop_pytorch;
 mod interop_safetensors;
 mod interop_sign;
