@@ -47,6 +47,7 @@
 
 use crate::common;
 
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -247,26 +248,27 @@ fn is_shard_set(c: &Json) -> bool {
 }
 
 /// The layouts `keep` selects: each labelled by the binary as both oracles
-/// label the checkpoint (oracle 2 where its torch reads the layout).
-fn assert_layouts(keep: fn(&Json) -> bool, kinds: &[&str]) {
-    let Some(py) = prerequisites(WHAT) else { return };
+/// label the checkpoint (oracle 2 where its torch reads the layout). Returns
+/// each group's label.
+fn assert_layouts(keep: fn(&Json) -> bool, kinds: &[&str]) -> BTreeMap<String, String> {
+    let Some(py) = prerequisites(WHAT) else { return BTreeMap::new() };
     let dir = tempdir();
     let d = build(py, dir.path(), "layouts");
     let all = list(&d, "layouts");
     // A group's label is oracle 1's for its first case (the file as shipped
     // or as saved), whatever `keep` selects.
-    let mut groups: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    let mut groups: BTreeMap<String, String> = BTreeMap::new();
     for c in all {
         let o1 = c["oracle1"]
             .as_str()
             .unwrap_or_else(|| panic!("{}: oracle 1 refuses it: {}", s(c, "what"), c["oracle1_error"]));
-        groups.entry(s(c, "group")).or_insert(o1);
+        groups.entry(s(c, "group").to_string()).or_insert_with(|| o1.to_string());
     }
     let cases: Vec<&Json> = all.iter().filter(|c| keep(c)).collect();
     let mut want = Vec::new();
     for c in &cases {
         let what = s(c, "what").to_string();
-        let label = groups[s(c, "group")];
+        let label = groups[s(c, "group")].as_str();
         assert_eq!(c["oracle1"].as_str(), Some(label), "{what}: oracle 1 gives another label than the checkpoint's");
         if c["torch_reads"].as_bool() == Some(true) {
             assert_eq!(
@@ -283,11 +285,12 @@ fn assert_layouts(keep: fn(&Json) -> bool, kinds: &[&str]) {
         assert!(cases.iter().any(|c| s(c, "what").contains(kind)), "no layout {kind:?}");
     }
     assert_labelled(dir.path(), &want);
+    groups
 }
 
 #[test]
 fn b_every_layout_of_a_checkpoint_in_one_file_has_its_label() {
-    assert_layouts(
+    let groups = assert_layouts(
         |c| !is_shard_set(c),
         &[
             "re-saved (zip)",
@@ -301,6 +304,16 @@ fn b_every_layout_of_a_checkpoint_in_one_file_has_its_label() {
             "every tensor its own storage",
         ],
     );
+    if groups.is_empty() {
+        return; // skipped
+    }
+    // A state dict's `_metadata` (the OrderedDict's attributes) is content;
+    // a checkpoint without attributes is its plain dict.
+    let plain = |f: &str| (&groups[f], &groups[&format!("{f} as a plain dict")]);
+    let (with, without) = plain("lpips__lpips__weights__v0.1__vgg.pth");
+    assert_ne!(with, without, "lpips v0.1's _metadata is not content");
+    let (with, without) = plain("lpips__lpips__weights__v0.0__vgg.pth");
+    assert_eq!(with, without, "lpips v0.0 has no attribute, yet its plain dict has another label");
 }
 
 #[test]
