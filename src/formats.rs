@@ -64,7 +64,8 @@ macro_rules! described {
 
 impl Format {
     /// Every format, in the order a file's bytes and name are tried.
-    pub const ALL: [Format; 5] = [Format::Gguf, Format::Safetensors, Format::Pytorch, Format::Ollama, Format::Directory];
+    pub const ALL: [Format; 5] =
+        [Format::Gguf, Format::Safetensors, Format::Pytorch, Format::Ollama, Format::Directory];
 
     /// What a model of the format is, in words: "a GGUF model".
     pub fn what(self) -> &'static str {

@@ -384,7 +384,10 @@ impl Elements<'_, '_> {
             return Err(outside());
         }
         if let Some(m) = &self.mapped {
-            let (s, e) = (usize::try_from(pos).map_err(|_| outside())?, usize::try_from(pos.saturating_add(len)).map_err(|_| outside())?);
+            let (s, e) = (
+                usize::try_from(pos).map_err(|_| outside())?,
+                usize::try_from(pos.saturating_add(len)).map_err(|_| outside())?,
+            );
             out.extend_from_slice(m.bytes().get(s..e).ok_or_else(outside)?);
             return Ok(());
         }
@@ -418,14 +421,19 @@ fn hash_gathered(
     progress: &ProgressCallback<'_>,
 ) -> Result<Sha256Digest> {
     let mut hasher = Hasher::new(job.conversion.digest);
-    let numel = g.size.iter().try_fold(1u64, |a, &s| a.checked_mul(s)).ok_or_else(|| Error::internal("a gather's size overflows"))?;
+    let numel = g
+        .size
+        .iter()
+        .try_fold(1u64, |a, &s| a.checked_mul(s))
+        .ok_or_else(|| Error::internal("a gather's size overflows"))?;
     if numel == 0 || g.elem == 0 || g.size.len() != g.stride.len() {
         return Ok(hasher.finalize());
     }
     let mapped = job.source.map_range(job.start, job.len, min_mapped)?;
     let mut elements = Elements { job, mapped, window: Vec::new(), window_at: 0, window_cap: plan.window as u64 };
     let chunk = plan.chunk;
-    let mut out: Vec<u8> = Vec::with_capacity(chunk.min(usize::try_from(numel.saturating_mul(g.elem)).unwrap_or(chunk)));
+    let mut out: Vec<u8> =
+        Vec::with_capacity(chunk.min(usize::try_from(numel.saturating_mul(g.elem)).unwrap_or(chunk)));
     let mut reported = 0u64;
     let mut flush = |out: &mut Vec<u8>, elements: &Elements<'_, '_>| -> Result<()> {
         job.conversion.apply(out)?;

@@ -234,6 +234,17 @@ fn file_type_name(n: i128) -> String {
     name.to_owned()
 }
 
+/// A PyTorch checkpoint's facts: its tensors' dtypes.
+fn pytorch_facts(m: &crate::pytorch::Model, facts: &mut Facts) {
+    let tree = m.tree();
+    for leaf in &tree.tensors {
+        if let Some(t) = tree.tensor(leaf) {
+            let n = facts.tensor_types.entry(t.dtype.name.to_string()).or_default();
+            *n = n.saturating_add(1);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,16 +269,5 @@ mod tests {
         add_config_json(b"{\"model_type\": 1, \"model_type\": 2}", &mut g);
         add_config_json(b"not json", &mut g);
         assert_eq!(g, Facts::default());
-    }
-}
-
-/// A PyTorch checkpoint's facts: its tensors' dtypes.
-fn pytorch_facts(m: &crate::pytorch::Model, facts: &mut Facts) {
-    let tree = m.tree();
-    for leaf in &tree.tensors {
-        if let Some(t) = tree.tensor(leaf) {
-            let n = facts.tensor_types.entry(t.dtype.name.to_string()).or_default();
-            *n = n.saturating_add(1);
-        }
     }
 }

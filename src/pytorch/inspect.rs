@@ -45,7 +45,8 @@ pub struct Inspection {
 }
 
 /// Keys that say a checkpoint is a training state rather than weights.
-const TRAINER_KEYS: &[&str] = &["optimizer", "optimizer_state_dict", "optimizer_states", "lr_scheduler", "scheduler", "epoch", "global_step"];
+const TRAINER_KEYS: &[&str] =
+    &["optimizer", "optimizer_state_dict", "optimizer_states", "lr_scheduler", "scheduler", "epoch", "global_step"];
 
 /// Inspects a labelled checkpoint.
 pub fn inspect(model: &Model, digest: &Digest, _opts: &InspectOptions) -> Inspection {
@@ -112,7 +113,11 @@ impl Inspection {
         s.push_str(&format!("  format: PyTorch checkpoint ({}), pytorch-skeleton-v1\n", self.layout));
         s.push_str(&format!("  label: {}\n", self.label));
         if let Some(f) = &self.folder {
-            s.push_str(&format!("  archive: {} records in folder '{}'\n", self.records, crate::text::escape_bytes(f.as_bytes())));
+            s.push_str(&format!(
+                "  archive: {} records in folder '{}'\n",
+                self.records,
+                crate::text::escape_bytes(f.as_bytes())
+            ));
         }
         s.push_str(&format!("  pickle: protocol {}, globals {}\n", self.protocol, self.globals.join(", ")));
         s.push_str(&format!("  leaves: {} (tensors: {})\n", self.leaves, self.tensors));

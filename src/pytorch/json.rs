@@ -16,7 +16,13 @@ pub fn write_model_json(w: &mut JsonWriter<'_>, path: &Path, model: &Model, dige
     w.str_field("format", "pytorch")?;
     w.str_field("spec", "pytorch-skeleton-v1")?;
     w.str_field("label", &digest.label())?;
-    w.str_field("layout", match model.layout() { Layout::Zip(_) => "zip", Layout::Legacy => "legacy" })?;
+    w.str_field(
+        "layout",
+        match model.layout() {
+            Layout::Zip(_) => "zip",
+            Layout::Legacy => "legacy",
+        },
+    )?;
     w.field("big_endian", model.big_endian())?;
     w.field("pickle_protocol", model.facts().protocol)?;
     w.key("globals")?;

@@ -112,3 +112,35 @@ impl Description for Pytorch {
         Ok(diff::diff(a, da, b, db, opts))
     }
 }
+
+/// Reads a zip checkpoint's `data.pkl` bytes as data and checks its tree
+/// (pure: what fuzzing and tests call; storages are not looked up).
+pub fn parse_pickle(bytes: &[u8]) -> crate::Result<tree::Tree> {
+    let opts = pickle::Options { base: 0, more_in_file: false, ids: pickle::Ids::Zip };
+    let p = pickle::read(bytes, 0, opts).map_err(|s| match s {
+        crate::source::Step::Fail(e) => e,
+        crate::source::Step::NeedMore(_) => crate::Error::internal("a whole pickle asked for more bytes"),
+    })?;
+    if p.end != bytes.len() {
+        let kind = crate::ErrorKind::Pickle(format!("{} bytes after STOP", bytes.len().saturating_sub(p.end)));
+        return Err(crate::Error::new(kind).at(p.end as u64));
+    }
+    tree::Tree::new(p)
+}
+
+/// Reads the zip archive that `bytes` are (pure: the central directory and
+/// every local header checked; what fuzzing and tests call).
+pub fn parse_archive(bytes: &[u8]) -> crate::Result<zip::Archive> {
+    let len = bytes.len() as u64;
+    zip::read_archive(len, &mut |offset, n| {
+        let range = usize::try_from(offset).ok().zip(usize::try_from(n).ok());
+        range.and_then(|(o, n)| bytes.get(o..o.checked_add(n)?)).map(<[u8]>::to_vec).ok_or_else(|| {
+            crate::Error::new(crate::ErrorKind::Truncated {
+                what: "zip archive",
+                needed: n,
+                available: len.saturating_sub(offset),
+            })
+            .at(offset)
+        })
+    })
+}

@@ -108,7 +108,9 @@ impl Model {
         } else if head.starts_with(LFS) {
             return Err(Error::new(ErrorKind::LfsPointer));
         } else if head.get(257..262) == Some(b"ustar") {
-            return Err(checkpoint_err("a checkpoint in the older tar format (PyTorch before 1.6's first format), which this label does not read"));
+            return Err(checkpoint_err(
+                "a checkpoint in the older tar format (PyTorch before 1.6's first format), which this label does not read",
+            ));
         } else if head.is_empty() {
             return Err(Error::new(ErrorKind::Empty));
         } else {
@@ -193,7 +195,9 @@ impl Model {
 /// Reads `len` bytes at `offset` of `source`, bounded by what metadata may hold.
 fn read_at(source: &Source, offset: u64, len: u64) -> Result<Vec<u8>> {
     if len > MAX_READ_METADATA {
-        return Err(crate::source::metadata_too_big(len, usize::try_from(MAX_READ_METADATA).unwrap_or(usize::MAX)).at(offset));
+        return Err(
+            crate::source::metadata_too_big(len, usize::try_from(MAX_READ_METADATA).unwrap_or(usize::MAX)).at(offset)
+        );
     }
     let end = offset.checked_add(len);
     if end.is_none_or(|e| e > source.len()) {
@@ -220,16 +224,24 @@ fn step_err(s: Step) -> Error {
 
 fn read_zip(source: &Source) -> Result<Read> {
     let archive = zip::read_archive(source.len(), &mut |o, l| read_at(source, o, l))?;
-    let pkl = archive.get(b"data.pkl").ok_or_else(|| Error::new(ErrorKind::Zip("no 'data.pkl' record in the archive's folder".into())))?;
+    let pkl = archive
+        .get(b"data.pkl")
+        .ok_or_else(|| Error::new(ErrorKind::Zip("no 'data.pkl' record in the archive's folder".into())))?;
     let bytes = read_at(source, pkl.data, pkl.size)?;
-    let pickle = pickle::read(&bytes, 0, Options { base: pkl.data, more_in_file: false, ids: Ids::Zip }).map_err(step_err)?;
+    let pickle =
+        pickle::read(&bytes, 0, Options { base: pkl.data, more_in_file: false, ids: Ids::Zip }).map_err(step_err)?;
     if pickle.end != bytes.len() {
-        return Err(Error::new(ErrorKind::Pickle(format!("{} bytes after STOP in data.pkl", bytes.len().saturating_sub(pickle.end))))
-            .at(pkl.data.saturating_add(pickle.end as u64)));
+        return Err(Error::new(ErrorKind::Pickle(format!(
+            "{} bytes after STOP in data.pkl",
+            bytes.len().saturating_sub(pickle.end)
+        )))
+        .at(pkl.data.saturating_add(pickle.end as u64)));
     }
     let big_endian = match archive.get(b"byteorder") {
         None => false,
-        Some(r) if r.size > 16 => return Err(Error::new(ErrorKind::Zip("a 'byteorder' record of more than 16 bytes".into())).at(r.data)),
+        Some(r) if r.size > 16 => {
+            return Err(Error::new(ErrorKind::Zip("a 'byteorder' record of more than 16 bytes".into())).at(r.data));
+        }
         Some(r) => match &read_at(source, r.data, r.size)?[..] {
             b"little" => false,
             b"big" => true,
@@ -248,7 +260,8 @@ fn read_zip(source: &Source) -> Result<Read> {
         name.extend_from_slice(&s.key);
         let shown = crate::text::escape_bytes(&s.key);
         let r = archive.get(&name).ok_or_else(|| {
-            Error::new(ErrorKind::Checkpoint(format!("storage '{shown}' has no record 'data/{shown}' in the archive"))).at(s.at)
+            Error::new(ErrorKind::Checkpoint(format!("storage '{shown}' has no record 'data/{shown}' in the archive")))
+                .at(s.at)
         })?;
         if r.size != s.nbytes() {
             return Err(Error::new(ErrorKind::Checkpoint(format!(
@@ -323,23 +336,37 @@ fn read_legacy(source: &Source) -> Result<Read> {
     for key in &head.keys {
         let shown = crate::text::escape_bytes(key);
         let i = *index.get(&**key).ok_or_else(|| {
-            checkpoint_err(format!("the storage key list names '{shown}', which no tensor uses (torch.load would fail)")).at(pos)
+            checkpoint_err(format!(
+                "the storage key list names '{shown}', which no tensor uses (torch.load would fail)"
+            ))
+            .at(pos)
         })?;
         let s = pickle.storages.get(i).ok_or_else(|| Error::internal("storage out of range"))?;
         let count = read_at(source, pos, 8).map_err(|_| {
-            Error::new(ErrorKind::Truncated { what: "legacy storage count", needed: 8, available: source.len().saturating_sub(pos) }).at(pos)
+            Error::new(ErrorKind::Truncated {
+                what: "legacy storage count",
+                needed: 8,
+                available: source.len().saturating_sub(pos),
+            })
+            .at(pos)
         })?;
         let mut n = [0u8; 8];
         n.copy_from_slice(count.get(..8).unwrap_or(&[0; 8]));
         let n = i64::from_le_bytes(n);
         if u64::try_from(n).ok() != Some(s.numel) {
-            return Err(checkpoint_err(format!("storage '{shown}' holds {n} elements where its id says {}", s.numel)).at(pos));
+            return Err(
+                checkpoint_err(format!("storage '{shown}' holds {n} elements where its id says {}", s.numel)).at(pos)
+            );
         }
         let start = pos.saturating_add(8);
         let end = start.checked_add(s.nbytes()).filter(|&e| e <= source.len()).ok_or_else(|| {
-            Error::new(ErrorKind::Truncated { what: "legacy storage", needed: s.nbytes(), available: source.len().saturating_sub(start) })
-                .at(start)
-                .about(Subject::Key(key.to_vec()))
+            Error::new(ErrorKind::Truncated {
+                what: "legacy storage",
+                needed: s.nbytes(),
+                available: source.len().saturating_sub(start),
+            })
+            .at(start)
+            .about(Subject::Key(key.to_vec()))
         })?;
         let slot = placed.get_mut(i).ok_or_else(|| Error::internal("storage out of range"))?;
         if slot.is_some() {
@@ -349,14 +376,20 @@ fn read_legacy(source: &Source) -> Result<Read> {
         pos = end;
     }
     if pos != source.len() {
-        return Err(checkpoint_err(format!("{} bytes after the last storage", source.len().saturating_sub(pos))).at(pos));
+        return Err(
+            checkpoint_err(format!("{} bytes after the last storage", source.len().saturating_sub(pos))).at(pos)
+        );
     }
     let placed = placed
         .into_iter()
         .zip(&pickle.storages)
         .map(|(p, s)| {
             p.ok_or_else(|| {
-                checkpoint_err(format!("storage '{}' is used and not in the storage key list", crate::text::escape_bytes(&s.key))).at(s.at)
+                checkpoint_err(format!(
+                    "storage '{}' is used and not in the storage key list",
+                    crate::text::escape_bytes(&s.key)
+                ))
+                .at(s.at)
             })
         })
         .collect::<Result<Vec<_>>>()?;

@@ -539,7 +539,8 @@ impl Machine<'_> {
     }
 
     fn memo_get(&mut self, idx: u32) -> Result<(), Step> {
-        let id = *self.memo.get(&idx).ok_or_else(|| fail(self.at, format!("memo entry {idx} read before it was put")))?;
+        let id =
+            *self.memo.get(&idx).ok_or_else(|| fail(self.at, format!("memo entry {idx} read before it was put")))?;
         self.stack.push(id);
         Ok(())
     }
@@ -662,7 +663,10 @@ impl Machine<'_> {
                 let args = self.pop()?;
                 let f = self.pop()?;
                 let Obj::Global(g) = *self.obj(f)? else {
-                    return Err(fail(self.at, format!("REDUCE calls {}, not an accepted function", self.obj(f)?.what())));
+                    return Err(fail(
+                        self.at,
+                        format!("REDUCE calls {}, not an accepted function", self.obj(f)?.what()),
+                    ));
                 };
                 let args = self.tuple_items(args, &g.name())?;
                 let r = self.call(g, &args)?;
@@ -672,7 +676,10 @@ impl Machine<'_> {
                 let args = self.pop()?;
                 let cls = self.pop()?;
                 if !matches!(self.obj(cls)?, Obj::Global(Global::ParameterType)) {
-                    return Err(fail(self.at, format!("NEWOBJ builds only a Parameter, not {}", self.obj(cls)?.what())));
+                    return Err(fail(
+                        self.at,
+                        format!("NEWOBJ builds only a Parameter, not {}", self.obj(cls)?.what()),
+                    ));
                 }
                 let args = self.tuple_items(args, "Parameter")?;
                 let r = match args[..] {
@@ -687,7 +694,10 @@ impl Machine<'_> {
                 let state = self.pop()?;
                 let inst = self.top()?;
                 if !matches!(self.obj(state)?, Obj::Dict(_)) {
-                    return Err(fail(self.at, format!("BUILD with {} as its state (a mapping expected)", self.obj(state)?.what())));
+                    return Err(fail(
+                        self.at,
+                        format!("BUILD with {} as its state (a mapping expected)", self.obj(state)?.what()),
+                    ));
                 }
                 match self.objs.get_mut(inst) {
                     Some(Obj::Dict(d)) if d.kind == DictKind::Ordered && d.attrs.is_none() => d.attrs = Some(state),
@@ -723,7 +733,9 @@ impl Machine<'_> {
                 let line = self.take(n.saturating_add(1), "GLOBAL")?;
                 Ok(line.get(..n).unwrap_or(&[]).into())
             }
-            None if window.len() > MAX_GLOBAL_LINE => Err(fail(self.at, format!("a GLOBAL line longer than {MAX_GLOBAL_LINE} bytes"))),
+            None if window.len() > MAX_GLOBAL_LINE => {
+                Err(fail(self.at, format!("a GLOBAL line longer than {MAX_GLOBAL_LINE} bytes")))
+            }
             None => {
                 // No newline in what is there: ask for more, or fail.
                 self.take(window.len().saturating_add(1), "GLOBAL")?;
@@ -852,10 +864,8 @@ impl Machine<'_> {
                 let Obj::Global(f) = *self.obj(*func)? else {
                     return Err(bad("a function that is not a global"));
                 };
-                if !matches!(
-                    f,
-                    Global::RebuildTensor(_) | Global::RebuildParameter | Global::RebuildParameterWithState
-                ) {
+                if !matches!(f, Global::RebuildTensor(_) | Global::RebuildParameter | Global::RebuildParameterWithState)
+                {
                     return Err(bad(&format!("the function {}", f.name())));
                 }
                 if !matches!(self.obj(*ty)?, Obj::Global(Global::TensorType | Global::ParameterType)) {
@@ -962,7 +972,12 @@ impl Machine<'_> {
             Obj::None => return Ok(t),
             Obj::Dict(_) if self.is_empty_mapping(state) => return Ok(t),
             Obj::Dict(_) => {}
-            o => return Err(fail(self.at, format!("{callee} with {} as a tensor's state (a mapping expected)", o.what()))),
+            o => {
+                return Err(fail(
+                    self.at,
+                    format!("{callee} with {} as a tensor's state (a mapping expected)", o.what()),
+                ));
+            }
         }
         let Obj::Tensor(mut tensor) = self.obj(t)?.clone() else {
             return Err(fail(self.at, format!("{callee}'s data is not a tensor")));
@@ -1014,11 +1029,12 @@ impl Machine<'_> {
                 return Err(bad("an untyped storage without a dtype (only _rebuild_tensor_v3 gives one)".into()));
             }
         };
-        let storage_bytes = st.numel.checked_mul(st.class.elem()).ok_or_else(|| bad("the storage's size overflows".into()))?;
-        if storage_bytes % dtype.size != 0 {
+        let storage_bytes =
+            st.numel.checked_mul(st.class.elem()).ok_or_else(|| bad("the storage's size overflows".into()))?;
+        if storage_bytes.checked_rem(dtype.size) != Some(0) {
             return Err(bad(format!("{} elements do not divide the storage's {storage_bytes} bytes", dtype.name)));
         }
-        let elems = storage_bytes / dtype.size;
+        let elems = storage_bytes.checked_div(dtype.size).unwrap_or(0);
         let offset = self.u64_of(offset).ok_or_else(|| bad("the storage offset is not an int ≥ 0".into()))?;
         let dims = |m: &Self, id: ObjId, what: &str| -> Result<Vec<u64>, Step> {
             let Obj::Tuple(items) = m.obj(id)? else {
@@ -1029,7 +1045,10 @@ impl Machine<'_> {
             }
             items
                 .iter()
-                .map(|&i| m.u64_of(i).ok_or_else(|| fail(at, format!("{callee}: its {what} holds something other than an int ≥ 0"))))
+                .map(|&i| {
+                    m.u64_of(i)
+                        .ok_or_else(|| fail(at, format!("{callee}: its {what} holds something other than an int ≥ 0")))
+                })
                 .collect()
         };
         let size = dims(self, size, "size")?;
@@ -1037,7 +1056,10 @@ impl Machine<'_> {
         if size.len() != stride.len() {
             return Err(bad(format!("a size of {} dimensions and a stride of {}", size.len(), stride.len())));
         }
-        let numel = size.iter().try_fold(1u64, |a, &s| a.checked_mul(s)).ok_or_else(|| bad("its element count overflows".into()))?;
+        let numel = size
+            .iter()
+            .try_fold(1u64, |a, &s| a.checked_mul(s))
+            .ok_or_else(|| bad("its element count overflows".into()))?;
         numel.checked_mul(dtype.size).ok_or_else(|| bad("its byte size overflows".into()))?;
         if numel > 0 {
             let mut last = offset;
@@ -1076,11 +1098,13 @@ impl Machine<'_> {
         let Obj::Global(Global::Storage(class)) = *self.obj(class)? else {
             return Err(fail(at, "a persistent id whose storage type is not a storage class"));
         };
-        let key: Box<[u8]> = self.str_of(key).ok_or_else(|| fail(at, "a persistent id whose key is not a string"))?.into();
+        let key: Box<[u8]> =
+            self.str_of(key).ok_or_else(|| fail(at, "a persistent id whose key is not a string"))?.into();
         if self.str_of(loc).is_none() {
             return Err(fail(at, "a persistent id whose location is not a string"));
         }
-        let numel = self.u64_of(numel).ok_or_else(|| fail(at, "a persistent id whose element count is not an int ≥ 0"))?;
+        let numel =
+            self.u64_of(numel).ok_or_else(|| fail(at, "a persistent id whose element count is not an int ≥ 0"))?;
         if numel.checked_mul(class.elem()).is_none() {
             return Err(fail(at, "a persistent id whose storage's byte size overflows"));
         }
@@ -1117,7 +1141,9 @@ fn parse_device(s: &[u8]) -> Option<(Box<[u8]>, Option<u64>)> {
         None => (s, None),
         Some(i) => {
             let (ty, rest) = (s.get(..i)?, s.get(i.saturating_add(1)..)?);
-            let ok = !rest.is_empty() && rest.iter().all(u8::is_ascii_digit) && (rest == b"0" || rest.first() != Some(&b'0'));
+            let ok = !rest.is_empty()
+                && rest.iter().all(u8::is_ascii_digit)
+                && (rest == b"0" || rest.first() != Some(&b'0'));
             if !ok {
                 return None;
             }

@@ -105,8 +105,7 @@ impl Tree {
             values: 0,
             tied: 0,
         };
-        let mut path = String::new();
-        w.walk(root, 0, &mut path)?;
+        w.walk(root, 0, "")?;
         let Walk { tensors, tensor_no, set_items, values, tied, .. } = w;
         let tree = Tree { objs, root, storages, tensors, tensor_no, set_items, values, tied };
         tree.check_work()?;
@@ -149,7 +148,13 @@ impl Tree {
         self.write_value(self.root, digests, sink, 0)
     }
 
-    fn write_value(&self, id: ObjId, digests: &[Sha256Digest], sink: &mut dyn FnMut(&[u8]), depth: usize) -> Result<()> {
+    fn write_value(
+        &self,
+        id: ObjId,
+        digests: &[Sha256Digest],
+        sink: &mut dyn FnMut(&[u8]),
+        depth: usize,
+    ) -> Result<()> {
         if depth > MAX_DEPTH.saturating_add(2) {
             return Err(Error::internal("a tree deeper than it was checked to be"));
         }
@@ -233,7 +238,13 @@ impl Tree {
         Ok(())
     }
 
-    fn write_mapping(&self, d: &Dict, digests: &[Sha256Digest], sink: &mut dyn FnMut(&[u8]), depth: usize) -> Result<()> {
+    fn write_mapping(
+        &self,
+        d: &Dict,
+        digests: &[Sha256Digest],
+        sink: &mut dyn FnMut(&[u8]),
+        depth: usize,
+    ) -> Result<()> {
         sink(&[0x0B]);
         sink(&(d.entries.len() as u64).to_le_bytes());
         for &(k, v) in &d.entries {
@@ -282,10 +293,15 @@ impl Walk<'_> {
         self.objs.get(id).ok_or_else(|| Error::internal("an object out of range"))
     }
 
-    fn walk(&mut self, id: ObjId, depth: usize, path: &mut String) -> Result<()> {
+    fn walk(&mut self, id: ObjId, depth: usize, path: &str) -> Result<()> {
         self.values = self.values.saturating_add(1);
         if self.values > MAX_VALUES {
-            return Err(err(format!("the tree holds more than {MAX_VALUES} values (shared objects counted each time they are reached)"), path));
+            return Err(err(
+                format!(
+                    "the tree holds more than {MAX_VALUES} values (shared objects counted each time they are reached)"
+                ),
+                path,
+            ));
         }
         if self.on_path.get(id).copied().unwrap_or(false) {
             return Err(err("a structure that contains itself", path));
@@ -305,14 +321,16 @@ impl Walk<'_> {
         r
     }
 
-    fn walk_inner(&mut self, id: ObjId, depth: usize, path: &mut String) -> Result<()> {
+    fn walk_inner(&mut self, id: ObjId, depth: usize, path: &str) -> Result<()> {
         match self.get(id)?.clone_shallow() {
             Shallow::Leaf => Ok(()),
-            Shallow::Refused(what) => Err(err(format!("{what} left in the tree (not a value this label encodes)"), path)),
+            Shallow::Refused(what) => {
+                Err(err(format!("{what} left in the tree (not a value this label encodes)"), path))
+            }
             Shallow::Items(items) => {
                 for (i, item) in items.into_iter().enumerate() {
-                    let mut p = join(path, &i.to_string());
-                    self.walk(item, depth, &mut p)?;
+                    let p = join(path, &i.to_string());
+                    self.walk(item, depth, &p)?;
                 }
                 Ok(())
             }
@@ -324,8 +342,8 @@ impl Walk<'_> {
                     _ => Vec::new(),
                 };
                 for (k, v) in entries {
-                    let mut p = join(path, &key_text(self.objs.get(k)));
-                    self.walk(v, depth, &mut p)?;
+                    let p = join(path, &key_text(self.objs.get(k)));
+                    self.walk(v, depth, &p)?;
                 }
                 self.attrs(attrs, depth, path)
             }
@@ -333,7 +351,7 @@ impl Walk<'_> {
                 if let Some(&_no) = self.tensor_no.get(&id) {
                     self.tied = self.tied.saturating_add(1);
                 } else {
-                    self.tensors.push(Leaf { obj: id, path: path.clone() });
+                    self.tensors.push(Leaf { obj: id, path: path.to_string() });
                     self.tensor_no.insert(id, self.tensors.len().saturating_sub(1));
                 }
                 self.attrs(attrs, depth, path)
@@ -342,7 +360,7 @@ impl Walk<'_> {
     }
 
     /// A mapping's or tensor's attributes: a mapping of string keys, one level deeper.
-    fn attrs(&mut self, attrs: Option<ObjId>, depth: usize, path: &mut String) -> Result<()> {
+    fn attrs(&mut self, attrs: Option<ObjId>, depth: usize, path: &str) -> Result<()> {
         let Some(a) = attrs else { return Ok(()) };
         match self.get(a)? {
             Obj::Dict(d) if d.entries.is_empty() => return Ok(()),
@@ -350,8 +368,8 @@ impl Walk<'_> {
             o => return Err(err(format!("attributes that are {} (a mapping expected)", o.what()), path)),
         }
         self.sort(a, path, true)?;
-        let mut p = join(path, "@attributes");
-        self.walk(a, depth, &mut p)
+        let p = join(path, "@attributes");
+        self.walk(a, depth, &p)
     }
 
     /// Sorts a mapping's entries by encoded key, once; keys must be strings
@@ -458,7 +476,12 @@ impl Walk<'_> {
                 }
                 (e, n)
             }
-            Hashable::No(what) => return Err(err(format!("a set holding {what} (Python cannot hash it, or v1 does not encode it in a set)"), path)),
+            Hashable::No(what) => {
+                return Err(err(
+                    format!("a set holding {what} (Python cannot hash it, or v1 does not encode it in a set)"),
+                    path,
+                ));
+            }
         })
     }
 }
@@ -503,7 +526,9 @@ fn float_num(bits: u64) -> Num {
 impl Obj {
     fn clone_shallow(&self) -> Shallow {
         match self {
-            Obj::None | Obj::Bool(_) | Obj::Int(_) | Obj::Float(_) | Obj::Complex(..) | Obj::Str(_) | Obj::Bytes(_) => Shallow::Leaf,
+            Obj::None | Obj::Bool(_) | Obj::Int(_) | Obj::Float(_) | Obj::Complex(..) | Obj::Str(_) | Obj::Bytes(_) => {
+                Shallow::Leaf
+            }
             Obj::Dtype(_) | Obj::Device(..) => Shallow::Leaf,
             Obj::Tuple(i) | Obj::List(i) => Shallow::Items(i.clone()),
             Obj::Set(i) => Shallow::Set(i.clone()),
@@ -516,7 +541,10 @@ impl Obj {
     fn clone_shallow_hashable(&self) -> Hashable {
         match self {
             Obj::None => Hashable::Bytes(vec![0x00]),
-            Obj::Bool(b) => Hashable::Num(vec![if *b { 0x02 } else { 0x01 }], Num::Int(super::pickle::Int::Small(i64::from(*b)).minimal_le())),
+            Obj::Bool(b) => Hashable::Num(
+                vec![if *b { 0x02 } else { 0x01 }],
+                Num::Int(super::pickle::Int::Small(i64::from(*b)).minimal_le()),
+            ),
             Obj::Int(i) => {
                 let m = i.minimal_le();
                 Hashable::Num(int_value(&m), Num::Int(m))
@@ -592,7 +620,14 @@ impl Tree {
         out
     }
 
-    fn leaves_of(&self, id: ObjId, path: String, digests: &[Sha256Digest], out: &mut Vec<(String, LeafValue)>, depth: usize) {
+    fn leaves_of(
+        &self,
+        id: ObjId,
+        path: String,
+        digests: &[Sha256Digest],
+        out: &mut Vec<(String, LeafValue)>,
+        depth: usize,
+    ) {
         if depth > MAX_DEPTH.saturating_add(2) || out.len() as u64 > MAX_VALUES {
             return;
         }

@@ -102,16 +102,25 @@ struct End {
 pub fn read_archive(len: u64, read: &mut ReadAt<'_>) -> Result<Archive> {
     let end = find_end(len, read)?;
     if end.size > MAX_DIRECTORY {
-        return Err(zip_err(end.offset, format!("a central directory of {} bytes (this reader holds at most {MAX_DIRECTORY})", end.size)));
+        return Err(zip_err(
+            end.offset,
+            format!("a central directory of {} bytes (this reader holds at most {MAX_DIRECTORY})", end.size),
+        ));
     }
     if end.offset.checked_add(end.size) != Some(end.ends_at) {
         return Err(zip_err(
             end.ends_at,
-            format!("the central directory ({} bytes at {}) does not end where the end record begins ({})", end.size, end.offset, end.ends_at),
+            format!(
+                "the central directory ({} bytes at {}) does not end where the end record begins ({})",
+                end.size, end.offset, end.ends_at
+            ),
         ));
     }
     if end.count > end.size / 46 {
-        return Err(zip_err(end.offset, format!("{} entries cannot fit in a central directory of {} bytes", end.count, end.size)));
+        return Err(zip_err(
+            end.offset,
+            format!("{} entries cannot fit in a central directory of {} bytes", end.count, end.size),
+        ));
     }
     let cd = read(end.offset, end.size)?;
     let mut records = Vec::with_capacity(usize::try_from(end.count).unwrap_or(0));
@@ -208,7 +217,10 @@ fn central_entry(cd: &[u8], pos: usize, at: u64, n: u64) -> Result<(Record, usiz
     let (nlen, xlen, clen) = (usize::from(u16_at(h, 28)), usize::from(u16_at(h, 30)), usize::from(u16_at(h, 32)));
     let (disk, local) = (u16_at(h, 34), u64::from(u32_at(h, 42)));
     let used = 46usize.saturating_add(nlen).saturating_add(xlen).saturating_add(clen);
-    let (Some(name), Some(extra)) = (h.get(46..46usize.saturating_add(nlen)), h.get(46usize.saturating_add(nlen)..46usize.saturating_add(nlen).saturating_add(xlen))) else {
+    let (Some(name), Some(extra)) = (
+        h.get(46..46usize.saturating_add(nlen)),
+        h.get(46usize.saturating_add(nlen)..46usize.saturating_add(nlen).saturating_add(xlen)),
+    ) else {
         return Err(zip_err(at, format!("central directory entry #{n} runs past the directory")));
     };
     if h.len() < used {
@@ -220,7 +232,12 @@ fn central_entry(cd: &[u8], pos: usize, at: u64, n: u64) -> Result<(Record, usiz
     }
     if method != 0 {
         let what = if method == 8 { " (deflated)" } else { "" };
-        return Err(zip_err(at, format!("entry '{shown}' is compressed with method {method}{what}: only stored entries are read (torch.save never compresses)")));
+        return Err(zip_err(
+            at,
+            format!(
+                "entry '{shown}' is compressed with method {method}{what}: only stored entries are read (torch.save never compresses)"
+            ),
+        ));
     }
     let mut want = Vec::new();
     if usize_ == ESC32 {
@@ -279,7 +296,10 @@ fn folder_of(records: &[Record]) -> Result<Box<[u8]>> {
         let split = r.name.iter().position(|&b| b == b'/');
         let ok = split.filter(|&i| i > 0 && i.saturating_add(1) < r.name.len());
         let Some(i) = ok else {
-            return Err(zip_err(r.header, format!("entry '{}' is not in a top-level folder", crate::text::escape_bytes(&r.name))));
+            return Err(zip_err(
+                r.header,
+                format!("entry '{}' is not in a top-level folder", crate::text::escape_bytes(&r.name)),
+            ));
         };
         let f = r.name.get(..i).unwrap_or(&[]);
         match folder {
@@ -288,7 +308,11 @@ fn folder_of(records: &[Record]) -> Result<Box<[u8]>> {
             Some(g) => {
                 return Err(zip_err(
                     r.header,
-                    format!("entries in two top-level folders ('{}' and '{}')", crate::text::escape_bytes(g), crate::text::escape_bytes(f)),
+                    format!(
+                        "entries in two top-level folders ('{}' and '{}')",
+                        crate::text::escape_bytes(g),
+                        crate::text::escape_bytes(f)
+                    ),
                 ));
             }
         }
@@ -306,7 +330,10 @@ fn local_header(r: &Record, cd_offset: u64, read: &mut ReadAt<'_>) -> Result<u64
     let shown = crate::text::escape_bytes(&r.name);
     let fits = |end: Option<u64>| end.is_some_and(|e| e <= cd_offset);
     if !fits(r.header.checked_add(30)) {
-        return Err(zip_err(r.header, format!("entry '{shown}''s local header lies outside the entries' area (before {cd_offset})")));
+        return Err(zip_err(
+            r.header,
+            format!("entry '{shown}''s local header lies outside the entries' area (before {cd_offset})"),
+        ));
     }
     let h = read(r.header, 30)?;
     if h.get(..4) != Some(&LOCAL[..]) {
@@ -329,10 +356,14 @@ fn local_header(r: &Record, cd_offset: u64, read: &mut ReadAt<'_>) -> Result<u64
         ));
     }
     if flags & 1 != 0 || method != 0 {
-        return Err(zip_err(r.header, format!("entry '{shown}''s local header disagrees with the directory (method or encryption)")));
+        return Err(zip_err(
+            r.header,
+            format!("entry '{shown}''s local header disagrees with the directory (method or encryption)"),
+        ));
     }
     let escaped = usize::from(usize_ == ESC32).saturating_add(usize::from(csize == ESC32));
-    let z = zip64_extra(extra, escaped).map_err(|m| zip_err(r.header, format!("entry '{shown}''s local header: {m}")))?;
+    let z =
+        zip64_extra(extra, escaped).map_err(|m| zip_err(r.header, format!("entry '{shown}''s local header: {m}")))?;
     let mut vals = z.into_iter();
     let mut take = |v: u64| if v == ESC32 { vals.next().unwrap_or(v) } else { v };
     let (usize_, csize) = (take(usize_), take(csize));
@@ -345,13 +376,17 @@ fn local_header(r: &Record, cd_offset: u64, read: &mut ReadAt<'_>) -> Result<u64
         ));
     }
     if !fits(data.checked_add(r.size)) {
-        return Err(zip_err(r.header, format!("entry '{shown}''s {} bytes of data run past the entries' area", r.size)));
+        return Err(zip_err(
+            r.header,
+            format!("entry '{shown}''s {} bytes of data run past the entries' area", r.size),
+        ));
     }
     Ok(data)
 }
 
 fn check_overlaps(records: &[Record]) -> Result<()> {
-    let mut spans: Vec<(u64, u64, &Record)> = records.iter().map(|r| (r.header, r.data.saturating_add(r.size), r)).collect();
+    let mut spans: Vec<(u64, u64, &Record)> =
+        records.iter().map(|r| (r.header, r.data.saturating_add(r.size), r)).collect();
     spans.sort_unstable_by_key(|&(s, e, _)| (s, e));
     for w in spans.windows(2) {
         let [(_, end, a), (start, _, b)] = w else { continue };

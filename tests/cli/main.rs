@@ -34,6 +34,7 @@ mod oms;
 mod oms_keyless;
 mod oms_relayout;
 mod provenance;
+mod pt_cli;
 mod sign;
 mod st_cli;
 mod stream;

@@ -42,7 +42,13 @@ impl PtTensor {
         let (_, size, _) = dtype(dtype_name);
         let n = shape.iter().product::<u64>() as usize * size;
         let data = (0..n)
-            .map(|i| if dtype_name == "BOOL" { ((i + seed as usize) % 2) as u8 } else { (i as u8).wrapping_mul(31).wrapping_add(seed) })
+            .map(|i| {
+                if dtype_name == "BOOL" {
+                    ((i + seed as usize) % 2) as u8
+                } else {
+                    (i as u8).wrapping_mul(31).wrapping_add(seed)
+                }
+            })
             .collect();
         PtTensor { dtype: dtype_name, shape: shape.to_vec(), data }
     }
@@ -160,7 +166,10 @@ impl StateDict {
         let pickle = self.pickle(layout, &storages, &places);
         if layout.zip {
             let mut records: Vec<(String, Vec<u8>)> = vec![(format!("{}/data.pkl", layout.folder), pickle)];
-            records.push((format!("{}/byteorder", layout.folder), if layout.big_endian { b"big".to_vec() } else { b"little".to_vec() }));
+            records.push((
+                format!("{}/byteorder", layout.folder),
+                if layout.big_endian { b"big".to_vec() } else { b"little".to_vec() },
+            ));
             for s in &storages {
                 records.push((format!("{}/data/{}", layout.folder, s.key), s.bytes.clone()));
             }

@@ -56,7 +56,10 @@ fn layouts() -> Vec<(&'static str, Layout)> {
     vec![
         ("zip", base.clone()),
         ("zip, sizes in local headers", Layout { deferred: false, ..base.clone() }),
-        ("zip, other folder, records reversed", Layout { folder: "other_name".into(), reverse_records: true, ..base.clone() }),
+        (
+            "zip, other folder, records reversed",
+            Layout { folder: "other_name".into(), reverse_records: true, ..base.clone() },
+        ),
         ("zip64", Layout { zip64: true, ..base.clone() }),
         ("zip64, sizes in local headers", Layout { zip64: true, deferred: false, ..base.clone() }),
         ("views", Layout { views: true, ..base.clone() }),
@@ -138,7 +141,14 @@ fn each_content_change_changes_the_label() {
     meta.metadata = true;
     let mut fewer = base.clone();
     fewer.tensors.pop();
-    for (what, sd) in [("byte", byte), ("key", key), ("dtype", dtype), ("shape", shape), ("_metadata", meta), ("tensor dropped", fewer)] {
+    for (what, sd) in [
+        ("byte", byte),
+        ("key", key),
+        ("dtype", dtype),
+        ("shape", shape),
+        ("_metadata", meta),
+        ("tensor dropped", fewer),
+    ] {
         let l = label_of(&sd);
         assert_ne!(l, l0, "{what}");
         assert_eq!(l, sd.expected_label(), "{what}");
@@ -293,12 +303,8 @@ fn tensors_outside_their_storage_overflowing_or_expanded_are_errors() {
 fn hostile_pickles_are_errors_in_bounded_time_and_memory() {
     // Nested 10^5 deep: a list in a list in a list...
     let mut p = b"\x80\x02".to_vec();
-    for _ in 0..100_000 {
-        p.push(b']');
-    }
-    for _ in 0..99_999 {
-        p.push(b'a');
-    }
+    p.extend(std::iter::repeat_n(b']', 100_000));
+    p.extend(std::iter::repeat_n(b'a', 99_999));
     p.push(b'.');
     let e = error(&with_pickle(&p));
     says(&e, "nested deeper than 1000");
