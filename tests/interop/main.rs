@@ -17,6 +17,7 @@ mod gguf;
 mod hf;
 mod ollama;
 mod precommit;
+mod pt;
 mod sign_bundle;
 mod sign_oms;
 mod sign_statement;
