@@ -311,7 +311,7 @@ pub struct Gather {
 }
 
 /// One hashing job: `len` bytes at `start` in `source`, converted by
-/// `conversion`, into one SHA-256; or, with a [`Gather`], the elements it
+/// `conversion`, into one SHA-256; or, with a `Gather`, the elements it
 /// walks in that range. What a format hands the core per tensor.
 #[derive(Debug, Clone)]
 pub struct Job<'a> {
@@ -550,7 +550,7 @@ fn position(base: u64, idx: &[u64], stride: &[u64]) -> Result<u64> {
         .try_fold(base, |b, (i, s)| i.checked_mul(*s).and_then(|v| v.checked_add(b)).ok_or_else(overflow))
 }
 
-/// Hashes the elements a [`Gather`] walks, a chunk at a time.
+/// Hashes the elements a `Gather` walks, a chunk at a time.
 ///
 /// Dimensions of size 1 are dropped first (their stride reads nothing).
 /// Then the walk takes the fastest of three shapes, all of which hash the
