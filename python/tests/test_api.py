@@ -864,37 +864,3 @@ def test_hf_references(repo: Path, cargo_cli: Cli, tmp_path: Path, monkeypatch: 
     assert "hf: alone" in str(raises("hf:"))
     assert "not a valid Hugging Face reference" in str(raises("hf:org/.."))
     assert 'snapshot_download("org/missing", revision="main")' in str(raises("hf:org/missing"))
-
-
-def test_the_verified_leaf_cache_is_opt_in_and_says_what_it_gave(
-    corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """cache=True keeps each file's digests and takes them back for an
-    unchanged file (the entry says "cache"); cache=False and the default
-    read every byte (no "cache" member); GGUF_DIGEST_CACHE=1 turns it on."""
-    monkeypatch.setenv("GGUF_DIGEST_CACHE_DIR", str(tmp_path / "leaves"))
-    monkeypatch.delenv("GGUF_DIGEST_CACHE", raising=False)
-    model = tmp_path / "m.gguf"
-    source = next(p for p in corpus.models if p.suffix == ".gguf" and p.is_file() and "-of-" not in p.name)
-    shutil.copyfile(source, model)
-    time.sleep(0.12)  # older than the racy margin: the first run may keep it
-    plain = gguf_digest.open(model)
-    assert "cache" not in plain.json()
-    first = gguf_digest.open(model, cache=True)
-    assert first.label == plain.label
-    assert first.json()["cache"] == [{"path": str(model), "bytes": "read"}]
-    again = gguf_digest.open(model, cache=True)
-    assert again.label == plain.label
-    assert again.json()["cache"] == [{"path": str(model), "bytes": "cache"}]
-    assert "cache" not in gguf_digest.open(model, cache=False).json()
-    monkeypatch.setenv("GGUF_DIGEST_CACHE", "1")
-    assert gguf_digest.open(model).json()["cache"][0]["bytes"] == "cache"
-    assert gguf_digest.label(model, cache=False) == plain.label
-    # A change is read again, and the label is the uncached one.
-    data = bytearray(model.read_bytes())
-    data[-1] ^= 1
-    model.write_bytes(bytes(data))
-    time.sleep(0.12)
-    changed = gguf_digest.open(model, cache=True)
-    assert changed.json()["cache"][0]["bytes"] == "read"
-    assert changed.label == gguf_digest.label(model, cache=False)
