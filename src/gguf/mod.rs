@@ -156,28 +156,5 @@ impl format::Opened for Model {
     }
 }
 
-impl Section for inspect::Inspection {
-    fn text(&self) -> String {
-        inspect::Inspection::text(self)
-    }
-
-    fn to_json(&self) -> serde_json::Value {
-        inspect::Inspection::to_json(self)
-    }
-}
-
-impl Section for diff::Diff {
-    fn text(&self) -> String {
-        diff::Diff::text(self)
-    }
-
-    fn to_json(&self) -> serde_json::Value {
-        diff::Diff::to_json(self)
-    }
-}
-
-impl DiffSection for diff::Diff {
-    fn labels_equal(&self) -> bool {
-        diff::Diff::labels_equal(self)
-    }
-}
+// The sections answer through their own inherent methods.
+crate::format::sections!(inspect::Inspection, diff::Diff);
