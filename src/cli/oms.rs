@@ -2,7 +2,7 @@
 //! signature checked by the method the flags name, then the model
 //! directory recomputed file by file (docs/adr/0027-openssf-model-signing.md).
 
-use crate::provenance::ProvenanceKind;
+use crate::provenance::ProvenanceErrorKind;
 use std::io::{self, IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 
@@ -70,7 +70,7 @@ pub(super) fn run(req: &Request<'_>, opts: &BatchOptions, pool: &rayon::ThreadPo
         Ok(v) => v,
         Err(e) => {
             eprintln!("gguf-digest: verify: {name}: {}", e.detail());
-            let failed = matches!(e.kind().of::<ProvenanceKind>(), Some(ProvenanceKind::SignatureFailed(_)));
+            let failed = matches!(e.kind().of::<ProvenanceErrorKind>(), Some(ProvenanceErrorKind::SignatureFailed(_)));
             return Ok(if failed { EXIT_MISMATCH } else { EXIT_ERROR });
         }
     };

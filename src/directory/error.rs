@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind, LayerError, LayerKind};
 /// Why a directory was rejected: the kinds only this layer raises.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum DirectoryKind {
+pub enum DirectoryErrorKind {
     /// An entry of a directory that its label refuses (directory
     /// contract §2: a link dangling, in a loop, to or through a
     /// directory; no file at all).
@@ -24,16 +24,16 @@ pub enum DirectoryKind {
     DirectoryWeightsToCompare(String),
 }
 
-impl LayerError for DirectoryKind {}
+impl LayerError for DirectoryErrorKind {}
 
-impl From<DirectoryKind> for ErrorKind {
-    fn from(kind: DirectoryKind) -> Self {
+impl From<DirectoryErrorKind> for ErrorKind {
+    fn from(kind: DirectoryErrorKind) -> Self {
         ErrorKind::Format(LayerKind::new(kind))
     }
 }
 
-impl From<DirectoryKind> for Error {
-    fn from(kind: DirectoryKind) -> Self {
+impl From<DirectoryErrorKind> for Error {
+    fn from(kind: DirectoryErrorKind) -> Self {
         Error::new(kind)
     }
 }

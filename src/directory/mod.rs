@@ -13,7 +13,7 @@ pub mod model;
 pub mod skeleton;
 pub mod walk;
 
-pub use error::DirectoryKind;
+pub use error::DirectoryErrorKind;
 
 pub use model::Model;
 

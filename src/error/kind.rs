@@ -79,7 +79,7 @@ pub enum ErrorKind {
     },
 
     // JSON text (every format's).
-    /// A safetensors header or index longer than the reader accepts.
+    /// A JSON header or index longer than the reader accepts.
     #[error("declares a {declared}-byte JSON header; at most {limit} bytes are accepted")]
     HeaderTooLarge {
         /// The declared length.
@@ -188,8 +188,8 @@ pub enum ErrorKind {
     Internal(String),
 
     // The layers above the core, each with its own kinds.
-    /// A format's own kind (a GGUF, safetensors, PyTorch, Ollama,
-    /// Hugging Face or directory rejection): read it with [`ErrorKind::of`].
+    /// A format's own kind (written in the format's folder): read it with
+    /// [`ErrorKind::of`].
     #[error("{0}")]
     Format(LayerKind),
     /// A provenance kind (a statement, a signature, a key): read it with
@@ -203,11 +203,20 @@ impl ErrorKind {
     /// core's kinds and for another layer's.
     ///
     /// ```
-    /// # use gguf_digest::{Error, ErrorKind, gguf::GgufKind};
-    /// let e = Error::new(GgufKind::EmptyKey);
-    /// assert!(matches!(e.kind().of::<GgufKind>(), Some(GgufKind::EmptyKey)));
-    /// assert!(e.kind().of::<gguf_digest::safetensors::SafetensorsKind>().is_none());
-    /// assert!(ErrorKind::Empty.of::<GgufKind>().is_none());
+    /// use gguf_digest::{Error, ErrorKind, LayerError, LayerKind};
+    ///
+    /// /// A layer's kinds (a format writes its own in its folder).
+    /// #[derive(Debug, thiserror::Error)]
+    /// enum MyKind {
+    ///     #[error("bad thing {0}")]
+    ///     Bad(u8),
+    /// }
+    /// impl LayerError for MyKind {}
+    ///
+    /// let e = Error::new(ErrorKind::Format(LayerKind::new(MyKind::Bad(3))));
+    /// assert!(matches!(e.kind().of::<MyKind>(), Some(MyKind::Bad(3))));
+    /// assert_eq!(e.to_string(), "bad thing 3");
+    /// assert!(ErrorKind::Empty.of::<MyKind>().is_none());
     /// ```
     pub fn of<K: LayerError>(&self) -> Option<&K> {
         self.layer().and_then(LayerKind::of)

@@ -3,7 +3,7 @@
 //!
 //! The core sits below the formats and provenance, so its kind cannot list
 //! theirs. Each layer writes its kinds as a plain enum in its own folder
-//! (`src/gguf/error.rs`, …), implements [`LayerError`] for it, and converts
+//! (`error.rs` there), implements [`LayerError`] for it, and converts
 //! it into [`ErrorKind::Format`](super::ErrorKind::Format) or
 //! [`ErrorKind::Provenance`](super::ErrorKind::Provenance); a caller reads
 //! it back by type with [`ErrorKind::of`](super::ErrorKind::of). What the

@@ -8,7 +8,7 @@
 //!
 //! `kind.rs` holds [`ErrorKind`]: the core's own kinds, and one variant per
 //! layer above the core carrying that layer's kinds, written in the
-//! layer's folder (`src/gguf/error.rs`, …); `layer.rs` the type-erased
+//! layer's folder (`error.rs` there); `layer.rs` the type-erased
 //! [`LayerKind`] and the [`LayerError`] trait those kinds implement;
 //! `subject.rs` the key or tensor an error is about. A format's prefix
 //! parser's "read more" signal, `Step`, is no error: it lives in `source/`.

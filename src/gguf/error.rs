@@ -12,7 +12,7 @@ use crate::text::{escape_bytes, escape_name};
 /// Why a GGUF file (or set of shards) was rejected: the kinds only this layer raises.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum GgufKind {
+pub enum GgufErrorKind {
     /// The first four bytes are not `GGUF`.
     #[error("not a GGUF file: magic is {}, expected 47475546 (\"GGUF\")", hex::encode(.0))]
     BadMagic([u8; 4]),
@@ -136,30 +136,30 @@ pub enum GgufKind {
     },
 }
 
-impl LayerError for GgufKind {
+impl LayerError for GgufErrorKind {
     fn hint(&self) -> Option<Hint> {
         match self {
-            GgufKind::StreamShard { .. } => Some(Hint::ShardAlone),
+            GgufErrorKind::StreamShard { .. } => Some(Hint::ShardAlone),
             _ => None,
         }
     }
 
     fn repeat(&self) -> Option<LayerKind> {
         match *self {
-            GgufKind::StreamShard { no, count } => Some(LayerKind::new(GgufKind::StreamShard { no, count })),
+            GgufErrorKind::StreamShard { no, count } => Some(LayerKind::new(GgufErrorKind::StreamShard { no, count })),
             _ => None,
         }
     }
 }
 
-impl From<GgufKind> for ErrorKind {
-    fn from(kind: GgufKind) -> Self {
+impl From<GgufErrorKind> for ErrorKind {
+    fn from(kind: GgufErrorKind) -> Self {
         ErrorKind::Format(LayerKind::new(kind))
     }
 }
 
-impl From<GgufKind> for Error {
-    fn from(kind: GgufKind) -> Self {
+impl From<GgufErrorKind> for Error {
+    fn from(kind: GgufErrorKind) -> Self {
         Error::new(kind)
     }
 }
@@ -176,7 +176,7 @@ mod tests {
     /// second subject naming the same file (`Error::repeat`).
     #[test]
     fn a_shard_on_a_stream_is_hinted_on_the_command_line() {
-        let shard = Error::new(GgufKind::StreamShard { no: 0, count: 2 }).at(60).in_file(Path::new("-"));
+        let shard = Error::new(GgufErrorKind::StreamShard { no: 0, count: 2 }).at(60).in_file(Path::new("-"));
         assert!(!shard.to_string().contains("--"), "{shard}");
         let words = "byte 60: this is shard 1 of 2 of a split model; label the set by its first file's path \
                      (…-00001-of-00002.gguf), or this shard alone with --no-join";
@@ -186,14 +186,17 @@ mod tests {
         let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(json, serde_json::json!({"path": "-", "error": format!("-: {words}")}));
         assert_eq!(error_line(&shard.repeat()), format!("-: {words}"));
-        assert!(matches!(shard.repeat().kind().of::<GgufKind>(), Some(GgufKind::StreamShard { no: 0, count: 2 })));
+        assert!(matches!(
+            shard.repeat().kind().of::<GgufErrorKind>(),
+            Some(GgufErrorKind::StreamShard { no: 0, count: 2 })
+        ));
     }
 
     /// Other GGUF kinds repeat as their words alone.
     #[test]
     fn other_kinds_repeat_as_words() {
-        let e = Error::new(GgufKind::EmptyKey).at(3);
-        assert!(e.repeat().kind().of::<GgufKind>().is_none());
+        let e = Error::new(GgufErrorKind::EmptyKey).at(3);
+        assert!(e.repeat().kind().of::<GgufErrorKind>().is_none());
         assert_eq!(e.repeat().to_string(), e.to_string());
     }
 }

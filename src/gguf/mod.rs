@@ -24,7 +24,7 @@ mod tensors;
 mod value;
 pub mod warnings;
 
-pub use error::GgufKind;
+pub use error::GgufErrorKind;
 
 use std::path::{Path, PathBuf};
 

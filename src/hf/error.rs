@@ -9,7 +9,7 @@ use crate::error::{Error, ErrorKind, LayerError, LayerKind};
 /// Why an `hf:` reference was rejected: the kinds only this layer raises.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum HfKind {
+pub enum HfErrorKind {
     /// An `hf:` reference that is malformed (`huggingface_hub` would refuse
     /// its repository id, or its revision is no ref name or commit).
     /// The message leaves the name out: it is the error's path.
@@ -26,16 +26,16 @@ pub enum HfKind {
     HfNotCached(String),
 }
 
-impl LayerError for HfKind {}
+impl LayerError for HfErrorKind {}
 
-impl From<HfKind> for ErrorKind {
-    fn from(kind: HfKind) -> Self {
+impl From<HfErrorKind> for ErrorKind {
+    fn from(kind: HfErrorKind) -> Self {
         ErrorKind::Format(LayerKind::new(kind))
     }
 }
 
-impl From<HfKind> for Error {
-    fn from(kind: HfKind) -> Self {
+impl From<HfErrorKind> for Error {
+    fn from(kind: HfErrorKind) -> Self {
         Error::new(kind)
     }
 }

@@ -11,7 +11,7 @@ use crate::text::escape_bytes;
 /// Why an Ollama model name was rejected: the kinds only this layer raises.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum OllamaKind {
+pub enum OllamaErrorKind {
     /// An Ollama model name that is malformed or could leave the store.
     #[error("Ollama model name '{}' is not valid: {why}", escape_bytes(.name.as_bytes()))]
     OllamaName {
@@ -22,16 +22,16 @@ pub enum OllamaKind {
     },
 }
 
-impl LayerError for OllamaKind {}
+impl LayerError for OllamaErrorKind {}
 
-impl From<OllamaKind> for ErrorKind {
-    fn from(kind: OllamaKind) -> Self {
+impl From<OllamaErrorKind> for ErrorKind {
+    fn from(kind: OllamaErrorKind) -> Self {
         ErrorKind::Format(LayerKind::new(kind))
     }
 }
 
-impl From<OllamaKind> for Error {
-    fn from(kind: OllamaKind) -> Self {
+impl From<OllamaErrorKind> for Error {
+    fn from(kind: OllamaErrorKind) -> Self {
         Error::new(kind)
     }
 }

@@ -15,7 +15,7 @@ mod model;
 pub mod name;
 pub mod served;
 
-pub use error::OllamaKind;
+pub use error::OllamaErrorKind;
 
 pub use json::write_model_json;
 pub use model::{BlobFile, Component, ComponentKind, Model, ModelDigests, WholeBlob, skeleton_of};

@@ -9,9 +9,9 @@ use crate::error::{Error, ErrorKind, LayerError, LayerKind};
 /// Why a statement, signature or key was rejected: the kinds only this layer raises.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ProvenanceKind {
+pub enum ProvenanceErrorKind {
     /// A public key that could not be read as one (a signature that does
-    /// not verify is [`ProvenanceKind::SignatureFailed`]).
+    /// not verify is [`ProvenanceErrorKind::SignatureFailed`]).
     #[error("signature: {0}")]
     Signature(String),
     /// A signed statement none of whose signatures verifies with the keys
@@ -29,16 +29,16 @@ pub enum ProvenanceKind {
     PrivateKey(String),
 }
 
-impl LayerError for ProvenanceKind {}
+impl LayerError for ProvenanceErrorKind {}
 
-impl From<ProvenanceKind> for ErrorKind {
-    fn from(kind: ProvenanceKind) -> Self {
+impl From<ProvenanceErrorKind> for ErrorKind {
+    fn from(kind: ProvenanceErrorKind) -> Self {
         ErrorKind::Provenance(LayerKind::new(kind))
     }
 }
 
-impl From<ProvenanceKind> for Error {
-    fn from(kind: ProvenanceKind) -> Self {
+impl From<ProvenanceErrorKind> for Error {
+    fn from(kind: ProvenanceErrorKind) -> Self {
         Error::new(kind)
     }
 }

@@ -3,7 +3,7 @@
 //! `model_signing` pair with those curves), read from PEM
 //! (SubjectPublicKeyInfo), checked with RustCrypto's and dalek's crates.
 
-use crate::provenance::ProvenanceKind;
+use crate::provenance::ProvenanceErrorKind;
 use ed25519_dalek::pkcs8::DecodePublicKey as _;
 
 use crate::error::{Error, Result};
@@ -31,7 +31,7 @@ impl PublicKey {
         if let Ok(k) = p384::ecdsa::VerifyingKey::from_public_key_pem(text) {
             return Ok(PublicKey::P384(k));
         }
-        Err(Error::new(ProvenanceKind::Signature(
+        Err(Error::new(ProvenanceErrorKind::Signature(
             "not a PEM public key of a supported kind (Ed25519, ECDSA P-256, ECDSA P-384)".to_string(),
         )))
     }

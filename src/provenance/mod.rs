@@ -35,7 +35,7 @@ pub mod statement;
 pub mod subjects;
 pub mod verify;
 
-pub use error::ProvenanceKind;
+pub use error::ProvenanceErrorKind;
 
 /// The in-toto statement type.
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";

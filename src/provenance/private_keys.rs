@@ -9,7 +9,7 @@
 //! nonces (RustCrypto's signers), so one key signs one statement to one
 //! bundle, byte for byte.
 
-use crate::provenance::ProvenanceKind;
+use crate::provenance::ProvenanceErrorKind;
 use pkcs8::der::Decode as _;
 use pkcs8::{DecodePrivateKey as _, EncodePublicKey as _, ObjectIdentifier};
 use sha2::Digest as _;
@@ -66,7 +66,7 @@ pub enum Encrypted {
 pub type PasswordSource<'a> = &'a mut dyn FnMut(Encrypted) -> Result<Zeroizing<String>>;
 
 fn bad(what: impl Into<String>) -> Error {
-    Error::new(ProvenanceKind::PrivateKey(what.into()))
+    Error::new(ProvenanceErrorKind::PrivateKey(what.into()))
 }
 
 const KINDS: &str = "Ed25519, ECDSA P-256 or P-384";

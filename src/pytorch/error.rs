@@ -10,7 +10,7 @@ use crate::text::escape_bytes;
 /// Why a PyTorch checkpoint was rejected: the kinds only this layer raises.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum PytorchKind {
+pub enum PytorchErrorKind {
     /// A zip archive that is not one every zip reader reads alike.
     #[error("zip archive: {0}")]
     Zip(String),
@@ -36,16 +36,16 @@ pub enum PytorchKind {
     Checkpoint(String),
 }
 
-impl LayerError for PytorchKind {}
+impl LayerError for PytorchErrorKind {}
 
-impl From<PytorchKind> for ErrorKind {
-    fn from(kind: PytorchKind) -> Self {
+impl From<PytorchErrorKind> for ErrorKind {
+    fn from(kind: PytorchErrorKind) -> Self {
         ErrorKind::Format(LayerKind::new(kind))
     }
 }
 
-impl From<PytorchKind> for Error {
-    fn from(kind: PytorchKind) -> Self {
+impl From<PytorchErrorKind> for Error {
+    fn from(kind: PytorchErrorKind) -> Self {
         Error::new(kind)
     }
 }

@@ -10,7 +10,7 @@
 //! length is checked against the bytes left; the memo is a map, so a
 //! `LONG_BINPUT` at index 2³²−1 is one entry.
 
-use crate::pytorch::PytorchKind;
+use crate::pytorch::PytorchErrorKind;
 use std::collections::{BTreeSet, HashMap};
 
 use super::dtype::{self, Dtype};
@@ -233,7 +233,7 @@ pub enum Global {
 
 impl Global {
     /// The accepted global `module.name`, or the error naming what loading would run.
-    fn of(module: &[u8], name: &[u8]) -> Result<Global, PytorchKind> {
+    fn of(module: &[u8], name: &[u8]) -> Result<Global, PytorchErrorKind> {
         let g = match (module, name) {
             (b"collections", b"OrderedDict") => Global::OrderedDict,
             (b"collections", b"Counter") => Global::Counter,
@@ -261,12 +261,12 @@ impl Global {
             _ => {
                 let (module, name) = (String::from_utf8_lossy(module), String::from_utf8_lossy(name));
                 if module.starts_with("torch") && name.starts_with("_rebuild_") {
-                    return Err(PytorchKind::Checkpoint(format!(
+                    return Err(PytorchErrorKind::Checkpoint(format!(
                         "the pickle rebuilds a tensor with `{module}.{name}`: this label covers dense tensors only \
                          (quantized, sparse, meta, nested and subclass tensors are refused)"
                     )));
                 }
-                return Err(PytorchKind::RefusedGlobal { module: module.into_owned(), name: name.into_owned() });
+                return Err(PytorchErrorKind::RefusedGlobal { module: module.into_owned(), name: name.into_owned() });
             }
         };
         Ok(g)
@@ -407,7 +407,7 @@ pub struct Pickle {
 
 /// A final error at file offset `at`.
 fn fail(at: u64, msg: impl Into<String>) -> Step {
-    Step::Fail(Error::new(PytorchKind::Pickle(msg.into())).at(at))
+    Step::Fail(Error::new(PytorchErrorKind::Pickle(msg.into())).at(at))
 }
 
 fn fail_kind(at: u64, kind: impl Into<ErrorKind>) -> Step {

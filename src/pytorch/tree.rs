@@ -4,7 +4,7 @@
 //! distinct tensors listed with the key path where they are first reached;
 //! and the skeleton's `value(root)` written from it.
 
-use crate::pytorch::PytorchKind;
+use crate::pytorch::PytorchErrorKind;
 use std::collections::HashMap;
 
 use sha2::{Digest as _, Sha256};
@@ -53,7 +53,7 @@ pub struct Tree {
 }
 
 fn err(msg: impl Into<String>, path: &str) -> Error {
-    let e = Error::new(PytorchKind::Checkpoint(msg.into()));
+    let e = Error::new(PytorchErrorKind::Checkpoint(msg.into()));
     if path.is_empty() { e } else { e.about(Subject::Key(path.as_bytes().to_vec())) }
 }
 

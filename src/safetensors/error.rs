@@ -10,7 +10,7 @@ use crate::text::escape_bytes;
 /// Why a safetensors file or index was rejected: the kinds only this layer raises.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum SafetensorsKind {
+pub enum SafetensorsErrorKind {
     /// A safetensors dtype not in the table.
     #[error("unknown dtype '{}'", escape_bytes(.0.as_bytes()))]
     UnknownDtype(String),
@@ -36,16 +36,16 @@ pub enum SafetensorsKind {
     },
 }
 
-impl LayerError for SafetensorsKind {}
+impl LayerError for SafetensorsErrorKind {}
 
-impl From<SafetensorsKind> for ErrorKind {
-    fn from(kind: SafetensorsKind) -> Self {
+impl From<SafetensorsErrorKind> for ErrorKind {
+    fn from(kind: SafetensorsErrorKind) -> Self {
         ErrorKind::Format(LayerKind::new(kind))
     }
 }
 
-impl From<SafetensorsKind> for Error {
-    fn from(kind: SafetensorsKind) -> Self {
+impl From<SafetensorsErrorKind> for Error {
+    fn from(kind: SafetensorsErrorKind) -> Self {
         Error::new(kind)
     }
 }

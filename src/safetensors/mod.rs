@@ -17,7 +17,7 @@ mod names;
 pub mod partial;
 mod skeleton;
 
-pub use error::SafetensorsKind;
+pub use error::SafetensorsErrorKind;
 
 use std::path::{Path, PathBuf};
 

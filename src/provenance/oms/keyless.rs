@@ -5,7 +5,7 @@
 //! issuer, and the DSSE signature; all offline, from the bundle and the
 //! trust root (shipped: Sigstore's public-good one; or `--trusted-root`).
 
-use crate::provenance::ProvenanceKind;
+use crate::provenance::ProvenanceErrorKind;
 use sigstore_verify::trust_root::{SIGSTORE_PRODUCTION_TRUSTED_ROOT, TrustedRoot};
 use sigstore_verify::types::{Bundle, Sha256Hash};
 use sigstore_verify::{VerificationPolicy, Verifier};
@@ -43,7 +43,7 @@ pub fn verify(
 /// issuer, chain, validity, log) is a refusal naming what did not hold.
 fn refusal(e: sigstore_verify::Error) -> Error {
     match e {
-        sigstore_verify::Error::SignatureInvalid(why) => Error::new(ProvenanceKind::SignatureFailed(why)),
+        sigstore_verify::Error::SignatureInvalid(why) => Error::new(ProvenanceErrorKind::SignatureFailed(why)),
         other => Error::schema(format!("keyless verification: {other}")),
     }
 }

@@ -27,7 +27,7 @@ pub mod keyless;
 pub mod manifest;
 pub mod relayout;
 
-use crate::provenance::ProvenanceKind;
+use crate::provenance::ProvenanceErrorKind;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -66,7 +66,7 @@ pub struct Verified {
 }
 
 fn failed<T>(why: impl Into<String>) -> Result<T> {
-    Err(Error::new(ProvenanceKind::SignatureFailed(why.into())))
+    Err(Error::new(ProvenanceErrorKind::SignatureFailed(why.into())))
 }
 
 /// Reads the bundle at `file` and checks its signature with `method`;
@@ -82,7 +82,7 @@ pub fn verify_bytes(bytes: &[u8], method: Method<'_>) -> Result<Verified> {
     let signer = match method {
         Method::Key(keys) => {
             if keys.is_empty() {
-                return Err(Error::new(ProvenanceKind::SignatureRequired));
+                return Err(Error::new(ProvenanceErrorKind::SignatureRequired));
             }
             let bundle::Material::PublicKey { hint } = &b.material else {
                 return Err(Error::schema(
