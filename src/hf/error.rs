@@ -26,7 +26,12 @@ pub enum HfErrorKind {
     HfNotCached(String),
 }
 
-impl LayerError for HfErrorKind {}
+impl LayerError for HfErrorKind {
+    /// A reference not in the cache is a missing file to `--ignore-missing`.
+    fn is_not_found(&self) -> bool {
+        matches!(self, HfErrorKind::HfNotCached(_))
+    }
+}
 
 impl From<HfErrorKind> for ErrorKind {
     fn from(kind: HfErrorKind) -> Self {
@@ -37,5 +42,17 @@ impl From<HfErrorKind> for ErrorKind {
 impl From<HfErrorKind> for Error {
     fn from(kind: HfErrorKind) -> Self {
         Error::new(kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_not_in_the_cache_is_not_found() {
+        assert!(Error::new(HfErrorKind::HfNotCached("no".into())).is_not_found());
+        let bad = HfErrorKind::HfName { name: "x".into(), why: "bad".into() };
+        assert!(!Error::new(bad).is_not_found());
     }
 }
