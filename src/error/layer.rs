@@ -26,9 +26,23 @@ pub enum Hint {
     MetadataInMemory,
 }
 
+/// Any error type as `dyn std::error::Error`: implemented for every one,
+/// so that [`LayerKind::of`] can downcast a layer's kind without trait
+/// upcasting (Rust 1.86; the crate builds on 1.85).
+pub trait AsError {
+    /// `self`, as a `dyn std::error::Error`.
+    fn as_error(&self) -> &(dyn std::error::Error + 'static);
+}
+
+impl<T: std::error::Error + 'static> AsError for T {
+    fn as_error(&self) -> &(dyn std::error::Error + 'static) {
+        self
+    }
+}
+
 /// A layer's own error kinds: what the core asks of any of them, each
 /// answer defaulting to "no".
-pub trait LayerError: std::error::Error + Send + Sync + 'static {
+pub trait LayerError: std::error::Error + AsError + Send + Sync + 'static {
     /// True when the input is simply not there (an `hf:` reference not in
     /// the cache), as the operating system's `NotFound` is: what
     /// `--ignore-missing` leaves out.
@@ -61,8 +75,7 @@ impl LayerKind {
 
     /// The kind, when it is of type `K`.
     pub fn of<K: LayerError>(&self) -> Option<&K> {
-        let e: &(dyn std::error::Error + 'static) = &*self.0;
-        e.downcast_ref::<K>()
+        self.0.as_error().downcast_ref::<K>()
     }
 
     /// The kind, as what the core asks of it.

@@ -23,7 +23,7 @@ mod layer;
 mod subject;
 
 pub use kind::{ErrorKind, SYMBOLIC_LINK};
-pub use layer::{Hint, LayerError, LayerKind};
+pub use layer::{AsError, Hint, LayerError, LayerKind};
 pub use subject::Subject;
 
 /// Shorthand used throughout the crate.
