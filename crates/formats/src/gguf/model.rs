@@ -216,8 +216,8 @@ impl Model {
         progress: &crate::hash::ProgressCallback<'_>,
     ) -> Result<Sha256Digest> {
         let Some(job) = self.job(t) else {
-            let e = std::io::Error::other("the tensor names no shard of this model");
-            return Err(Error::new(ErrorKind::Io(e)).about(Subject::Tensor(t.info.name.to_vec())));
+            let e = Error::internal("the tensor names no shard of this model");
+            return Err(e.about(Subject::Tensor(t.info.name.to_vec())));
         };
         crate::hash::hash_job(&job, &self.pieces, progress)
     }
