@@ -116,14 +116,24 @@ impl Root {
     /// beneath the root: a directory linked out of the root is refused,
     /// never listed.
     pub(crate) fn entries(&self, rel: &Path) -> Result<Vec<OsString>> {
+        Ok(self.typed_entries(rel)?.into_iter().map(|(name, _)| name).collect())
+    }
+
+    /// [`Root::entries`], each with the type its directory entry records
+    /// (`d_type`: what the entry was when listed, no link followed;
+    /// [`FileType::Unknown`] on a file system that does not record it).
+    /// It is a hint for the directory walk, which would otherwise stat
+    /// every entry: whatever it says, a file is stat'ed again when opened.
+    pub(crate) fn typed_entries(&self, rel: &Path) -> Result<Vec<(OsString, FileType)>> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = self.open_fd(rel, flags, Last::Follow)?;
         let mut dir = rustix::fs::Dir::new(fd).map_err(io_error)?;
         let mut names = Vec::new();
         while let Some(entry) = dir.read() {
-            let name = entry.map_err(io_error)?.file_name().to_bytes().to_vec();
+            let entry = entry.map_err(io_error)?;
+            let name = entry.file_name().to_bytes();
             if name != b"." && name != b".." {
-                names.push(OsString::from(OsStr::from_bytes(&name)));
+                names.push((OsString::from(OsStr::from_bytes(name)), entry.file_type()));
             }
         }
         Ok(names)
