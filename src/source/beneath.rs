@@ -478,6 +478,30 @@ mod tests {
         assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
     }
 
+    /// The walk's hint: each entry's type as listed, a link as a link
+    /// (never followed), and only beneath the root.
+    #[test]
+    fn typed_entries_give_each_entry_s_own_type() {
+        let (_t, root) = tree();
+        let mut got = root.typed_entries(Path::new("")).unwrap();
+        got.sort_by(|a, b| a.0.cmp(&b.0));
+        let kind = |name: &str| got.iter().find(|(n, _)| n == name).map(|(_, t)| *t);
+        // tmpfs and ext4 record types; a file system that does not gives Unknown.
+        let want = [
+            ("f", FileType::RegularFile),
+            ("a", FileType::Directory),
+            ("to_f", FileType::Symlink),
+            ("to_b", FileType::Symlink),
+        ];
+        for (name, want) in want {
+            assert!(matches!(kind(name), Some(t) if t == want || t == FileType::Unknown), "{name}: {got:?}");
+        }
+        assert_eq!(got.len(), root.entries(Path::new("")).unwrap().len());
+        assert!(got.iter().all(|(n, _)| n != "." && n != ".."));
+        let e = root.typed_entries(Path::new("out")).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::OutsideRoot { .. }) || e.raw_os_error() == Some(libc::ENOTDIR), "{e}");
+    }
+
     #[test]
     fn a_hugging_face_snapshot_is_rooted_at_its_repository_folder() {
         let t = tempfile::tempdir().unwrap();
