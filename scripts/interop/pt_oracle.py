@@ -977,10 +977,10 @@ def from_index(index: Path) -> list[Path]:
     if not isinstance(meta, dict):
         raise Rejected(f"{index}: metadata is not an object")
     for k, v in meta.items():
+        # Derived, never content: any JSON value, as safetensors-skeleton-v1
+        # §5 (revision 2) reads them.
         if k not in ("total_size", "total_parameters"):
             raise Rejected(f"{index}: metadata member {k!r}")
-        if type(v) is not int or v < 0:
-            raise Rejected(f"{index}: metadata {k} is not a non-negative integer")
     for f in wm.values():
         if not isinstance(f, str) or f in ("", ".", "..") or any(c in f for c in "/\\\0"):
             raise Rejected(f"{index}: weight_map names {f!r}, not a plain file name")

@@ -92,19 +92,151 @@ fn refusals_name_the_file_the_offset_and_what_loading_would_run() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("name the file instead"), "{}", text(&out.stderr));
+}
 
-    // A shard of a set, and an index: not labelled by this version (never
-    // one shard's label as the model's); --no-join labels the file alone.
-    let sd = model();
-    d.write("pytorch_model-00001-of-00002.bin", &sd.build(&Layout::default()));
-    d.write("pytorch_model.bin.index.json", b"{}");
-    for name in ["pytorch_model-00001-of-00002.bin", "pytorch_model.bin.index.json"] {
-        let out = gd_in(d.dir.path(), &[name]);
-        assert_eq!(out.status.code(), Some(2), "{name}");
-        assert!(text(&out.stderr).contains("shard sets are not labelled"), "{}", text(&out.stderr));
+/// `sd`'s tensors `cut` into shards: each a plain dict.
+fn shard(sd: &StateDict, keys: &[&str]) -> StateDict {
+    StateDict {
+        tensors: sd.tensors.iter().filter(|(n, _)| keys.contains(&n.as_str())).cloned().collect(),
+        metadata: false,
     }
-    let out = gd_in(d.dir.path(), &["--no-join", "pytorch_model-00001-of-00002.bin"]);
-    assert_eq!(text(&out.stdout), format!("{}  pytorch_model-00001-of-00002.bin\n", sd.expected_label()));
+}
+
+fn index(entries: &[(&str, &str)], metadata: &str) -> Vec<u8> {
+    let map: Vec<String> = entries.iter().map(|(k, f)| format!("{k:?}: {f:?}")).collect();
+    format!("{{\"metadata\": {metadata}, \"weight_map\": {{{}}}}}", map.join(", ")).into_bytes()
+}
+
+const S1: &str = "pytorch_model-00001-of-00002.bin";
+const S2: &str = "pytorch_model-00002-of-00002.bin";
+const IX: &str = "pytorch_model.bin.index.json";
+
+#[test]
+fn a_shard_set_has_the_label_of_the_one_file_of_their_union() {
+    let d = Dir::new();
+    let sd = model();
+    let want = sd.expected_label();
+    let first = shard(&sd, &["embed.weight"]);
+    let second = shard(&sd, &["layer.0.w", "layer.0.b"]);
+    // Without an index: by its first shard, a zip and a legacy file of views.
+    d.write("m-00001-of-00002.bin", &first.build(&Layout::default()));
+    d.write("m-00002-of-00002.bin", &second.build(&Layout { zip: false, views: true, ..Layout::default() }));
+    let out = gd_in(d.dir.path(), &["m-00001-of-00002.bin"]);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), format!("{want}  m-00001-of-00002.bin\n")));
+    // Named together: one line, the first shard's.
+    let out = gd_in(d.dir.path(), &["m-00002-of-00002.bin", "m-00001-of-00002.bin"]);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), format!("{want}  m-00001-of-00002.bin\n")));
+    // A later shard alone is refused naming the first.
+    let out = gd_in(d.dir.path(), &["m-00002-of-00002.bin"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr)
+            .contains("m-00002-of-00002.bin: this is shard 2 of 2; pass the first shard instead: m-00001-of-00002.bin"),
+        "{}",
+        text(&out.stderr)
+    );
+    // --no-join: each file alone, its own label.
+    let out = gd_in(d.dir.path(), &["--no-join", "m-00001-of-00002.bin", "m-00002-of-00002.bin"]);
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "{}  m-00001-of-00002.bin\n{}  m-00002-of-00002.bin\n",
+            first.expected_label(),
+            second.expected_label()
+        )
+    );
+    // --json: the union's tensors, every file read.
+    let out = gd_in(d.dir.path(), &["--json", "m-00001-of-00002.bin"]);
+    let j: JsonValue = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["files"][0]["label"].as_str(), Some(want.as_str()));
+    assert_eq!(j["files"][0]["tensors"].as_array().map(Vec::len), Some(3));
+
+    // Through the index: by the index, and by each of its shards.
+    d.write(S1, &first.build(&Layout { zip: false, ..Layout::default() }));
+    d.write(S2, &second.build(&Layout { big_endian: true, views: true, ..Layout::default() }));
+    let listed = [("embed.weight", S1), ("layer.0.w", S2), ("layer.0.b", S2)];
+    d.write(IX, &index(&listed, r#"{"total_size": 1, "total_parameters": "any"}"#));
+    for name in [IX, S1, S2] {
+        let out = gd_in(d.dir.path(), &[name]);
+        assert_eq!(
+            (out.status.code(), text(&out.stdout)),
+            (Some(0), format!("{want}  {name}\n")),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let out = gd_in(d.dir.path(), &[S1, S2]);
+    assert_eq!(text(&out.stdout), format!("{want}  {S1}\n"));
+    d.write("SUMS", format!("{want}  {IX}\n").as_bytes());
+    let out = gd_in(d.dir.path(), &["--check", "SUMS"]);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), format!("{IX}: OK\n")));
+}
+
+#[test]
+fn a_shard_set_that_is_not_one_model_is_refused_naming_the_file_and_key() {
+    let d = Dir::new();
+    let sd = model();
+    let first = shard(&sd, &["embed.weight"]);
+    let second = shard(&sd, &["layer.0.w", "layer.0.b"]);
+    let refused = |args: &[&str], words: &[&str]| {
+        let out = gd_in(d.dir.path(), args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(words.iter().all(|w| err.contains(w)), "{args:?}: {words:?} not in {err}");
+    };
+    // A missing shard, named.
+    d.write("m-00001-of-00003.bin", &first.build(&Layout::default()));
+    d.write("m-00002-of-00003.bin", &second.build(&Layout::default()));
+    refused(&["m-00001-of-00003.bin"], &["m-00001-of-00003.bin", "shard 3 of 3 is missing: m-00003-of-00003.bin"]);
+    // A key in two shards.
+    d.write("t-00001-of-00002.bin", &first.build(&Layout::default()));
+    d.write("t-00002-of-00002.bin", &sd.build(&Layout::default()));
+    refused(&["t-00001-of-00002.bin"], &["t-00002-of-00002.bin", "embed.weight", "also in t-00001-of-00002.bin"]);
+    // A shard whose root has attributes, or is not a mapping of strings.
+    let mut with_attrs = second.clone();
+    with_attrs.metadata = true;
+    d.write("a-00001-of-00002.bin", &first.build(&Layout::default()));
+    d.write("a-00002-of-00002.bin", &with_attrs.build(&Layout { ordered: true, ..Layout::default() }));
+    refused(&["a-00001-of-00002.bin"], &["a-00002-of-00002.bin", "a shard's root is a mapping with attributes"]);
+    // Its one-file label is still the checkpoint's.
+    let out = gd_in(d.dir.path(), &["--no-join", "a-00002-of-00002.bin"]);
+    assert_eq!(out.status.code(), Some(0));
+
+    // The index must list exactly what the shards hold.
+    d.write(S1, &first.build(&Layout::default()));
+    d.write(S2, &second.build(&Layout::default()));
+    let good = [("embed.weight", S1), ("layer.0.w", S2), ("layer.0.b", S2)];
+    let cases: &[(&[(&str, &str)], &str, &[&str])] = &[
+        (
+            &[("embed.weight", S1), ("layer.0.w", S1), ("layer.0.b", S2)],
+            "{}",
+            &[S2, "layer.0.w", "the index lists this key in pytorch_model-00001-of-00002.bin"],
+        ),
+        (&[("layer.0.w", S2), ("layer.0.b", S2)], "null", &[IX, "does not list this file"]),
+        (&[("embed.weight", S1), ("layer.0.w", S2)], "{}", &[S2, "layer.0.b", "the index does not list this key"]),
+        (
+            &[("embed.weight", S1), ("layer.0.w", S2), ("layer.0.b", S2), ("lm_head.weight", S2)],
+            "{}",
+            &[IX, "lm_head.weight", "which does not hold it"],
+        ),
+        (
+            &[("embed.weight", S1), ("layer.0.w", S2), ("layer.0.b", "../pytorch_model-00002-of-00002.bin")],
+            "{}",
+            &[IX, "holds a path separator"],
+        ),
+        (&good, r#"{"format": "pt"}"#, &[IX, "metadata member 'format'"]),
+    ];
+    for (entries, metadata, words) in cases {
+        d.write(IX, &index(entries, metadata));
+        let first_named = if words.contains(&"does not list this file") { S1 } else { IX };
+        refused(&[first_named], words);
+    }
+    // An index whose file is missing names it.
+    d.write(IX, &index(&[("embed.weight", S1), ("layer.0.w", "gone.bin")], "{}"));
+    refused(&[IX], &["gone.bin"]);
+    d.write(IX, b"{\"weight_map\": {\"a\": 1}}");
+    refused(&[IX], &[IX, "a weight_map value must be a file name"]);
 }
 
 #[test]
