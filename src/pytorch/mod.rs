@@ -114,9 +114,7 @@ impl FileFormat for Pytorch {
     }
 
     fn component_kind(&self) -> Option<DirectoryKind> {
-        // Directory revision 3 (PTCH components) is not implemented yet: a
-        // checkpoint in a directory stays a FILE component.
-        None
+        Some(DirectoryKind { bytes: b"PTCH", words: "PyTorch checkpoint" })
     }
 }
 

@@ -193,10 +193,57 @@ impl Model {
         Model::join(parts, None, opts)
     }
 
-    /// The model of an index (`given`: the shard named, which it must list).
-    fn open_index(index_file: Source, given: Option<&Path>, opts: OpenOptions) -> Result<Model> {
-        let index_path = index_file.path().to_path_buf();
-        let located = |e: Error| e.in_file(&index_path);
+    /// A model of files already open (a directory's walk opened them):
+    /// one checkpoint, or with `set` the shard set they are, in any order.
+    pub fn from_files(sources: Vec<Source>, set: bool, opts: OpenOptions) -> Result<Model> {
+        let mut parts = Vec::with_capacity(sources.len());
+        for s in sources {
+            parts.push(read_part(s)?);
+        }
+        match (set, parts.len()) {
+            (false, 1) => Model::single(parts.remove(0), opts),
+            (false, _) => Err(Error::internal("several files that are not a shard set")),
+            (true, _) => Model::join(parts, None, opts),
+        }
+    }
+
+    /// A file that is a checkpoint if the contract accepts its bytes (a
+    /// directory's `P.bin`, `P.pt`, `P.pth`), else the error saying why,
+    /// with the file handed back to be hashed as bytes.
+    pub fn from_candidate(source: Source, opts: OpenOptions) -> std::result::Result<Model, Box<(Source, Error)>> {
+        let path = source.path().to_path_buf();
+        let read = match read_layout(&source) {
+            Ok(r) => r,
+            Err(e) => return Err(Box::new((source, e.in_file(&path)))),
+        };
+        let (layout, pickle, mut placed, big_endian) = read;
+        let facts = facts_of(&pickle);
+        let tree = match Tree::new(pickle) {
+            Ok(t) => t,
+            Err(e) => return Err(Box::new((source, e.in_file(&path)))),
+        };
+        let jobs = match jobs(&tree, &mut placed) {
+            Ok(j) => j,
+            Err(e) => return Err(Box::new((source, e.in_file(&path)))),
+        };
+        Ok(Model {
+            source,
+            more: Vec::new(),
+            layout,
+            tree,
+            placed,
+            big_endian,
+            facts,
+            jobs,
+            index: None,
+            pieces: opts.pieces,
+        })
+    }
+
+    /// Reads a checkpoint's index (`P.bin.index.json`), bounded as a
+    /// safetensors index is.
+    pub fn read_index(index_file: &Source) -> Result<Index> {
+        let located = |e: Error| e.in_file(index_file.path());
         if index_file.len() > shards::MAX_INDEX {
             let msg = format!(
                 "an index of {} bytes (at most {} are read, as for a safetensors index)",
@@ -205,7 +252,13 @@ impl Model {
             );
             return Err(located(Error::schema(msg).at(0)));
         }
-        let index = shards::parse_index(&index_file.head(index_file.len())?).map_err(located)?;
+        shards::parse_index(&index_file.head(index_file.len())?).map_err(located)
+    }
+
+    /// The model of an index (`given`: the shard named, which it must list).
+    fn open_index(index_file: Source, given: Option<&Path>, opts: OpenOptions) -> Result<Model> {
+        let index_path = index_file.path().to_path_buf();
+        let index = Model::read_index(&index_file)?;
         let beside = index_file.beside()?;
         drop(index_file);
         Model::from_index(&index_path, index, given, opts, &mut |name| beside.open(name, opts.read_mode))
@@ -381,14 +434,18 @@ impl Model {
 fn read_part(source: Source) -> Result<Part> {
     let path = source.path().to_path_buf();
     let (layout, pickle, placed, big_endian) = read_layout(&source).map_err(|e| e.in_file(&path))?;
-    let facts = PickleFacts {
+    let facts = facts_of(&pickle);
+    let tree = Tree::new(pickle).map_err(|e| e.in_file(&path))?;
+    Ok(Part { source, layout, tree, placed, big_endian, facts })
+}
+
+fn facts_of(pickle: &pickle::Pickle) -> PickleFacts {
+    PickleFacts {
         protocol: pickle.protocol,
         globals: pickle.globals.iter().cloned().collect(),
         opcodes: pickle.opcodes,
         requires_grad: pickle.requires_grad,
-    };
-    let tree = Tree::new(pickle).map_err(|e| e.in_file(&path))?;
-    Ok(Part { source, layout, tree, placed, big_endian, facts })
+    }
 }
 
 fn read_layout(source: &Source) -> Result<Read> {

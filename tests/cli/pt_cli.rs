@@ -287,3 +287,127 @@ fn inspect_and_diff() {
     assert!(s.contains("every other tensor is identical"), "{s}");
     assert_eq!(out.status.code(), Some(1), "labels differ");
 }
+
+/// Writes `name` (a relative path) in `d`, making its folders.
+fn put(d: &Dir, name: &str, bytes: &[u8]) {
+    std::fs::create_dir_all(d.path(name).parent().unwrap()).unwrap();
+    d.write(name, bytes);
+}
+
+/// An `os.system` pickle in a zip: a file the contract refuses.
+fn evil() -> Vec<u8> {
+    let mut p = common::pt::Pickle::new();
+    p.global("os", "system");
+    p.str("echo pwned");
+    p.op(b"\x85R.");
+    zip(&[("a/data.pkl".to_string(), p.out)], &Layout::default())
+}
+
+/// `inspect --json DIR`'s components by name: (kind, digest, note).
+fn components(d: &Dir, dir: &str) -> std::collections::BTreeMap<String, (String, String, String)> {
+    let out = gd_in(d.dir.path(), &["inspect", "--json", dir]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let j: JsonValue = serde_json::from_slice(&out.stdout).unwrap();
+    j["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap_or("").to_string();
+            (s("name"), (s("kind"), s("digest"), s("note")))
+        })
+        .collect()
+}
+
+#[test]
+fn in_a_directory_checkpoints_are_ptch_components_labelled_whatever_their_save() {
+    let d = Dir::new();
+    let sd = model();
+    let first = shard(&sd, &["embed.weight"]);
+    let second = shard(&sd, &["layer.0.w", "layer.0.b"]);
+    let small = StateDict::new().tensor("w", PtTensor::filled("F16", &[3, 2], 7));
+    let write = |dir: &str, layout: &Layout| {
+        put(&d, &format!("{dir}/{S1}"), &first.build(layout));
+        put(&d, &format!("{dir}/{S2}"), &second.build(layout));
+        let listed = [("embed.weight", S1), ("layer.0.w", S2), ("layer.0.b", S2)];
+        put(&d, &format!("{dir}/{IX}"), &index(&listed, r#"{"total_size": 123}"#));
+        put(&d, &format!("{dir}/config.json"), b"{}\n");
+        put(&d, &format!("{dir}/sub/w.pt"), &small.build(layout));
+        put(&d, &format!("{dir}/evil.pt"), &evil());
+        put(&d, &format!("{dir}/openvino.bin"), b"not a pickle");
+        put(&d, &format!("{dir}/trainer.ckpt"), &small.build(&Layout::default())); // bytes: one save
+    };
+    write("a", &Layout::default());
+    write("b", &Layout { zip: false, views: true, ..Layout::default() });
+
+    let c = components(&d, "a");
+    let kinds: Vec<(&str, &str)> = c.iter().map(|(n, (k, _, _))| (n.as_str(), k.as_str())).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("config.json", "FILE"),
+            ("evil.pt", "FILE"),
+            ("openvino.bin", "FILE"),
+            ("pytorch_model", "PTCH"),
+            ("sub/w.pt", "PTCH"),
+            ("trainer.ckpt", "FILE"),
+        ]
+    );
+    assert_eq!(c["pytorch_model"].1, sd.expected_label(), "the shard set's digest is its PyTorch label");
+    assert_eq!(c["sub/w.pt"].1, small.expected_label());
+    assert_eq!(c["evil.pt"].1, hex(&sha(&evil())), "a refused checkpoint is a FILE: its bytes");
+    assert!(c["evil.pt"].2.contains("would import and call `os.system`"), "inspect says why: {:?}", c["evil.pt"]);
+    assert!(c["openvino.bin"].2.contains("neither a zip archive nor the legacy format"), "{:?}", c["openvino.bin"]);
+    assert_eq!(c["trainer.ckpt"].2, "", ".ckpt is no candidate (contract rule 3)");
+    let out = gd_in(d.dir.path(), &["inspect", "a"]);
+    let s = text(&out.stdout);
+    assert!(s.contains("note: FILE evil.pt: not a checkpoint pytorch-skeleton-v1 accepts"), "{s}");
+    assert!(s.contains("== PTCH pytorch_model: PyTorch checkpoint ==") && s.contains("shards: 2"), "{s}");
+
+    // Another save of the same weights (legacy, views) is the same directory.
+    let (a, b) = (gd_in(d.dir.path(), &["a"]), gd_in(d.dir.path(), &["b"]));
+    assert_eq!((a.status.code(), b.status.code()), (Some(0), Some(0)), "{}", text(&b.stderr));
+    assert_eq!(text(&a.stdout)[..64], text(&b.stdout)[..64]);
+    // Another tensor is another directory, and diff names the component and key.
+    let mut changed = second.clone();
+    changed.tensors[0].1.data[0] ^= 1;
+    put(&d, &format!("b/{S2}"), &changed.build(&Layout::default()));
+    let b2 = gd_in(d.dir.path(), &["b"]);
+    assert_ne!(text(&a.stdout)[..64], text(&b2.stdout)[..64]);
+    let out = gd_in(d.dir.path(), &["diff", "a", "b"]);
+    let s = text(&out.stdout);
+    assert!(s.contains("pytorch_model") && s.contains("layer.0.w"), "{s}");
+}
+
+#[test]
+fn in_a_directory_a_file_named_as_weights_must_be_weights() {
+    let d = Dir::new();
+    let sd = model();
+    let refused = |dir: &str, words: &[&str]| {
+        let out = gd_in(d.dir.path(), &[dir]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{dir}: {err}");
+        assert!(words.iter().all(|w| err.contains(w)), "{dir}: {words:?} not in {err}");
+    };
+    // pytorch_model.bin claims PTCH by its name: junk there is an error.
+    put(&d, "junk/pytorch_model.bin", b"not a pickle");
+    refused("junk", &["pytorch_model.bin", "not a PyTorch checkpoint"]);
+    // A Git LFS pointer where a checkpoint should be, under any candidate name.
+    put(&d, "lfs/w.pth", b"version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 1\n");
+    refused("lfs", &["w.pth", "LFS"]);
+    // pytorch_model.bin beside an index that lists other files (rule 1's precedence).
+    put(&d, "both/pytorch_model.bin", &sd.build(&Layout::default()));
+    put(&d, "both/pytorch_model-00001-of-00001.bin", &sd.build(&Layout::default()));
+    let listed = [("embed.weight", "pytorch_model-00001-of-00001.bin")];
+    put(&d, "both/pytorch_model.bin.index.json", &index(&listed, "{}"));
+    refused("both", &["pytorch_model", "not listed by its index"]);
+    // A shard set missing a shard.
+    put(&d, "gap/pytorch_model-00002-of-00002.bin", &sd.build(&Layout::default()));
+    refused("gap", &["pytorch_model", "incomplete: missing 00001"]);
+    // A pytorch_model.bin alone, an OrderedDict with _metadata: one file, attributes and all.
+    let mut with = model();
+    with.metadata = true;
+    put(&d, "one/pytorch_model.bin", &with.build(&Layout { ordered: true, ..Layout::default() }));
+    let c = components(&d, "one");
+    assert_eq!(c["pytorch_model"], ("PTCH".to_string(), with.expected_label(), String::new()));
+}
