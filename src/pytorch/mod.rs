@@ -29,7 +29,7 @@ use crate::hash::{Digest, Job, Sha256Digest};
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::Source;
 
-pub use model::{IndexInfo, LEGACY_MAGIC, Layout, Model, PickleFacts, Placed, is_legacy, is_zip};
+pub use model::{IndexInfo, LEGACY_MAGIC, Layout, MAX_STREAM, Model, PickleFacts, Placed, is_legacy, is_zip};
 
 /// The skeleton's magic.
 pub const MAGIC: &[u8; 4] = b"PTCH";

@@ -20,6 +20,10 @@ use crate::source::{Beside, MAX_READ_METADATA, Source, Step};
 /// The legacy format's magic number, as its first pickle's `LONG1` bytes.
 pub const LEGACY_MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
 
+/// The most bytes of a checkpoint read from standard input: it is held in
+/// memory whole (the metadata bound, [`MAX_READ_METADATA`]).
+pub const MAX_STREAM: u64 = MAX_READ_METADATA;
+
 /// How the checkpoint is laid out.
 #[derive(Debug, Clone)]
 pub enum Layout {
@@ -129,9 +133,19 @@ impl Model {
 
     fn open(source: Source, opts: OpenOptions) -> Result<Model> {
         if source.is_stream() {
-            return Err(checkpoint_err(
-                "a PyTorch checkpoint cannot be read from standard input: a zip archive is read from its end; name the file instead",
-            ));
+            // A zip archive is read from its end (its central directory):
+            // the stream is held whole, up to MAX_STREAM, and then read as
+            // a file of those bytes. A legacy file is held the same way.
+            let held = source.head(MAX_STREAM.saturating_add(1))?;
+            if held.len() as u64 > MAX_STREAM {
+                return Err(checkpoint_err(format!(
+                    "standard input holds more than {MAX_STREAM} bytes: a PyTorch checkpoint read from standard input \
+                     is held in memory whole (a zip archive is read from its end), up to {MAX_STREAM} bytes; \
+                     name the file instead"
+                ))
+                .at(MAX_STREAM));
+            }
+            return Model::single(read_part(source)?, opts);
         }
         let path = source.path().to_path_buf();
         let name = path.file_name().unwrap_or_default();

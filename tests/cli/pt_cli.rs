@@ -83,15 +83,60 @@ fn refusals_name_the_file_the_offset_and_what_loading_would_run() {
     );
     assert!(out.stdout.is_empty());
 
-    // Standard input: refused, with what to do.
-    let out = std::process::Command::new(common::gguf_digest_bin())
-        .arg("-")
-        .current_dir(d.dir.path())
-        .stdin(std::fs::File::open(d.path("evil.pt")).unwrap())
-        .output()
-        .unwrap();
+    // From standard input: refused the same, reading nothing of it as code.
+    let out = common::stream::run_piped(
+        std::path::Path::new(common::gguf_digest_bin()),
+        &["-"],
+        &std::fs::read(d.path("evil.pt")).unwrap(),
+        &[7, 1000],
+    );
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("name the file instead"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("-: byte ") && text(&out.stderr).contains("`os.system`"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn standard_input_is_held_whole_up_to_a_bound_and_labelled_as_the_file() {
+    use common::stream::{ODD_PIECES, run_piped};
+    let bin = std::path::Path::new(common::gguf_digest_bin());
+    let sd = model();
+    let want = sd.expected_label();
+    for layout in [
+        Layout::default(),
+        Layout { zip: false, ..Layout::default() },
+        Layout { views: true, big_endian: true, ..Layout::default() },
+        Layout { zip64: true, deferred: false, ..Layout::default() },
+    ] {
+        let bytes = sd.build(&layout);
+        let out = run_piped(bin, &["-"], &bytes, &ODD_PIECES);
+        assert_eq!(
+            (out.status.code(), text(&out.stdout)),
+            (Some(0), format!("{want}  -\n")),
+            "{layout:?}: {}",
+            text(&out.stderr)
+        );
+        let out = run_piped(bin, &["--json", "-"], &bytes, &[1 << 16]);
+        let j: JsonValue = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(j["files"][0]["label"].as_str(), Some(want.as_str()));
+        // Cut short: an error, never a label.
+        let out = run_piped(bin, &["-"], &bytes[..bytes.len() - 9], &ODD_PIECES);
+        assert_eq!(out.status.code(), Some(2), "{layout:?} cut");
+        assert!(out.stdout.is_empty() && text(&out.stderr).starts_with("gguf-digest: -: "), "{}", text(&out.stderr));
+    }
+    // Past the bound: refused saying so, at the bound, having held no more.
+    let mut huge = b"PK\x03\x04".to_vec();
+    huge.resize((128 << 20) + 4096, 0);
+    let out = run_piped(bin, &["-"], &huge, &[1 << 20]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("-: byte 134217728: standard input holds more than 134217728 bytes")
+            && err.contains("name the file instead"),
+        "{err}"
+    );
 }
 
 /// `sd`'s tensors `cut` into shards: each a plain dict.
