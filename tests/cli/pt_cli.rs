@@ -456,3 +456,74 @@ fn in_a_directory_a_file_named_as_weights_must_be_weights() {
     let c = components(&d, "one");
     assert_eq!(c["pytorch_model"], ("PTCH".to_string(), with.expected_label(), String::new()));
 }
+
+#[test]
+fn statement_verify_and_bom_of_checkpoints() {
+    let d = Dir::new();
+    let sd = model();
+    let want = sd.expected_label();
+    d.write("model.pt", &sd.build(&Layout::default()));
+    put(&d, &format!("set/{S1}"), &shard(&sd, &["embed.weight"]).build(&Layout::default()));
+    put(&d, &format!("set/{S2}"), &shard(&sd, &["layer.0.w", "layer.0.b"]).build(&Layout::default()));
+    let listed = [("embed.weight", S1), ("layer.0.w", S2), ("layer.0.b", S2)];
+    d.write(&format!("set/{IX}"), &index(&listed, "{}"));
+    let ix = format!("set/{IX}");
+    let out = gd_in(d.dir.path(), &["statement", "model.pt", &ix]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s: JsonValue = serde_json::from_slice(&out.stdout).unwrap();
+    let subjects: Vec<(&str, &str)> = s["subject"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["name"].as_str().unwrap(), x["digest"]["sha256"].as_str().unwrap()))
+        .collect();
+    assert_eq!(subjects, [("model.pt", want.as_str()), (ix.as_str(), want.as_str())]);
+    d.write("s.json", &out.stdout);
+    let out = gd_in(d.dir.path(), &["verify", "--no-signature", "s.json"]);
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(0), format!("s.json: signature NOT CHECKED (--no-signature)\nmodel.pt: OK\n{ix}: OK\n"))
+    );
+    // Saved again in another layout: still verified (the label is of the weights).
+    d.write("model.pt", &sd.build(&Layout { zip: false, views: true, ..Layout::default() }));
+    d.write(
+        &format!("set/{S2}"),
+        &shard(&sd, &["layer.0.w", "layer.0.b"]).build(&Layout { zip: false, ..Layout::default() }),
+    );
+    let out = gd_in(d.dir.path(), &["verify", "--no-signature", "s.json"]);
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(0), format!("s.json: signature NOT CHECKED (--no-signature)\nmodel.pt: OK\n{ix}: OK\n"))
+    );
+    // Another element: FAILED.
+    let mut other = shard(&sd, &["layer.0.w", "layer.0.b"]);
+    other.tensors[1].1.data[0] ^= 1;
+    d.write(&format!("set/{S2}"), &other.build(&Layout::default()));
+    let out = gd_in(d.dir.path(), &["verify", "--no-signature", "s.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stdout),
+        format!("s.json: signature NOT CHECKED (--no-signature)\nmodel.pt: OK\n{ix}: FAILED\n"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // The BOM: the label, the contract, every file hashed, the dtypes.
+    let out = std::process::Command::new(common::gguf_digest_bin())
+        .args(["bom", "model.pt"])
+        .current_dir(d.dir.path())
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let b: JsonValue = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &b["components"][0];
+    let prop =
+        |n: &str| c["properties"].as_array().unwrap().iter().find(|p| p["name"] == n).and_then(|p| p["value"].as_str());
+    assert_eq!(prop("gguf-digest:label"), Some(want.as_str()));
+    assert_eq!(prop("gguf-digest:contract"), Some("pytorch-skeleton-v1"));
+    assert_eq!(prop("gguf-digest:tensor-type:BF16"), Some("1"));
+    assert_eq!(prop("gguf-digest:tensor-type:F32"), Some("2"));
+    let file_sha = c["components"][0]["hashes"][0]["content"].as_str();
+    assert_eq!(file_sha, Some(hex(&sha(&std::fs::read(d.path("model.pt")).unwrap())).as_str()));
+}
