@@ -212,7 +212,9 @@ pub fn group(files: &[Vec<u8>], index_files: &mut IndexLister<'_>) -> Result<Vec
     // Index path → the files it lists.
     let mut lists: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
     let mut out = Vec::new();
-    let indexed: Vec<(Vec<u8>, Weights, Vec<u8>, Vec<u8>)> = families
+    // (directory, weights kind, prefix, index path) of each index.
+    type Indexed = (Vec<u8>, Weights, Vec<u8>, Vec<u8>);
+    let indexed: Vec<Indexed> = families
         .iter()
         .filter_map(|((dir, w, prefix), f)| f.index.clone().map(|i| (dir.clone(), *w, prefix.clone(), i)))
         .collect();

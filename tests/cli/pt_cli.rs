@@ -252,7 +252,9 @@ fn a_shard_set_that_is_not_one_model_is_refused_naming_the_file_and_key() {
     d.write(S1, &first.build(&Layout::default()));
     d.write(S2, &second.build(&Layout::default()));
     let good = [("embed.weight", S1), ("layer.0.w", S2), ("layer.0.b", S2)];
-    let cases: &[(&[(&str, &str)], &str, &[&str])] = &[
+    // (weight_map entries, metadata, words the error holds)
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a [&'a str]);
+    let cases: &[Case] = &[
         (
             &[("embed.weight", S1), ("layer.0.w", S1), ("layer.0.b", S2)],
             "{}",
