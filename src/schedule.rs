@@ -324,3 +324,76 @@ pub fn digest_with(
     };
     (data.and_then(|data| format::finish(model, data)), others)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Subject;
+    use crate::hash::{Conversion, Job};
+    use crate::source::{ReadMode, Source};
+    use std::sync::Mutex;
+
+    /// A model of pieces of one file, whose jobs note which of them a
+    /// hashing thread asked for, in order.
+    struct Pieces {
+        name: &'static str,
+        source: Source,
+        lens: Vec<u64>,
+        hashed: Arc<Mutex<Vec<(&'static str, u64)>>>,
+    }
+
+    impl Labelled for Pieces {
+        fn job_count(&self) -> usize {
+            self.lens.len()
+        }
+        fn job(&self, i: usize) -> Option<crate::hash::Job<'_>> {
+            let len = *self.lens.get(i)?;
+            if std::thread::current().name().is_some_and(|n| n.starts_with("gguf-digest-")) {
+                self.hashed.lock().unwrap().push((self.name, len));
+            }
+            let subject = Subject::Key(format!("{} {i}", self.name).into_bytes());
+            Some(Job {
+                source: &self.source,
+                start: 0,
+                len,
+                conversion: Conversion::none(1, "bytes"),
+                subject,
+                gather: None,
+            })
+        }
+        fn sources(&self) -> Vec<&Source> {
+            vec![&self.source]
+        }
+        fn write_skeleton(&self, data: &[Sha256Digest], sink: &mut dyn FnMut(&[u8])) -> Result<()> {
+            data.iter().for_each(|d| sink(d));
+            Ok(())
+        }
+        fn write_json(&self, _: &mut crate::output::JsonWriter<'_>, _: &Path, _: &Digest) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn contract(&self) -> (&'static str, &'static str) {
+            ("test", "test")
+        }
+    }
+
+    #[test]
+    fn a_later_model_s_larger_job_goes_before_an_earlier_model_s_smaller_one() {
+        // One hashing thread. While it hashes a's 32 MiB job, b is opened
+        // and queued: its 1 KiB job is taken before a's 10 bytes (file by
+        // file, as the scheduler used to queue, a's would come first).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![5u8; 32 << 20]).unwrap();
+        let hashed = Arc::new(Mutex::new(Vec::new()));
+        let open = |name: &&'static str, _: &OpenOptions| -> Result<Pieces> {
+            let lens = if *name == "a" { vec![10, 32 << 20] } else { vec![1024] };
+            let source = Source::open(&path, ReadMode::Pread)?;
+            Ok(Pieces { name, source, lens, hashed: Arc::clone(&hashed) })
+        };
+        let pool = hashing_pool(1).unwrap();
+        let results = schedule_all(&["a", "b"], &BatchOptions::default(), &pool, &open);
+        assert!(results.iter().all(Result::is_ok));
+        let order = hashed.lock().unwrap().clone();
+        assert_eq!(order, [("a", 32 << 20), ("b", 1024), ("a", 10)]);
+    }
+}

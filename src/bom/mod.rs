@@ -174,4 +174,27 @@ mod tests {
         assert_eq!(h[1].sha256, <[u8; 32]>::from(sha2::Sha256::digest(vec![7u8; 3 << 20])));
         assert_eq!((h[0].size, &h[1].path), (3, &b));
     }
+
+    #[test]
+    fn every_model_s_files_are_whole_file_jobs_of_one_run_and_a_refusal_is_its_model_s_own() {
+        let pool = crate::hashing_pool(2).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, b"abc").unwrap();
+        std::fs::write(&b, vec![9u8; 1 << 20]).unwrap();
+        let sa = crate::Source::open(&a, crate::ReadMode::Mmap).unwrap();
+        let sb = crate::Source::open(&b, crate::ReadMode::Mmap).unwrap();
+        let jobs = file_jobs(&[&sa, &sb]).unwrap();
+        let whole: Vec<(u64, u64, bool)> = jobs.0.iter().map(|j| (j.start, j.len, j.gather.is_none())).collect();
+        assert_eq!(whole, [(0, 3, true), (0, 1 << 20, true)]);
+
+        let stream = crate::Source::from_reader(Path::new("-"), Box::new(std::io::Cursor::new(b"GGUF".to_vec())));
+        let r = hash_files_of(&[vec![&sb], vec![&stream], vec![&sa, &sb]], &pool);
+        use sha2::Digest as _;
+        let sha = |bytes: &[u8]| <[u8; 32]>::from(sha2::Sha256::digest(bytes));
+        let sums = |r: &Result<Vec<FileHash>>| r.as_ref().unwrap().iter().map(|f| f.sha256).collect::<Vec<_>>();
+        assert_eq!(sums(&r[0]), [sha(&[9u8; 1 << 20])]);
+        assert!(matches!(r[1].as_ref().unwrap_err().kind(), ErrorKind::NotRegularFile(_)));
+        assert_eq!(sums(&r[2]), [sha(b"abc"), sha(&[9u8; 1 << 20])]);
+    }
 }

@@ -296,6 +296,33 @@ mod tests {
     use crate::source::{ReadMode, Source};
 
     #[test]
+    fn every_hash_job_goes_through_the_scheduler() {
+        // Outside the hashing code itself and two calls of one job for a
+        // library user (`run_job`, GGUF's `hash_tensor`), no module hashes
+        // a job by itself: a new one submits its jobs here (docs/adr/0039).
+        let allowed = ["hash.rs", "schedule/queue.rs", "format.rs", "gguf/model.rs"];
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut stack = vec![src.clone()];
+        let mut offenders = Vec::new();
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let rel = path.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let calls = text.lines().filter(|l| !l.trim_start().starts_with("//")).any(|l| l.contains("hash_job("));
+                if calls && !allowed.contains(&rel.as_str()) {
+                    offenders.push(rel);
+                }
+            }
+        }
+        assert!(offenders.is_empty(), "hash jobs run outside the scheduler in {offenders:?}");
+    }
+
+    #[test]
     fn a_panicking_job_becomes_an_error() {
         let r: Result<()> = contained(|| panic!("a bug"));
         let e = r.expect_err("contained");
