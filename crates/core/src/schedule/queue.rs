@@ -141,7 +141,7 @@ impl<W: HashJobs> Work<W> {
                 progress(0)?;
                 match self.set.job_at(t) {
                     Some(job) => hash_job(&job, pieces, progress),
-                    None => Err(std::io::Error::other(format!("no hashing job #{t}")).into()),
+                    None => Err(Error::internal(&format!("no hashing job #{t}"))),
                 }
             });
             if r.is_err() {
