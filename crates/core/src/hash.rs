@@ -1107,7 +1107,7 @@ mod tests {
             }
             let want: Sha256Digest = want.finalize().into();
             let g = Gather { elem, offset, size: size.to_vec(), stride: stride.to_vec() };
-            for mode in [crate::ReadMode::Mmap, crate::ReadMode::Pread] {
+            for mode in [crate::source::ReadMode::Mmap, crate::source::ReadMode::Pread] {
                 let source = Source::open(&path, mode).unwrap();
                 let job = Job {
                     source: &source,
