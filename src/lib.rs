@@ -61,6 +61,7 @@ pub mod directory;
 pub mod gguf;
 pub mod hf;
 pub mod ollama;
+pub mod onnx;
 pub mod pytorch;
 pub mod safetensors;
 

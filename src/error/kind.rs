@@ -15,6 +15,7 @@ use super::directory::directory_kinds;
 use super::gguf::gguf_kinds;
 use super::hf::hf_kinds;
 use super::ollama::ollama_kinds;
+use super::onnx::onnx_kinds;
 use super::provenance::provenance_kinds;
 use super::pytorch::pytorch_kinds;
 use super::safetensors::safetensors_kinds;
@@ -187,7 +188,7 @@ macro_rules! error_kind {
 // A new format's kinds: a file beside these with its macro, named in this
 // list. A message that reads a tuple field in an expression (`.0`) is a
 // function there (`#[error(fmt = ..)]`; see `gguf::bad_magic`).
-gguf_kinds! { [safetensors_kinds, pytorch_kinds, ollama_kinds, hf_kinds, provenance_kinds, directory_kinds, error_kind] }
+gguf_kinds! { [safetensors_kinds, pytorch_kinds, onnx_kinds, ollama_kinds, hf_kinds, provenance_kinds, directory_kinds, error_kind] }
 
 /// What [`ErrorKind::NotRegularFile`] says of a symbolic link that was not
 /// followed.

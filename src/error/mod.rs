@@ -22,6 +22,7 @@ mod hf;
 mod kind;
 mod ollama;
 mod provenance;
+mod onnx;
 mod pytorch;
 mod safetensors;
 mod subject;
