@@ -76,12 +76,17 @@ fn leaves(model: &Model, digest: &Digest) -> BTreeMap<String, String> {
         let ins: Vec<String> = n.strs(1).map(text).collect();
         let outs: Vec<String> = n.strs(2).map(text).collect();
         let op = if n.str(7).is_empty() { text(n.str(4)) } else { format!("{}:{}", text(n.str(7)), text(n.str(4))) };
-        out.insert(format!("node[{i}]"), format!("{op} '{}' ({}) -> ({})", text(n.str(3)), ins.join(", "), outs.join(", ")));
+        out.insert(
+            format!("node[{i}]"),
+            format!("{op} '{}' ({}) -> ({})", text(n.str(3)), ins.join(", "), outs.join(", ")),
+        );
         for a in n.msgs(5) {
             out.insert(format!("node[{i}].attribute '{}'", text(a.str(1))), attribute(a, &enc));
         }
     }
-    for (num, name) in [(13, "value_info"), (14, "quantization_annotation"), (15, "sparse_initializer"), (16, "metadata_props")] {
+    for (num, name) in
+        [(13, "value_info"), (14, "quantization_annotation"), (15, "sparse_initializer"), (16, "metadata_props")]
+    {
         for (i, m) in g.msgs(num).enumerate() {
             out.insert(format!("graph.{name}[{i}]"), enc(m));
         }
@@ -98,7 +103,8 @@ fn attribute(a: &Msg, enc: &dyn Fn(&Msg) -> String) -> String {
         (_, _, Slot::One(Val::S(s), _)) => Some(format!("'{}'", text(s))),
         _ => None,
     };
-    let ints: Vec<String> = a.many(8).iter().filter_map(|v| if let Val::I(i) = v { Some(i.to_string()) } else { None }).collect();
+    let ints: Vec<String> =
+        a.many(8).iter().filter_map(|v| if let Val::I(i) = v { Some(i.to_string()) } else { None }).collect();
     match shown {
         Some(s) => s,
         None if !ints.is_empty() => format!("[{}]", ints.join(", ")),

@@ -49,18 +49,19 @@ pub fn inspect(model: &Model, digest: &Digest, _opts: &InspectOptions) -> Inspec
         p.msg(7).map(|g| g.msgs(num).map(|v| text(v.str(1))).collect()).unwrap_or_default()
     };
     let mut by_op = BTreeMap::new();
-    let mut nodes = 0;
+    let mut nodes: usize = 0;
     let mut by_dtype: BTreeMap<&'static str, (u64, u64)> = BTreeMap::new();
     if let Some(g) = p.msg(7) {
         for n in g.msgs(1) {
-            nodes += 1;
+            nodes = nodes.saturating_add(1);
             let domain = n.str(7);
             let op = if domain.is_empty() || domain == b"ai.onnx" {
                 text(n.str(4))
             } else {
                 format!("{}:{}", text(domain), text(n.str(4)))
             };
-            *by_op.entry(op).or_insert(0) += 1;
+            let count = by_op.entry(op).or_insert(0usize);
+            *count = count.saturating_add(1);
         }
         for v in g.many(5) {
             if let Val::T(i) = v {

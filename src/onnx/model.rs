@@ -138,7 +138,9 @@ impl Model {
             let Some(file) = self.externals.get(k) else { continue };
             let size = file.len();
             if ext.offset > size {
-                return Err(t.err(format!("external offset {} past the end of '{shown_loc}' ({size} bytes)", ext.offset)));
+                return Err(
+                    t.err(format!("external offset {} past the end of '{shown_loc}' ({size} bytes)", ext.offset))
+                );
             }
             let length = ext.length.unwrap_or(size.saturating_sub(ext.offset));
             if ext.offset.checked_add(length).is_none_or(|e| e > size) {
@@ -148,10 +150,9 @@ impl Model {
                 )));
             }
             if length != t.nbytes {
-                return Err(t.err(format!(
-                    "external length {length}, {} elements of {} take {}",
-                    t.n, t.dtype.name, t.nbytes
-                )));
+                return Err(
+                    t.err(format!("external length {length}, {} elements of {} take {}", t.n, t.dtype.name, t.nbytes))
+                );
             }
             if t.dtype.is_packed() && length > 0 {
                 let mut last = [0u8; 1];
@@ -159,7 +160,8 @@ impl Model {
                 check_last_byte(t, Some(last[0]))?;
             }
             let (offset, len) = (ext.offset, length);
-            t.data = Data::External(super::tensor::External { location: ext.location.clone(), offset, length: Some(len) });
+            t.data =
+                Data::External(super::tensor::External { location: ext.location.clone(), offset, length: Some(len) });
             if let Some(slot) = file_of.get_mut(i) {
                 *slot = Some(k);
             }

@@ -317,11 +317,8 @@ static FUNCTION: &[Field] = &[
     sorted(14, "metadata_props", Msg(M::StrStr), BY_KEY),
 ];
 static DEVICE_CONFIG: &[Field] = &[f(1, "name", Bytes), f(2, "num_devices", Int32), r(3, "device", Bytes)];
-static NODE_DEVICE_CONFIG: &[Field] = &[
-    f(1, "configuration_id", Bytes),
-    r(2, "sharding_spec", Msg(M::Sharding)),
-    f(3, "pipeline_stage", Int32),
-];
+static NODE_DEVICE_CONFIG: &[Field] =
+    &[f(1, "configuration_id", Bytes), r(2, "sharding_spec", Msg(M::Sharding)), f(3, "pipeline_stage", Int32)];
 static SHARDING: &[Field] = &[
     f(1, "tensor_name", Bytes),
     r(2, "device", Int64),

@@ -107,7 +107,8 @@ impl Writer<'_> {
                     continue;
                 }
                 done.push(group);
-                let member = fields.iter().zip(&m.slots).find(|(g, s)| g.oneof == Some(group) && !matches!(s, Slot::Absent));
+                let member =
+                    fields.iter().zip(&m.slots).find(|(g, s)| g.oneof == Some(group) && !matches!(s, Slot::Absent));
                 match member {
                     Some((g, Slot::One(v, _))) => {
                         self.put(&g.num.to_le_bytes());

@@ -322,19 +322,25 @@ fn finish(r: &Reader<'_>, w: Written, at: u64, path: String) -> Result<Tensor> {
         n = 0;
     } else {
         for &d in &t.dims {
-            n = n.checked_mul(d).filter(|&n| n <= i64::MAX as u64).ok_or_else(|| t.err("the element count is above 2^63 - 1"))?;
+            n = n
+                .checked_mul(d)
+                .filter(|&n| n <= i64::MAX as u64)
+                .ok_or_else(|| t.err("the element count is above 2^63 - 1"))?;
         }
     }
     t.n = n;
     // Bytes of the elements, and how many typed values hold them.
     let (want_bytes, want_values) = if dtype.is_packed() {
-        let per = 8 / dtype.bits;
+        let per = 8u64.checked_div(dtype.bits).unwrap_or(1);
         let b = n.div_ceil(per);
         (b, b)
     } else if dtype.code == 8 {
         (0, n)
     } else {
-        let b = n.checked_mul(dtype.bits / 8).filter(|&b| b <= i64::MAX as u64).ok_or_else(|| t.err("the byte count is above 2^63 - 1"))?;
+        let b = n
+            .checked_mul(dtype.bits / 8)
+            .filter(|&b| b <= i64::MAX as u64)
+            .ok_or_else(|| t.err("the byte count is above 2^63 - 1"))?;
         (b, if dtype.is_complex() { n.saturating_mul(2) } else { n })
     };
     let external = w.location == Some(1);
@@ -414,10 +420,10 @@ pub fn check_last_byte(t: &Tensor, last: Option<u8>) -> Result<()> {
     if !t.dtype.is_packed() {
         return Ok(());
     }
-    let per = 8 / t.dtype.bits;
-    let used = t.n % per;
+    let per = 8u64.checked_div(t.dtype.bits).unwrap_or(1);
+    let used = t.n.checked_rem(per).unwrap_or(0);
     if let (Some(b), true) = (last, used != 0) {
-        if u64::from(b) >> (used * t.dtype.bits) != 0 {
+        if u64::from(b).checked_shr(u32::try_from(used.saturating_mul(t.dtype.bits)).unwrap_or(64)).unwrap_or(0) != 0 {
             return Err(t.err("bits after the last packed element are not 0"));
         }
     }
@@ -513,7 +519,8 @@ fn external_entries(t: &Tensor, entries: &[Msg]) -> Result<External> {
 /// Whether `loc` is one or more components joined by `/`, none empty, `.`
 /// or `..`, none holding `\` or NUL (so not absolute either).
 pub fn is_plain_relative(loc: &[u8]) -> bool {
-    loc.split(|&b| b == b'/').all(|c| !c.is_empty() && c != b"." && c != b".." && !c.contains(&b'\\') && !c.contains(&0))
+    loc.split(|&b| b == b'/')
+        .all(|c| !c.is_empty() && c != b"." && c != b".." && !c.contains(&b'\\') && !c.contains(&0))
 }
 
 /// An `offset` or `length` value: 1 to 20 ASCII digits, at most 2⁶⁴ − 1.

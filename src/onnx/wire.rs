@@ -230,7 +230,7 @@ pub fn varint(buf: &[u8], pos: usize, end: usize, path: &dyn fmt::Display) -> Re
         if i == 9 && b > 1 {
             return Err(err(path, pos as u64, "a varint does not fit 64 bits"));
         }
-        v |= u64::from(b & 0x7f) << (7 * i);
+        v |= u64::from(b & 0x7f) << 7u32.saturating_mul(i);
         if b & 0x80 == 0 {
             return Ok((v, p));
         }
@@ -272,7 +272,11 @@ impl Reader<'_> {
         let fixed = |n: usize| -> Result<&[u8]> {
             match p.checked_add(n).filter(|&e| e <= end).and_then(|e| self.buf.get(p..e)) {
                 Some(b) => Ok(b),
-                None => Err(err(path, pos as u64, format!("a {}-bit value runs past the end of its message", n * 8))),
+                None => Err(err(
+                    path,
+                    pos as u64,
+                    format!("a {}-bit value runs past the end of its message", n.saturating_mul(8)),
+                )),
             }
         };
         Ok(match wt {
@@ -337,11 +341,9 @@ impl Reader<'_> {
                 }
                 Ok(())
             }
-            _ if rec.wire_type() != want => Err(err(
-                path,
-                at as u64,
-                format!("wire type {}, the field's type takes {want}", rec.wire_type()),
-            )),
+            _ if rec.wire_type() != want => {
+                Err(err(path, at as u64, format!("wire type {}, the field's type takes {want}", rec.wire_type())))
+            }
             Rec::Varint(v) | Rec::Fixed64(v) => each(scalar(f, v, path, at as u64)?, at as u64),
             Rec::Fixed32(v) => each(scalar(f, u64::from(v), path, at as u64)?, at as u64),
             Rec::Len(..) => Err(Error::internal("a length-delimited record read as a number")),
@@ -371,12 +373,12 @@ impl Reader<'_> {
             let fpath = path.child(f.name, None);
             if !f.rep {
                 if !matches!(slots.get(i), Some(Slot::Absent)) {
-                    return Err(err(&fpath, at as u64, "a non-repeated field written in two records"));
+                    return Err(err(fpath, at as u64, "a non-repeated field written in two records"));
                 }
                 if let Some(group) = f.oneof {
                     if let Some((_, other)) = oneofs.iter().find(|(g, _)| *g == group) {
                         return Err(err(
-                            &fpath,
+                            fpath,
                             at as u64,
                             format!("two members of oneof {group} written ({other}, {})", f.name),
                         ));
@@ -390,7 +392,7 @@ impl Reader<'_> {
                     let ipath = path.child(f.name, f.rep.then_some(index));
                     let v = match inner {
                         M::Tensor => Val::T(tensor::read(self, s, e, &ipath, depth.saturating_add(1))?),
-                        M::Segment => return Err(err(&fpath, at as u64, "a segment: v1 labels whole tensors only")),
+                        M::Segment => return Err(err(fpath, at as u64, "a segment: v1 labels whole tensors only")),
                         _ => Val::M(Box::new(self.message(inner, s, e, &ipath, depth.saturating_add(1))?)),
                     };
                     vals.push(v);
@@ -400,7 +402,7 @@ impl Reader<'_> {
                 }
                 (Ty::Msg(_) | Ty::Bytes, r) => {
                     return Err(err(
-                        &fpath,
+                        fpath,
                         at as u64,
                         format!("wire type {}, the field's type takes 2", r.wire_type()),
                     ));

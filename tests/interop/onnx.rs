@@ -24,9 +24,10 @@
 //!   external data.
 //!
 //! K is `GGUF_DIGEST_ONNX_STRIDE` (default 10: 192 of the 1,914 backend
-//! models, under three minutes on two busy cores; 1 takes all, about 15). A missing venv or wheel prints
-//! one `SKIPPED: <why>` line and the test passes without checking
-//! anything, except under `CI=true`, where it fails.
+//! models, under three minutes on two busy cores; 1 takes all, about 15
+//! minutes). A missing venv or wheel prints one `SKIPPED: <why>` line and
+//! the test passes without checking anything, except under `CI=true`,
+//! where it fails.
 
 use crate::common;
 
@@ -102,11 +103,23 @@ fn onnx_labels_agree_with_the_blind_oracle_across_encodings_and_change_with_cont
     let mut by_path = BTreeMap::new();
     for (c, g) in labelled.iter().zip(&got) {
         if c.oracle.as_deref() != Some(g.as_str()) {
-            wrong.push(format!("  {} ({}, {}): oracle {:?}, gguf-digest {g}", c.path.display(), c.case, c.group, c.oracle));
+            wrong.push(format!(
+                "  {} ({}, {}): oracle {:?}, gguf-digest {g}",
+                c.path.display(),
+                c.case,
+                c.group,
+                c.oracle
+            ));
         }
         by_path.insert(&c.path, g.clone());
     }
-    assert!(wrong.is_empty(), "{} of {} labels differ from the oracle's:\n{}", wrong.len(), got.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} of {} labels differ from the oracle's:\n{}",
+        wrong.len(),
+        got.len(),
+        wrong.join("\n")
+    );
 
     // Every file the oracle refuses, refused by the binary (exit 2).
     let refused: Vec<&Case> = all.iter().filter(|c| c.refusal.is_some()).collect();
@@ -114,7 +127,13 @@ fn onnx_labels_agree_with_the_blind_oracle_across_encodings_and_change_with_cont
     for c in &refused {
         let o = Command::new(gguf_digest_bin()).arg(&c.path).stdin(Stdio::null()).output().expect("runs gguf-digest");
         let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{}: the oracle refuses ({:?}), gguf-digest: {err}", c.path.display(), c.refusal);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}: the oracle refuses ({:?}), gguf-digest: {err}",
+            c.path.display(),
+            c.refusal
+        );
         assert!(o.stdout.is_empty() && err.contains("byte "), "{}: {err}", c.path.display());
     }
 
@@ -136,7 +155,8 @@ fn onnx_labels_agree_with_the_blind_oracle_across_encodings_and_change_with_cont
     assert!(mutations > same.len(), "{mutations} mutations for {} models", same.len());
 
     // With external data: --no-mmap and --check agree.
-    let ext: Vec<&PathBuf> = labelled.iter().filter(|c| c.path.to_string_lossy().contains("/ext_")).map(|c| &c.path).collect();
+    let ext: Vec<&PathBuf> =
+        labelled.iter().filter(|c| c.path.to_string_lossy().contains("/ext_")).map(|c| &c.path).collect();
     assert!(!ext.is_empty());
     let pread = labels(&ext, &["--no-mmap"]);
     let sums: String = ext.iter().zip(&pread).map(|(p, l)| format!("{l}  {}\n", p.display())).collect();
@@ -146,5 +166,10 @@ fn onnx_labels_agree_with_the_blind_oracle_across_encodings_and_change_with_cont
     let list = dir.path().join("sums.txt");
     std::fs::write(&list, sums).expect("writes the list");
     let o = Command::new(gguf_digest_bin()).arg("--check").arg(&list).output().expect("runs --check");
-    assert!(o.status.success(), "--check: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "--check: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
