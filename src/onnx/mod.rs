@@ -164,7 +164,12 @@ impl format::Opened for Model {
 crate::format::sections!(inspect::Inspection, diff::Diff);
 
 #[cfg(test)]
-mod tests {
+mod model_bytes;
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+mod face_tests {
     use super::*;
 
     #[test]

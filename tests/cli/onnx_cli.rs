@@ -315,3 +315,34 @@ fn wire_and_tensor_refusals_name_the_field_and_offset() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("cannot be read from standard input"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn a_hugging_face_snapshots_links_into_blobs_are_followed_and_links_out_refused() {
+    let d = Dir::new();
+    let repo = d.path("hub/models--org--name");
+    let snap = repo.join("snapshots/0123456789abcdef0123456789abcdef01234567");
+    std::fs::create_dir_all(&snap).unwrap();
+    std::fs::create_dir_all(repo.join("blobs")).unwrap();
+    std::fs::write(repo.join("blobs/aaaa"), external(&[("location", "w.bin")])).unwrap();
+    std::fs::write(repo.join("blobs/bbbb"), W).unwrap();
+    std::os::unix::fs::symlink("../../blobs/aaaa", snap.join("model.onnx")).unwrap();
+    std::os::unix::fs::symlink("../../blobs/bbbb", snap.join("w.bin")).unwrap();
+    let out = gd_in(&snap, &["model.onnx"]);
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(0), format!("{WORKED_W}  model.onnx\n")),
+        "{}",
+        text(&out.stderr)
+    );
+    // Out of the repository folder: refused.
+    std::fs::write(d.path("hub/outside.bin"), W).unwrap();
+    std::fs::remove_file(snap.join("w.bin")).unwrap();
+    std::os::unix::fs::symlink("../../../outside.bin", snap.join("w.bin")).unwrap();
+    let out = gd_in(&snap, &["model.onnx"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("external location 'w.bin': leads outside the model's directory"),
+        "{}",
+        text(&out.stderr)
+    );
+}
