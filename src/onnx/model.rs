@@ -173,7 +173,12 @@ impl Model {
     /// X5's work bound: the element bytes of all tensors at most 16 times
     /// the files' bytes, plus 1 MiB.
     fn check_work(&self) -> Result<()> {
-        let files = self.externals.iter().fold(self.source.len(), |a, s| a.saturating_add(s.len()));
+        // One file reached by two names (a link, or the model itself) counts once.
+        let mut seen = std::collections::HashSet::new();
+        let files = std::iter::once(&self.source)
+            .chain(&self.externals)
+            .filter(|s| s.device_inode().is_none_or(|id| seen.insert(id)))
+            .fold(0u64, |a, s| a.saturating_add(s.len()));
         let bound = files.saturating_mul(16).saturating_add(1 << 20);
         let mut total: u64 = 0;
         for t in &self.parsed.tensors {

@@ -346,3 +346,30 @@ fn a_hugging_face_snapshots_links_into_blobs_are_followed_and_links_out_refused(
         text(&out.stderr)
     );
 }
+
+#[test]
+fn many_tensors_naming_one_range_meet_the_work_bound() {
+    // 20 tensors of 1 MiB, all the same 1 MiB of w.bin: 20 MiB of elements
+    // against 16 × (1 MiB + the model) + 1 MiB.
+    let d = Dir::new();
+    d.write("w.bin", &vec![0u8; 1 << 20]);
+    let tensor = |i: usize| {
+        let ext = [s(1, b"location"), s(2, b"w.bin")].concat();
+        [int(1, 1 << 18), int(2, 1), s(8, format!("w{i}").as_bytes()), s(13, &ext), int(14, 1)].concat()
+    };
+    let model = |count: usize| {
+        let inits: Vec<u8> = (0..count).flat_map(|i| s(5, &tensor(i))).collect();
+        [int(1, 8), s(7, &inits), s(8, &[s(1, b""), int(2, 13)].concat())].concat()
+    };
+    d.write("ok.onnx", &model(17));
+    let out = gd_in(d.dir.path(), &["ok.onnx"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    d.write("big.onnx", &model(20));
+    let out = gd_in(d.dir.path(), &["big.onnx"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("tensor 'w17': graph.initializer[17]: the elements of all tensors exceed the work bound"),
+        "{err}"
+    );
+}
