@@ -32,43 +32,26 @@
 // panic there is a failed test. The lib's own build keeps the Cargo.toml lints.
 #![cfg_attr(test, allow(clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
-// The core: format-neutral.
-pub mod bom;
-pub mod cache;
-pub mod check;
-mod error;
-pub mod facts;
-mod format;
-mod formats;
-mod hash;
-mod input;
-pub mod json;
-pub mod output;
-mod pipeline;
-pub mod provenance;
-mod schedule;
-mod source;
-mod text;
+// The layers are crates (docs/adr/0043-workspace-crates.md): the core
+// (crates/core), the formats (crates/formats), provenance
+// (crates/provenance, feature `provenance`). This crate is their public
+// face: the modules and items below, under the paths they always had.
+pub use gguf_digest_core::{cache, check, facts, json, output, render};
+pub use gguf_digest_formats::{diff, directory, gguf, hf, inspect, ollama, onnx, pytorch, safetensors};
+#[cfg(feature = "provenance")]
+pub use gguf_digest_provenance::{bom, provenance};
+
+// The layers' inner modules, for the command's own use.
+#[cfg_attr(not(feature = "cli"), allow(unused_imports))]
+pub(crate) use gguf_digest_core::{error, format, hash, pipeline, schedule, source, text};
+#[cfg_attr(not(feature = "cli"), allow(unused_imports))]
+pub(crate) use gguf_digest_formats::{formats, input};
 
 /// The README's code blocks, compiled as doc tests so its library example
 /// stays true.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
-
-// The formats.
-pub mod directory;
-pub mod gguf;
-pub mod hf;
-pub mod ollama;
-pub mod onnx;
-pub mod pytorch;
-pub mod safetensors;
-
-// What inspect and diff show, on one renderer.
-pub mod diff;
-pub mod inspect;
-pub mod render;
 
 // The command (flags, exit codes, the progress bar), for the binary and the
 // Python wheel's `gguf-digest`; the only user of clap and indicatif.

@@ -13,7 +13,7 @@ use gguf_digest::onnx::skeleton::Writer;
 use gguf_digest::onnx::tensor::{Data, is_plain_relative};
 use libfuzzer_sys::fuzz_target;
 
-fn skeleton(p: &gguf_digest::onnx::wire::Parsed) -> Vec<u8> {
+fn skeleton(p: &gguf_digest::onnx::read::Parsed) -> Vec<u8> {
     let mut out = Vec::new();
     let elements = |i: usize| [i as u8; 32];
     let mut sink = |b: &[u8]| out.extend_from_slice(b);

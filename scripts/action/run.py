@@ -204,9 +204,11 @@ def source_digest(root):
     """The SHA-256 of what `cargo install --path ROOT` builds from: each
     file's path and bytes, in sorted order."""
     files = [f for f in ("Cargo.toml", "Cargo.lock") if os.path.isfile(os.path.join(root, f))]
-    for top, dirs, names in os.walk(os.path.join(root, "src")):
-        dirs.sort()
-        files += [os.path.relpath(os.path.join(top, n), root) for n in names]
+    # The command's crate (src/) and the layer crates it is built from (crates/).
+    for tree in ("src", "crates"):
+        for top, dirs, names in os.walk(os.path.join(root, tree)):
+            dirs.sort()
+            files += [os.path.relpath(os.path.join(top, n), root) for n in names]
     h = hashlib.sha256()
     for rel in sorted(files):
         with open(os.path.join(root, rel), "rb") as f:

@@ -241,7 +241,15 @@ fn the_build_is_cached_under_the_digest_of_its_sources() {
     d.write("README.md", b"# not built\n");
     assert_eq!(digest(&d.path("")), first, "a file cargo does not build from");
     d.write("src/cli/mod.rs", b"// v1.0.1\n");
-    assert_ne!(digest(&d.path("")), first, "a new release's source");
+    let second = digest(&d.path(""));
+    assert_ne!(second, first, "a new release's source");
+    // The layer crates the command is built from (docs/adr/0043).
+    std::fs::create_dir_all(d.path("crates/core/src")).unwrap();
+    d.write("crates/core/src/hash.rs", b"// v1.0.1\n");
+    let third = digest(&d.path(""));
+    assert_ne!(third, second, "a layer crate's source");
+    d.write("crates/core/src/hash.rs", b"// v1.0.2\n");
+    assert_ne!(digest(&d.path("")), third, "a layer crate's change");
 }
 
 /// Issue #31, item 14: a `models` word that begins with `-` is a model's
