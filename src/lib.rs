@@ -241,7 +241,7 @@ pub mod cache {
 pub mod gguf {
     pub use gguf_digest_formats::gguf::{
         ArrayValue, ByteOrder, GgmlType, GgufFile, Kv, Model, ModelKv, ModelTensor, Shape, Shard, StringValue,
-        TensorInfo, Tensors, Value, ValueType, parse, skeleton_bytes,
+        TensorInfo, TensorIter, Tensors, Value, ValueType, parse, skeleton_bytes,
     };
 }
 
