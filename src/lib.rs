@@ -104,6 +104,9 @@ pub mod cli;
 // ---- Errors ----
 
 pub use gguf_digest_core::error::{Error, ErrorKind, Result, Subject};
+// A format's or provenance's own kinds, read with `ErrorKind::of::<K>()`
+// (each layer's `K` is in its module below: `gguf::GgufErrorKind`, ...).
+pub use gguf_digest_core::error::{Hint, LayerError, LayerKind};
 
 // ---- Opening a model ----
 
@@ -240,31 +243,37 @@ pub mod cache {
 /// ```
 pub mod gguf {
     pub use gguf_digest_formats::gguf::{
-        ArrayValue, ByteOrder, GgmlType, GgufFile, Kv, Model, ModelKv, ModelTensor, Shape, Shard, StringValue,
-        TensorInfo, TensorIter, Tensors, Value, ValueType, parse, skeleton_bytes,
+        ArrayValue, ByteOrder, GgmlType, GgufErrorKind, GgufFile, Kv, Model, ModelKv, ModelTensor, Shape, Shard,
+        StringValue, TensorInfo, TensorIter, Tensors, Value, ValueType, parse, skeleton_bytes,
     };
 }
 
 /// safetensors: a model (one file, or an index and its shards), for
 /// [`AnyModel::downcast_ref`](crate::AnyModel::downcast_ref).
 pub mod safetensors {
-    pub use gguf_digest_formats::safetensors::Model;
+    pub use gguf_digest_formats::safetensors::{Model, SafetensorsErrorKind};
 }
 
 /// PyTorch checkpoints: a model, for [`AnyModel::downcast_ref`](crate::AnyModel::downcast_ref).
 pub mod pytorch {
-    pub use gguf_digest_formats::pytorch::Model;
+    pub use gguf_digest_formats::pytorch::{Model, PytorchErrorKind};
 }
 
 /// A model an Ollama store serves, for [`AnyModel::downcast_ref`](crate::AnyModel::downcast_ref).
 pub mod ollama {
-    pub use gguf_digest_formats::ollama::Model;
+    pub use gguf_digest_formats::ollama::{Model, OllamaErrorKind};
 }
 
 /// A model directory (a Hugging Face snapshot among them), labelled whole,
 /// for [`AnyModel::downcast_ref`](crate::AnyModel::downcast_ref).
 pub mod directory {
-    pub use gguf_digest_formats::directory::Model;
+    pub use gguf_digest_formats::directory::{DirectoryErrorKind, Model};
+}
+
+/// `hf:ORG/NAME[@REVISION]` references to the Hugging Face cache: their
+/// errors' kinds.
+pub mod hf {
+    pub use gguf_digest_formats::hf::HfErrorKind;
 }
 
 // ---- Provenance ----
@@ -303,6 +312,7 @@ pub mod directory {
 /// ```
 #[cfg(feature = "provenance")]
 pub mod provenance {
+    pub use gguf_digest_provenance::provenance::ProvenanceErrorKind;
     pub use gguf_digest_provenance::provenance::keys::PublicKey;
     pub use gguf_digest_provenance::provenance::statement::{Subject as StatementSubject, statement_text};
     pub use gguf_digest_provenance::provenance::subjects::Subject as ClaimedSubject;

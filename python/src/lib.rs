@@ -28,7 +28,7 @@ use gguf_digest::check::{
     verify_list as check_list,
 };
 use gguf_digest::cli;
-use gguf_digest::provenance::PublicKey;
+use gguf_digest::provenance::{ProvenanceErrorKind, PublicKey};
 use gguf_digest::{AnyModel, BatchOptions, Digest, Labelled, OpenOptions, ReadMode, expand_arguments};
 // Beyond the library's front (docs/adr/0042-public-front.md): the layers'
 // own items the wheel needs to mirror the command.
@@ -89,8 +89,8 @@ impl Read {
 /// `gguf_digest.Error` for a library error, its place filled from the
 /// argument (`path`) when the error names no file or argument.
 fn error(py: Python<'_>, e: &gguf_digest::Error, path: Option<&Path>) -> PyErr {
-    let err = match e.kind() {
-        gguf_digest::ErrorKind::SignatureFailed(_) => SignatureError::new_err(e.to_string()),
+    let err = match e.kind().of::<ProvenanceErrorKind>() {
+        Some(ProvenanceErrorKind::SignatureFailed(_)) => SignatureError::new_err(e.to_string()),
         _ => Error::new_err(e.to_string()),
     };
     let value = err.value(py);
