@@ -32,7 +32,8 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use gguf_digest::{CHUNK, Model};
+use gguf_digest::gguf::Model;
+use gguf_digest_core::hash::CHUNK;
 use memmap2::{Advice, Mmap, MmapOptions};
 use sha2::{Digest as _, Sha256};
 

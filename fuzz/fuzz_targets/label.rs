@@ -15,7 +15,8 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use gguf_digest::{Model, OpenOptions, ReadMode};
+use gguf_digest::gguf::Model;
+use gguf_digest::{OpenOptions, ReadMode};
 use libfuzzer_sys::fuzz_target;
 
 /// A directory private to this process: tmpfs when there is one.
@@ -57,7 +58,7 @@ fuzz_target!(|data: &[u8]| {
     let a = label(&p, false, ReadMode::Mmap);
     let b = label(&p, false, ReadMode::Pread);
     assert_eq!(a, b, "the read modes disagree");
-    assert_eq!(a.is_some(), gguf_digest::parse(data).is_ok(), "file and memory parses disagree");
+    assert_eq!(a.is_some(), gguf_digest::gguf::parse(data).is_ok(), "file and memory parses disagree");
     // The default open joins shards when split.count > 1; no sibling exists here.
     let _ = label(&p, true, ReadMode::Mmap);
 });

@@ -12,9 +12,9 @@
 //! written in.
 #![no_main]
 
-use gguf_digest::json::{Json, parse_strict};
-use gguf_digest::ollama::config::{DERIVED, content, content_digest, encode};
-use gguf_digest::ollama::manifest::{MAX_DEPTH, MAX_MANIFEST};
+use gguf_digest_core::json::{Json, parse_strict};
+use gguf_digest_formats::ollama::config::{DERIVED, content, content_digest, encode};
+use gguf_digest_formats::ollama::manifest::{MAX_DEPTH, MAX_MANIFEST};
 use libfuzzer_sys::fuzz_target;
 use sha2::{Digest as _, Sha256};
 

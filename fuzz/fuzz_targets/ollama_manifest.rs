@@ -1,6 +1,6 @@
 //! Fuzz target: the Ollama manifest reader on arbitrary bytes.
 //!
-//! `gguf_digest::ollama::manifest::parse_manifest` must return Ok or a typed
+//! `gguf_digest_formats::ollama::manifest::parse_manifest` must return Ok or a typed
 //! error for every input (a panic, an abort, an out-of-memory or a timeout
 //! is a finding; built with debug assertions, so an integer overflow is a
 //! panic too), and a manifest it accepts must say exactly what its JSON says:
@@ -9,9 +9,9 @@
 //! can name a path outside the store's `blobs/`).
 #![no_main]
 
-use gguf_digest::json::{Json, parse_strict};
-use gguf_digest::ollama::manifest::{Layer, MAX_DEPTH, MAX_MANIFEST, parse_manifest};
-use gguf_digest::ollama::name::digest_hex;
+use gguf_digest_core::json::{Json, parse_strict};
+use gguf_digest_formats::ollama::manifest::{Layer, MAX_DEPTH, MAX_MANIFEST, parse_manifest};
+use gguf_digest_formats::ollama::name::digest_hex;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

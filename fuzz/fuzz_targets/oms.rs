@@ -14,9 +14,9 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use gguf_digest::json::parse_strict;
-use gguf_digest::provenance::oms::{Method, bundle, ec::EcKey, manifest, verify_bytes};
-use gguf_digest::provenance::{MAX_DEPTH, PAYLOAD_TYPE, envelope};
+use gguf_digest_core::json::parse_strict;
+use gguf_digest_provenance::provenance::oms::{Method, bundle, ec::EcKey, manifest, verify_bytes};
+use gguf_digest_provenance::provenance::{MAX_DEPTH, PAYLOAD_TYPE, envelope};
 use libfuzzer_sys::fuzz_target;
 
 fn key() -> &'static [EcKey; 1] {

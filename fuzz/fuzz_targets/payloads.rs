@@ -6,12 +6,13 @@
 //! For a little-endian file the canonical payload is the stored bytes.
 #![no_main]
 
-use gguf_digest::{ByteOrder, Value, canonical_payload};
+use gguf_digest::gguf::{ByteOrder, Value};
+use gguf_digest_formats::gguf::canonical_payload;
 use libfuzzer_sys::fuzz_target;
 use sha2::{Digest, Sha256};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(f) = gguf_digest::parse(data) else { return };
+    let Ok(f) = gguf_digest::gguf::parse(data) else { return };
     for kv in &f.kvs {
         let Value::Array(a) = &kv.value else { continue };
         let start = a.file_offset as usize;

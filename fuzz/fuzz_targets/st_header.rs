@@ -1,6 +1,6 @@
 //! Fuzz target: the safetensors header parser on arbitrary bytes.
 //!
-//! `gguf_digest::safetensors::parse` must return Ok or a typed error for
+//! `gguf_digest_formats::safetensors::parse` must return Ok or a typed error for
 //! every input: a panic, an abort, an out-of-memory or a timeout is a
 //! finding. Built with debug assertions (`cargo fuzz run -a`), so an integer
 //! overflow is a panic too.
@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let f = match gguf_digest::safetensors::parse(data) {
+    let f = match gguf_digest_formats::safetensors::parse(data) {
         Ok(f) => f,
         Err(e) => {
             // Every rejection says what is wrong, and a pure parse names no file.
@@ -24,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
     let len = data.len() as u64;
     assert_eq!(f.file_len, len);
     assert_eq!(f.data_start, 8 + f.header_len, "data starts right after the header");
-    assert!(f.header_len <= gguf_digest::safetensors::MAX_HEADER);
+    assert!(f.header_len <= gguf_digest_formats::safetensors::MAX_HEADER);
     assert!(f.data_start <= len, "accepted a header that runs past the file");
     // The tensors tile the data region exactly: no hole, no overlap, nothing after.
     let mut ranges: Vec<(u64, u64)> = f.tensors.iter().map(|t| (t.begin, t.end)).collect();

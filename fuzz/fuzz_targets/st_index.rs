@@ -1,6 +1,6 @@
 //! Fuzz target: the safetensors index reader on arbitrary bytes.
 //!
-//! `gguf_digest::safetensors::parse_index(bytes, "d")` must return Ok or a
+//! `gguf_digest_formats::safetensors::parse_index(bytes, "d")` must return Ok or a
 //! typed error for every input (a panic, an abort, an out-of-memory or a
 //! timeout is a finding), and an index it accepts must never name a file
 //! outside its directory.
@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::path::{Component, Path};
 
-use gguf_digest::safetensors::{parse_index, plain_name_in};
+use gguf_digest_formats::safetensors::{parse_index, plain_name_in};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -35,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
         assert!(!name.contains(['/', '\\', '\0']), "{name:?}");
     }
     // Derived members (contract §5, revision 2) are kept apart, never metadata.
-    for derived in gguf_digest::safetensors::DERIVED {
+    for derived in gguf_digest_formats::safetensors::DERIVED {
         assert!(!index.metadata.contains_key(derived), "{derived} is derived, kept apart");
     }
 });

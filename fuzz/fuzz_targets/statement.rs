@@ -14,8 +14,8 @@
 
 use std::path::{Component, Path};
 
-use gguf_digest::json::{Json, parse_strict};
-use gguf_digest::provenance::{MAX_DEPTH, PREDICATE_TYPE, STATEMENT_TYPE, subjects};
+use gguf_digest_core::json::{Json, parse_strict};
+use gguf_digest_provenance::provenance::{MAX_DEPTH, PREDICATE_TYPE, STATEMENT_TYPE, subjects};
 use libfuzzer_sys::fuzz_target;
 
 /// A root that is never there: `locate` then checks names, and nothing more.

@@ -28,15 +28,16 @@ use gguf_digest::check::{
     verify_list as check_list,
 };
 use gguf_digest::cli;
-use gguf_digest::output::quote_name;
-use gguf_digest::provenance::ProvenanceErrorKind;
-use gguf_digest::provenance::keys::PublicKey;
-use gguf_digest::provenance::statement as statements;
-use gguf_digest::provenance::subjects;
-use gguf_digest::provenance::verify;
-use gguf_digest::{
-    AnyModel, BatchOptions, Digest, Labelled, Named, NamedModels, OpenOptions, ReadMode, expand_arguments, schedule_all,
-};
+use gguf_digest::provenance::{ProvenanceErrorKind, PublicKey};
+use gguf_digest::{AnyModel, BatchOptions, Digest, Labelled, OpenOptions, ReadMode, expand_arguments};
+// Beyond the library's front (docs/adr/0042-public-front.md): the layers'
+// own items the wheel needs to mirror the command.
+use gguf_digest_core::output::{self, quote_name};
+use gguf_digest_core::schedule::schedule_all;
+use gguf_digest_formats::input::{Named, NamedModels};
+use gguf_digest_provenance::provenance::statement as statements;
+use gguf_digest_provenance::provenance::subjects;
+use gguf_digest_provenance::provenance::verify;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -527,7 +528,7 @@ fn verify_statement(
 fn ollama_models(py: Python<'_>) -> PyResult<(Vec<OsString>, Vec<String>)> {
     let all = detached(py, || expand_arguments(&[PathBuf::from("ollama:")]))?;
     let (models, strays) = all.map_err(|e| error(py, &e, None))?;
-    let strays = strays.iter().map(gguf_digest::output::error_line).collect();
+    let strays = strays.iter().map(output::error_line).collect();
     Ok((models.into_iter().map(PathBuf::into_os_string).collect(), strays))
 }
 
@@ -558,7 +559,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SignatureError", py.get_type::<SignatureError>())?;
     // As the command does at start: a model can be thousands of files (an
     // Ollama blob per tensor), held open at once.
-    gguf_digest::raise_open_file_limit();
+    gguf_digest_core::source::raise_open_file_limit();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_THREADS", gguf_digest::MAX_THREADS)?;
     m.add_function(wrap_pyfunction!(labels, m)?)?;

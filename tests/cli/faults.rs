@@ -33,7 +33,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use common::*;
-use gguf_digest::{ErrorKind, Model, OpenOptions as ModelOptions, ReadMode, parse};
+use gguf_digest::gguf::{Model, parse};
+use gguf_digest::{ErrorKind, OpenOptions as ModelOptions, ReadMode};
 
 /// What a finished run of the binary left.
 pub(super) struct Run {
@@ -604,7 +605,8 @@ fn mapped_tensor_pages_do_not_pile_up() {
 /// a label from zeros or a short read.
 #[test]
 fn a_file_truncated_before_it_is_read_front_to_back_is_an_error() {
-    use gguf_digest::{DirectReads, PieceSizes, hash_front_to_back_with};
+    use gguf_digest::PieceSizes;
+    use gguf_digest_core::pipeline::{DirectReads, hash_front_to_back_with};
     for direct in [DirectReads::Auto, DirectReads::Always] {
         let d = Dir::new();
         let g = Gguf::new().tensor(Tensor::filled("a", &[100_000], 0, 1)).tensor(Tensor::filled("b", &[100_000], 0, 2));

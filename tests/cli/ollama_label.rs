@@ -427,8 +427,8 @@ fn the_progress_bar_is_sized_from_the_manifest() {
     let cfg: JsonValue = serde_json::from_slice(&config_size).unwrap();
     let want = layers.iter().map(|l| l.size).sum::<u64>() + cfg["config"]["size"].as_u64().unwrap();
     std::fs::remove_file(store.blob_path(&layers[0])).unwrap();
-    assert_eq!(gguf_digest::ollama::manifest_bytes_in(&store.root, "ollama:m").unwrap(), want);
-    assert!(gguf_digest::ollama::manifest_bytes_in(&store.root, "ollama:nope").is_err());
+    assert_eq!(gguf_digest_formats::ollama::manifest_bytes_in(&store.root, "ollama:m").unwrap(), want);
+    assert!(gguf_digest_formats::ollama::manifest_bytes_in(&store.root, "ollama:nope").is_err());
 }
 
 /// The config blob and the manifest file have rules of their own: a config
@@ -456,9 +456,9 @@ fn config_and_manifest_files_are_checked() {
     std::os::unix::fs::symlink(&outside, &linked).unwrap();
     refused(&store, "ollama:good:linked", "is a symbolic link");
     // Nor does the progress bar's length follow it.
-    let e = gguf_digest::ollama::manifest_bytes_in(&store.root, "ollama:good:linked").unwrap_err();
-    assert!(matches!(e.kind(), gguf_digest::ErrorKind::NotRegularFile(gguf_digest::SYMBOLIC_LINK)), "{e}");
-    assert!(gguf_digest::ollama::manifest_bytes_in(&store.root, "ollama:good").unwrap() > 0);
+    let e = gguf_digest_formats::ollama::manifest_bytes_in(&store.root, "ollama:good:linked").unwrap_err();
+    assert!(matches!(e.kind(), gguf_digest::ErrorKind::NotRegularFile(gguf_digest_core::error::SYMBOLIC_LINK)), "{e}");
+    assert!(gguf_digest_formats::ollama::manifest_bytes_in(&store.root, "ollama:good").unwrap() > 0);
 }
 
 /// `diff ollama:M approved.gguf` compares what Ollama serves: the *last*

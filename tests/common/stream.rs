@@ -38,8 +38,8 @@ impl Read for Dribble {
 }
 
 /// A stream source named `-` over `data`, in pieces of `sizes`.
-pub fn stream_source(data: &[u8], sizes: &[usize]) -> gguf_digest::Source {
-    gguf_digest::Source::from_reader(Path::new("-"), Box::new(Dribble::new(data.to_vec(), sizes)))
+pub fn stream_source(data: &[u8], sizes: &[usize]) -> gguf_digest_core::source::Source {
+    gguf_digest_core::source::Source::from_reader(Path::new("-"), Box::new(Dribble::new(data.to_vec(), sizes)))
 }
 
 /// Runs the binary with `args`, writing `data` into its standard input in

@@ -6,7 +6,9 @@ use crate::common;
 use std::path::PathBuf;
 
 use common::*;
-use gguf_digest::{BatchOptions, Model, Named, NamedModels, OpenOptions, ReadMode, digest_paths};
+use gguf_digest::gguf::Model;
+use gguf_digest::{BatchOptions, OpenOptions, ReadMode, digest_paths};
+use gguf_digest_formats::input::{Named, NamedModels};
 
 /// Runs a batch on its own thread, so that a scheduler that stops making
 /// progress fails the test instead of hanging it.
@@ -175,7 +177,7 @@ fn cancelling_stops_a_front_to_back_read_naming_the_tensor() {
     let path = d.write("big.gguf", &g.build());
     let model = Model::open(&path).unwrap();
     let pieces = gguf_digest::PieceSizes { window: 64 << 10, chunk: 4096, min_mapped: 1 };
-    for direct in [gguf_digest::DirectReads::Auto, gguf_digest::DirectReads::Always] {
+    for direct in [gguf_digest_core::pipeline::DirectReads::Auto, gguf_digest_core::pipeline::DirectReads::Always] {
         let counted = AtomicU64::new(0);
         let cancel_after_first = |n: u64| {
             if counted.fetch_add(n, Ordering::Relaxed) > 0 {
@@ -183,7 +185,7 @@ fn cancelling_stops_a_front_to_back_read_naming_the_tensor() {
             }
             Ok(())
         };
-        let e = gguf_digest::hash_front_to_back_with(&model, &pieces, 2, direct, &cancel_after_first)
+        let e = gguf_digest_core::pipeline::hash_front_to_back_with(&model, &pieces, 2, direct, &cancel_after_first)
             .expect_err("cancelled");
         assert!(e.to_string().contains("cancelled") && e.to_string().contains("tensor 'big'"), "{direct:?}: {e}");
         assert!(counted.load(Ordering::Relaxed) < 16 << 20, "{direct:?}: read to the end");

@@ -11,7 +11,8 @@ use std::path::Path;
 use common::st::*;
 use common::tree::{self, Files, expected_label, file_component, weights_component};
 use common::*;
-use gguf_digest::{Error, ErrorKind, OpenOptions, ReadMode, directory};
+use gguf_digest::{Error, ErrorKind, OpenOptions, ReadMode};
+use gguf_digest_formats::directory;
 
 fn label_with(dir: &Path, opts: &OpenOptions) -> Result<String, Error> {
     let m = directory::Model::open(dir, opts)?;
@@ -212,14 +213,14 @@ fn read_front_to_back_the_audits_and_the_label_are_the_same() {
     let mapped = m.digest().unwrap();
     let quiet = |_: u64| Ok(());
     let pieces = gguf_digest::PieceSizes::default();
-    for direct in [gguf_digest::DirectReads::Auto, gguf_digest::DirectReads::Always] {
-        let data = gguf_digest::hash_front_to_back_with(&m, &pieces, 2, direct, &quiet).unwrap();
+    for direct in [gguf_digest_core::pipeline::DirectReads::Auto, gguf_digest_core::pipeline::DirectReads::Always] {
+        let data = gguf_digest_core::pipeline::hash_front_to_back_with(&m, &pieces, 2, direct, &quiet).unwrap();
         assert_eq!(data, mapped.tensor_sha256(), "{direct:?}");
-        assert_eq!(gguf_digest::finish(&m, data).unwrap().label(), expected());
+        assert_eq!(gguf_digest_core::format::finish(&m, data).unwrap().label(), expected());
     }
     flip_last_byte(&std::fs::canonicalize(tree::blob_of(&snap, "README.md")).unwrap());
     let m = directory::Model::open(&snap, &verify).unwrap();
-    let data = gguf_digest::hash_front_to_back(&m, &pieces, 2, &quiet).unwrap();
-    let e = gguf_digest::finish(&m, data).unwrap_err();
+    let data = gguf_digest_core::pipeline::hash_front_to_back(&m, &pieces, 2, &quiet).unwrap();
+    let e = gguf_digest_core::format::finish(&m, data).unwrap_err();
     assert!(e.to_string().contains("Git blob SHA-1"), "{e}");
 }

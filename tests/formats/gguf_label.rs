@@ -12,7 +12,8 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use common::*;
-use gguf_digest::{Model, OpenOptions, ReadMode, Value};
+use gguf_digest::gguf::{Model, Value};
+use gguf_digest::{OpenOptions, ReadMode};
 
 fn open_with(p: &Path, join_shards: bool, read_mode: ReadMode) -> Model {
     Model::open_with(p, OpenOptions { join_shards, read_mode, ..OpenOptions::default() })
@@ -207,8 +208,8 @@ fn big_endian_tensors_larger_than_one_read_chunk() {
         .tensor(Tensor::filled("q4k", &[256 * 1900], 12, 2))
         .tensor(Tensor::filled("q8", &[32 * 8000], 8, 3))
         .tensor(Tensor::filled("f16", &[140_000], 1, 4));
-    assert!(g.tensors.iter().all(|t| t.data.len() as u64 > gguf_digest::CHUNK));
-    assert!(g.tensors.iter().any(|t| gguf_digest::CHUNK % type_size(t.ggml_type).unwrap().1 != 0));
+    assert!(g.tensors.iter().all(|t| t.data.len() as u64 > gguf_digest_core::hash::CHUNK));
+    assert!(g.tensors.iter().any(|t| gguf_digest_core::hash::CHUNK % type_size(t.ggml_type).unwrap().1 != 0));
     same_model(&g, &Gguf { big_endian: true, ..g.clone() });
 }
 
@@ -594,7 +595,7 @@ fn assert_golden(file: &[u8], skeleton: &[u8]) {
     let p = d.write("golden.gguf", file);
     let model = open_with(&p, true, ReadMode::Mmap);
     let digest = model.digest().expect("hashes");
-    assert_eq!(hex(&gguf_digest::skeleton_bytes(&model, digest.tensor_sha256())), hex(skeleton));
+    assert_eq!(hex(&gguf_digest::gguf::skeleton_bytes(&model, digest.tensor_sha256())), hex(skeleton));
     assert_eq!(digest.label(), hex(&sha256(skeleton)));
     assert_eq!(label_path(&p), hex(&sha256(skeleton)));
 }

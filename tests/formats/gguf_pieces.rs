@@ -17,7 +17,8 @@ use crate::common;
 use std::path::Path;
 
 use common::*;
-use gguf_digest::{Model, OpenOptions, PieceSizes, ReadMode};
+use gguf_digest::gguf::Model;
+use gguf_digest::{OpenOptions, PieceSizes, ReadMode};
 use proptest::prelude::*;
 
 /// The types whose big-endian conversion changes bytes (spec §6).
@@ -49,9 +50,10 @@ fn check(d: &Dir, g: &Gguf, read_mode: ReadMode, pieces: PieceSizes, what: &str)
     // Front to back from the file, as a cold file is read, and around the
     // page cache (O_DIRECT, in whole 4 KiB blocks), as a huge one is.
     for threads in [1, 3] {
-        for direct in [gguf_digest::DirectReads::Auto, gguf_digest::DirectReads::Always] {
-            let front = gguf_digest::hash_front_to_back_with(&model, &pieces, threads, direct, &|_| Ok(()))
-                .unwrap_or_else(|e| panic!("{what}, front to back, {direct:?}: {e}"));
+        for direct in [gguf_digest_core::pipeline::DirectReads::Auto, gguf_digest_core::pipeline::DirectReads::Always] {
+            let front =
+                gguf_digest_core::pipeline::hash_front_to_back_with(&model, &pieces, threads, direct, &|_| Ok(()))
+                    .unwrap_or_else(|e| panic!("{what}, front to back, {direct:?}: {e}"));
             assert_eq!(front, digest.tensor_sha256(), "{what}: front to back with {threads} threads, {direct:?}");
         }
     }
@@ -98,7 +100,7 @@ fn every_swapped_type_at_every_piece_boundary() {
             let mut counts = counts_around(chunk, block);
             counts.extend(counts_around(window, block));
             // The pieces read front to back: READ_CHUNKS whole-block chunks.
-            let read_piece = (chunk / block).max(1) * block * gguf_digest::READ_CHUNKS as u64;
+            let read_piece = (chunk / block).max(1) * block * gguf_digest_core::hash::READ_CHUNKS as u64;
             counts.extend(counts_around(read_piece, block));
             counts.sort_unstable();
             counts.dedup();
@@ -130,7 +132,7 @@ fn default_window_big_endian_quantized_over_8_mib() {
         .tensor(Tensor::filled("q4_k", &[256 * ((9 << 20) / 144)], 12, 2))
         .tensor(Tensor::filled("q6_k", &[256 * ((17 << 20) / 210)], 14, 3))
         .tensor(Tensor::filled("q4_0", &[32 * ((8 << 20) / 18 + 1)], 2, 4));
-    assert!(g.tensors.iter().all(|t| t.data.len() as u64 > gguf_digest::WINDOW));
+    assert!(g.tensors.iter().all(|t| t.data.len() as u64 > gguf_digest_core::hash::WINDOW));
     for big_endian in [false, true] {
         for read_mode in [ReadMode::Mmap, ReadMode::Pread] {
             let g = Gguf { big_endian, ..g.clone() };
@@ -218,8 +220,8 @@ fn progress_adds_up_to_every_tensor_s_bytes() {
     }
 }
 
-const CHUNK_DEFAULT: u64 = gguf_digest::CHUNK;
-const WINDOW_DEFAULT: u64 = gguf_digest::WINDOW;
+const CHUNK_DEFAULT: u64 = gguf_digest_core::hash::CHUNK;
+const WINDOW_DEFAULT: u64 = gguf_digest_core::hash::WINDOW;
 
 /// Shards are another cut: a big-endian model split three ways, hashed in
 /// tiny pieces from both read modes, is the unsplit model.

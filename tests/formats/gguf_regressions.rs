@@ -8,7 +8,8 @@
 use crate::common;
 
 use common::*;
-use gguf_digest::{ByteOrder, Value, canonical_payload, parse};
+use gguf_digest::gguf::{ByteOrder, Value, parse};
+use gguf_digest_formats::gguf::canonical_payload;
 use sha2::{Digest as _, Sha256};
 
 /// The stored payload bytes and canonical payload of the only KV of `g`, an array.

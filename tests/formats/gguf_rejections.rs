@@ -11,7 +11,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use common::*;
-use gguf_digest::{Error, ErrorKind, Model, OpenOptions, ReadMode};
+use gguf_digest::gguf::Model;
+use gguf_digest::{Error, ErrorKind, OpenOptions, ReadMode};
 
 fn open_mode(p: &Path, read_mode: ReadMode) -> Result<String, Error> {
     Model::open_with(p, OpenOptions { join_shards: true, read_mode, ..OpenOptions::default() }).and_then(|m| m.label())

@@ -11,7 +11,8 @@
 
 use std::path::PathBuf;
 
-use gguf_digest::{ErrorKind, Model};
+use gguf_digest::ErrorKind;
+use gguf_digest::gguf::Model;
 use serde_json::Value as JsonValue;
 use sha2::{Digest, Sha256};
 

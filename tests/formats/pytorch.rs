@@ -10,7 +10,8 @@ use std::path::Path;
 use common::pt::{Layout, Pickle, PtTensor, StateDict, zip};
 use common::{Dir, hex, sha};
 use gguf_digest::pytorch::Model;
-use gguf_digest::{OpenOptions, PieceSizes, ReadMode, Source};
+use gguf_digest::{OpenOptions, PieceSizes, ReadMode};
+use gguf_digest_core::source::Source;
 
 fn open_with(path: &Path, read_mode: ReadMode, pieces: PieceSizes) -> gguf_digest::Result<Model> {
     let opts = OpenOptions { read_mode, pieces, ..OpenOptions::default() };

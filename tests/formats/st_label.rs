@@ -219,7 +219,7 @@ fn a_safetensors_label_is_never_a_gguf_one() {
     let d = Dir::new();
     let p = d.write("m.safetensors", &st.build());
     let model = open(&p, ReadMode::Mmap, PieceSizes::default());
-    let skeleton = gguf_digest::safetensors::skeleton_bytes(&model, model.digest().unwrap().tensor_sha256());
+    let skeleton = gguf_digest_formats::safetensors::skeleton_bytes(&model, model.digest().unwrap().tensor_sha256());
     assert_eq!(&skeleton[..4], b"SFTN");
 }
 
@@ -233,15 +233,19 @@ fn the_progress_bar_counts_every_file_of_the_model() {
         d.write(name, bytes);
     }
     let index_path = d.write("model.safetensors.index.json", index.as_bytes());
-    assert_eq!(gguf_digest::approximate_bytes(&index_path), total, "by index");
-    assert_eq!(gguf_digest::approximate_bytes(&d.path(&files[1].0)), total, "by a shard beside its index");
+    assert_eq!(gguf_digest_formats::input::approximate_bytes(&index_path), total, "by index");
+    assert_eq!(
+        gguf_digest_formats::input::approximate_bytes(&d.path(&files[1].0)),
+        total,
+        "by a shard beside its index"
+    );
     // A directory is labelled whole: its index is one of its files.
-    assert_eq!(gguf_digest::approximate_bytes(d.dir.path()), total + index.len() as u64, "by directory");
+    assert_eq!(gguf_digest_formats::input::approximate_bytes(d.dir.path()), total + index.len() as u64, "by directory");
     let single = d.write("one.safetensors", &st.build());
-    assert_eq!(gguf_digest::approximate_bytes(&single), std::fs::metadata(&single).unwrap().len());
+    assert_eq!(gguf_digest_formats::input::approximate_bytes(&single), std::fs::metadata(&single).unwrap().len());
     let g = rich_model(&[0, 1]);
     let gd = Dir::new();
     let paths = write_set(&gd, "g", &g.split(&[1, 1]));
     let gtotal: u64 = paths.iter().map(|p| std::fs::metadata(p).unwrap().len()).sum();
-    assert_eq!(gguf_digest::approximate_bytes(&paths[0]), gtotal, "a GGUF shard set");
+    assert_eq!(gguf_digest_formats::input::approximate_bytes(&paths[0]), gtotal, "a GGUF shard set");
 }

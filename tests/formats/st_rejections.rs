@@ -21,8 +21,8 @@ use std::process::Command;
 
 use common::st::*;
 use common::*;
-use gguf_digest::safetensors::{self, Model};
 use gguf_digest::{Error, ErrorKind, OpenOptions, ReadMode, Subject, open_model};
+use gguf_digest_formats::safetensors::{self, Model};
 
 // ---------------------------------------------------------------- helpers
 
@@ -164,7 +164,7 @@ impl Rejected {
     fn tensor(self, name: &str) -> Self {
         let msg = self.msg();
         assert_eq!(self.err.subject(), Some(&Subject::Tensor(name.as_bytes().to_vec())), "{msg}");
-        assert!(msg.contains(&format!("tensor '{}'", gguf_digest::escape_bytes(name.as_bytes()))), "{msg}");
+        assert!(msg.contains(&format!("tensor '{}'", gguf_digest_core::text::escape_bytes(name.as_bytes()))), "{msg}");
         self
     }
 
@@ -173,7 +173,7 @@ impl Rejected {
     fn key(self, name: &str) -> Self {
         let msg = self.msg();
         assert_eq!(self.err.subject(), Some(&Subject::Key(name.as_bytes().to_vec())), "{msg}");
-        assert!(msg.contains(&format!("key '{}'", gguf_digest::escape_bytes(name.as_bytes()))), "{msg}");
+        assert!(msg.contains(&format!("key '{}'", gguf_digest_core::text::escape_bytes(name.as_bytes()))), "{msg}");
         self
     }
 

@@ -10,7 +10,7 @@
 //! KVs and tensor infos swapped, duplicated and deleted, and seeded random
 //! "havoc" stacks of all of these.
 //!
-//! Every mutant is parsed from memory with `gguf_digest::parse`; a sample
+//! Every mutant is parsed from memory with `gguf_digest::gguf::parse`; a sample
 //! (every mutant that parses, thinned, and every 50th of the rest) is also
 //! written to a file and labelled through `Model::open_with` + `digest`, in
 //! both read modes. The pass criterion is the absence of a panic (a panic
@@ -42,7 +42,9 @@ use std::time::{Duration, Instant};
 
 use common::harness::*;
 use common::*;
-use gguf_digest::{ErrorKind, Model, OpenOptions, ReadMode, Value, canonical_payload, parse};
+use gguf_digest::gguf::{Model, Value, parse};
+use gguf_digest::{ErrorKind, OpenOptions, ReadMode};
+use gguf_digest_formats::gguf::canonical_payload;
 use sha2::{Digest as _, Sha256};
 
 // ---------------------------------------------------------------------------
@@ -547,7 +549,7 @@ impl Runner {
         base: &Base,
         desc: &Desc,
         bytes: &[u8],
-        parsed: &gguf_digest::Result<gguf_digest::GgufFile>,
+        parsed: &gguf_digest::Result<gguf_digest::gguf::GgufFile>,
         expect: Expect,
     ) {
         self.stats.via_file += 1;

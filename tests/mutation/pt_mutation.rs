@@ -29,8 +29,9 @@ use std::time::{Duration, Instant};
 
 use common::harness::*;
 use common::pt::{Layout, PtTensor, StateDict};
-use gguf_digest::pytorch::{self, Model};
-use gguf_digest::{OpenOptions, ReadMode, Source};
+use gguf_digest::{OpenOptions, ReadMode};
+use gguf_digest_core::source::Source;
+use gguf_digest_formats::pytorch::{self, Model};
 
 /// Longest time one mutant may take (debug build, a busy shared core).
 const TIME_CAP: Duration = Duration::from_secs(5);

@@ -13,7 +13,7 @@
 //! duplicated (plainly and under an escaped spelling of the key), deleted
 //! and swapped, whitespace added; and seeded random stacks of all of these.
 //!
-//! Every mutant is parsed from memory with `gguf_digest::safetensors::parse`
+//! Every mutant is parsed from memory with `gguf_digest_formats::safetensors::parse`
 //! under a counting global allocator. The pass criterion is the absence of a
 //! panic, plus these oracles:
 //!
@@ -45,8 +45,8 @@ use std::time::{Duration, Instant};
 
 use common::harness::*;
 use common::st::*;
-use gguf_digest::safetensors::{self, Model, SafetensorsFile};
 use gguf_digest::{ErrorKind, OpenOptions, ReadMode};
+use gguf_digest_formats::safetensors::{self, Model, SafetensorsFile};
 
 /// Mutants run by default (about 11 s in a debug build on two cores).
 const DEFAULT_COUNT: u64 = 80_000;
