@@ -301,6 +301,23 @@ fn comps(plan: &[Planned], inputs: &BTreeSet<&[u8]>) -> BTreeSet<Comp> {
                 check_set(name, files, GGUF);
                 ((b'G', name.clone(), None, files.clone()), files.clone())
             }
+            // PyTorch (directory contract revision 3): `pytorch_model*.bin`
+            // and its index, whose files are all in its directory.
+            Planned::Pytorch { name, index, files } => {
+                let (d, _) = split(name);
+                for f in files {
+                    assert_eq!(split(f).0, d, "{f:?} is not in the directory of {name:?}");
+                }
+                let mut all = files.clone();
+                if let Some(ix) = index {
+                    all.push(ix.clone());
+                }
+                let mut sorted = files.clone();
+                sorted.sort();
+                ((b'P', name.clone(), index.clone(), sorted), all)
+            }
+            // Any other checkpoint candidate: one file, named by its path.
+            Planned::Checkpoint(name) => ((b'C', name.clone(), None, vec![name.clone()]), vec![name.clone()]),
         };
         assert!(keys.insert((comp.0, comp.1.clone())), "two components {:?} {:?}", comp.0 as char, comp.1);
         for f in all {

@@ -88,7 +88,7 @@ pub fn file_size(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
-/// A file format, as the registry ([`crate::formats::FORMATS`]) lists it:
+/// A file format, as the registry (`formats::FORMATS` in the formats crate) lists it:
 /// how a file of it is recognised and opened, what `inspect` shows of one
 /// it could not label, and its place in a directory. Implemented once, in
 /// the format's folder, on a unit type that stands for the format

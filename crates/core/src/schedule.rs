@@ -39,7 +39,7 @@ pub struct BatchOptions {
     /// Counts tensor bytes hashed so far, for a progress display.
     pub progress: Option<Arc<AtomicU64>>,
     /// Set it to stop the run: hashing stops within a piece, and every
-    /// model not yet finished gets [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled).
+    /// model not yet finished gets [`ErrorKind::Cancelled`].
     pub cancel: Option<Arc<AtomicBool>>,
     /// The verified-leaf cache (`--cache`, docs/adr/0033): attached to
     /// every file of every model opened, so unchanged files are not read
@@ -126,7 +126,7 @@ impl<M: Labelled> FileWork<M> {
 }
 
 /// Opens a model of whatever format a path holds (it may borrow, as
-/// [`NamedModels::open`](crate::NamedModels::open) does).
+/// `NamedModels::open` (the formats crate's input layer) does).
 pub type Opener<'a, M> = dyn Fn(&Path, &OpenOptions) -> Result<M> + 'a;
 
 /// Labels every argument on `pool`, each opened by `open`, calling
