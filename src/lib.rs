@@ -58,7 +58,7 @@ pub struct ReadmeDoctests;
 #[cfg(feature = "cli")]
 pub mod cli;
 
-pub use error::{Error, ErrorKind, Result, SYMBOLIC_LINK, Subject};
+pub use error::{AsError, Error, ErrorKind, Hint, LayerError, LayerKind, Result, SYMBOLIC_LINK, Subject};
 pub use format::{
     AnyModel, DiffSection, FileFormat, Labelled, OpenOptions, Opened, Section, Side, diff_same, end_entry, finish,
     hash_order, run_job,

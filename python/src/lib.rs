@@ -29,6 +29,7 @@ use gguf_digest::check::{
 };
 use gguf_digest::cli;
 use gguf_digest::output::quote_name;
+use gguf_digest::provenance::ProvenanceErrorKind;
 use gguf_digest::provenance::keys::PublicKey;
 use gguf_digest::provenance::statement as statements;
 use gguf_digest::provenance::subjects;
@@ -87,8 +88,8 @@ impl Read {
 /// `gguf_digest.Error` for a library error, its place filled from the
 /// argument (`path`) when the error names no file or argument.
 fn error(py: Python<'_>, e: &gguf_digest::Error, path: Option<&Path>) -> PyErr {
-    let err = match e.kind() {
-        gguf_digest::ErrorKind::SignatureFailed(_) => SignatureError::new_err(e.to_string()),
+    let err = match e.kind().of::<ProvenanceErrorKind>() {
+        Some(ProvenanceErrorKind::SignatureFailed(_)) => SignatureError::new_err(e.to_string()),
         _ => Error::new_err(e.to_string()),
     };
     let value = err.value(py);

@@ -2,12 +2,13 @@
 //! signature checked by the method the flags name, then the model
 //! directory recomputed file by file (docs/adr/0027-openssf-model-signing.md).
 
+use crate::provenance::ProvenanceErrorKind;
 use std::io::{self, IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 
+use crate::BatchOptions;
 use crate::output::{error_line, quote_name};
 use crate::provenance::oms::{self, Method, check::Verdict, read_key, read_material as read_small};
-use crate::{BatchOptions, ErrorKind};
 
 use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK, Progress};
 
@@ -69,7 +70,7 @@ pub(super) fn run(req: &Request<'_>, opts: &BatchOptions, pool: &rayon::ThreadPo
         Ok(v) => v,
         Err(e) => {
             eprintln!("gguf-digest: verify: {name}: {}", e.detail());
-            let failed = matches!(e.kind(), ErrorKind::SignatureFailed(_));
+            let failed = matches!(e.kind().of::<ProvenanceErrorKind>(), Some(ProvenanceErrorKind::SignatureFailed(_)));
             return Ok(if failed { EXIT_MISMATCH } else { EXIT_ERROR });
         }
     };

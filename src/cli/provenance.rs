@@ -1,6 +1,7 @@
 //! `statement` and `verify`: flags, then the library's provenance module,
 //! then printing (docs/adr/0017-provenance.md).
 
+use crate::provenance::ProvenanceErrorKind;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
@@ -11,7 +12,7 @@ use crate::provenance::oms;
 use crate::provenance::statement;
 use crate::provenance::subjects;
 use crate::provenance::verify;
-use crate::{AnyModel, BatchOptions, Digest, ErrorKind, NamedModels, schedule, schedule_all};
+use crate::{AnyModel, BatchOptions, Digest, NamedModels, schedule, schedule_all};
 
 use super::{EXIT_ERROR, EXIT_MISMATCH, EXIT_OK, ReadArgs};
 
@@ -218,13 +219,14 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
     let claims = match verify::claims(&args.file, args.root.as_deref(), signature) {
         Ok(c) => c,
         Err(e) => {
-            let hint = if matches!(e.kind(), ErrorKind::SignatureRequired) {
+            let hint = if matches!(e.kind().of::<ProvenanceErrorKind>(), Some(ProvenanceErrorKind::SignatureRequired)) {
                 " (give --key PUBKEY, or --no-signature to relabel the subjects without checking who signed them)"
             } else {
                 ""
             };
             eprintln!("gguf-digest: verify: {name}: {}{hint}", e.detail());
-            let failed_signature = matches!(e.kind(), ErrorKind::SignatureFailed(_));
+            let failed_signature =
+                matches!(e.kind().of::<ProvenanceErrorKind>(), Some(ProvenanceErrorKind::SignatureFailed(_)));
             return Ok(if failed_signature { EXIT_MISMATCH } else { EXIT_ERROR });
         }
     };

@@ -13,6 +13,7 @@
 //! through `open_model` (what the binary does); all three must fail with the
 //! same message, and the in-memory `parse` with the same detail.
 use crate::common;
+use gguf_digest::safetensors::SafetensorsErrorKind;
 
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -194,15 +195,15 @@ fn is_schema(k: &ErrorKind) -> bool {
 }
 
 fn is_size(k: &ErrorKind) -> bool {
-    matches!(k, ErrorKind::TensorSize(_))
+    matches!(k.of::<SafetensorsErrorKind>(), Some(SafetensorsErrorKind::TensorSize(_)))
 }
 
 fn is_tiling(k: &ErrorKind) -> bool {
-    matches!(k, ErrorKind::Tiling(_))
+    matches!(k.of::<SafetensorsErrorKind>(), Some(SafetensorsErrorKind::Tiling(_)))
 }
 
 fn is_mismatch(k: &ErrorKind) -> bool {
-    matches!(k, ErrorKind::IndexMismatch(_))
+    matches!(k.of::<SafetensorsErrorKind>(), Some(SafetensorsErrorKind::IndexMismatch(_)))
 }
 
 /// A file with one tensor `t` whose entry is `body` (verbatim), 4 data bytes.
@@ -487,7 +488,7 @@ fn dtype_unknown() {
     for d in ["f32", "FLOAT32", "Q4_0", "", "F32 ", "F8_E4M3FN", "I4"] {
         let (_, bytes) = one(&format!(r#"{{"dtype":"{d}","shape":[1],"data_offsets":[0,4]}}"#));
         reject(&bytes)
-            .kind(|k| matches!(k, ErrorKind::UnknownDtype(x) if x == d))
+            .kind(|k| matches!(k.of::<SafetensorsErrorKind>(), Some(SafetensorsErrorKind::UnknownDtype(x)) if x == d))
             .tensor("t")
             .says(&format!("unknown dtype '{d}'"));
     }
@@ -815,7 +816,7 @@ fn index_file_names_must_be_plain() {
             let p = d.write("sub/model.safetensors.index.json", index.as_bytes());
             let err = reject_path(&p);
             let r = rejected_at(d, p, err).names_file().tensor("w").says("only a plain file name");
-            r.kind(|k| matches!(k, ErrorKind::NotPlainName { name, .. } if name == bad));
+            r.kind(|k| matches!(k.of::<SafetensorsErrorKind>(), Some(SafetensorsErrorKind::NotPlainName { name, .. }) if name == bad));
         }
     }
 }
@@ -969,7 +970,7 @@ fn metadata_conflict_between_a_shard_and_the_index() {
     let shard = d.path(S1);
     rejected_at(d, shard, err)
         .names_file()
-        .kind(|k| matches!(k, ErrorKind::MetadataConflict))
+        .kind(|k| matches!(k.of::<SafetensorsErrorKind>(), Some(SafetensorsErrorKind::MetadataConflict)))
         .key("format")
         .says("another in the index");
     // The same value in both counts once: the unsharded file's label.

@@ -382,7 +382,7 @@ pub fn run_job(
 ) -> Result<Sha256Digest> {
     match model.job(i) {
         Some(job) => hash_job(&job, pieces, progress),
-        None => Err(std::io::Error::other(format!("no hashing job #{i}")).into()),
+        None => Err(crate::Error::internal(&format!("no hashing job #{i}"))),
     }
 }
 

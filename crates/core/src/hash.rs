@@ -230,10 +230,7 @@ impl Conversion {
             }
             Swap::Bool => {
                 if let Some(i) = buf.iter().position(|&b| b > 1) {
-                    let kind = ErrorKind::Checkpoint(format!(
-                        "a bool element holds the byte 0x{:02x} (only 0 and 1 are bools)",
-                        buf.get(i).copied().unwrap_or(0)
-                    ));
+                    let kind = ErrorKind::BoolByte(buf.get(i).copied().unwrap_or(0));
                     return Err(Error::new(kind));
                 }
             }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value as JsonValue, json};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, Hint};
 use crate::text::{escape_name, is_unsafe, name_needs_escape};
 
 /// The JSON document's format version; bumped on any incompatible change.
@@ -155,9 +155,9 @@ pub fn error_line(e: &Error) -> String {
 /// What the command line adds to a library error that one of its flags
 /// answers (the library's messages name no flag).
 fn flag_hint(e: &Error) -> &'static str {
-    match e.kind() {
-        ErrorKind::StreamShard { .. } => ", or this shard alone with --no-join",
-        ErrorKind::MetadataTooLarge { .. } => " (--no-mmap, or a stream); a file in the default mode is read in place",
+    match e.kind().hint() {
+        Some(Hint::ShardAlone) => ", or this shard alone with --no-join",
+        Some(Hint::MetadataInMemory) => " (--no-mmap, or a stream); a file in the default mode is read in place",
         _ => "",
     }
 }
@@ -383,8 +383,8 @@ pub fn end_document(w: &mut JsonWriter<'_>) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    /// The two kinds whose message on the command line names a flag: the
-    /// line and the JSON entry word them as they always have.
+    /// A kind whose message on the command line names a flag: the line and
+    /// the JSON entry word it as they always have.
     fn error_json(path: &Path, e: &Error) -> JsonValue {
         let mut out = Vec::new();
         write_error_json(&mut JsonWriter::compact(&mut out), path, e).unwrap();
@@ -393,12 +393,10 @@ mod tests {
 
     #[test]
     fn errors_that_a_flag_answers_name_it_on_the_command_line() {
-        let shard = Error::new(ErrorKind::StreamShard { no: 0, count: 2 }).at(60).in_file(Path::new("-"));
-        let words = "byte 60: this is shard 1 of 2 of a split model; label the set by its first file's path \
-                     (…-00001-of-00002.gguf), or this shard alone with --no-join";
-        assert_eq!(error_line(&shard), format!("-: {words}"));
-        assert_eq!(error_json(Path::new("-"), &shard), json!({"path": "-", "error": format!("-: {words}")}));
-        let big = Error::new(ErrorKind::MetadataTooLarge { needed: 200, limit: 100 }).at(5).in_file(Path::new("m"));
+        // (A GGUF shard on a stream: `gguf/error.rs`.)
+        let big = Error::new(crate::error::ErrorKind::MetadataTooLarge { needed: 200, limit: 100 })
+            .at(5)
+            .in_file(Path::new("m"));
         let words = "byte 5: metadata reaches byte 200, past the 100-byte limit for reading it into memory \
                      (--no-mmap, or a stream); a file in the default mode is read in place";
         assert_eq!(error_line(&big), format!("m: {words}"));

@@ -6,8 +6,10 @@
 //! the exact place in the file, and says which argument led there
 //! (docs/adr/0008-errors.md).
 //!
-//! `kind.rs` holds [`ErrorKind`], whose variants are written in files by
-//! what they are about (the core's there, each format's beside it);
+//! `kind.rs` holds [`ErrorKind`]: the core's own kinds, and one variant per
+//! layer above the core carrying that layer's kinds, written in the
+//! layer's folder (`error.rs` there); `layer.rs` the type-erased
+//! [`LayerKind`] and the [`LayerError`] trait those kinds implement;
 //! `subject.rs` the key or tensor an error is about. A format's prefix
 //! parser's "read more" signal, `Step`, is no error: it lives in `source/`.
 
@@ -16,17 +18,12 @@ use std::path::{Path, PathBuf};
 
 use crate::text::defang;
 
-mod directory;
-mod gguf;
-mod hf;
 mod kind;
-mod ollama;
-mod provenance;
-mod pytorch;
-mod safetensors;
+mod layer;
 mod subject;
 
 pub use kind::{ErrorKind, SYMBOLIC_LINK};
+pub use layer::{AsError, Hint, LayerError, LayerKind};
 pub use subject::Subject;
 
 /// Shorthand used throughout the crate.
@@ -49,7 +46,8 @@ struct Inner {
 
 impl Error {
     /// An error of this kind with no location yet.
-    pub fn new(kind: ErrorKind) -> Self {
+    pub fn new(kind: impl Into<ErrorKind>) -> Self {
+        let kind = kind.into();
         Error(Box::new(Inner { argument: None, path: None, offset: None, subject: None, kind }))
     }
 
@@ -118,31 +116,31 @@ impl Error {
         self.0.subject.as_ref()
     }
     /// True when the error came from the operating system not finding the
-    /// file, or an `hf:` reference is not in the cache (what
-    /// `--ignore-missing` leaves out).
-    /// True when the error came from the operating system not finding the file.
+    /// file, or a layer's kind says the input is not there (an `hf:`
+    /// reference not in the cache): what `--ignore-missing` leaves out.
     pub fn is_not_found(&self) -> bool {
         matches!(&self.0.kind, ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
-            || matches!(&self.0.kind, ErrorKind::HfNotCached(_))
+            || self.0.kind.layer_not_found()
     }
 
     /// The same error again, for a second subject that names the same file
     /// (a file labelled once answers every subject naming it): the same
     /// path, offset, subject and words, and `NotFound` stays `NotFound`. The
     /// kind becomes an I/O error carrying the words, since a kind can hold
-    /// an [`std::io::Error`], which cannot be copied.
+    /// an [`std::io::Error`], which cannot be copied; a kind the command
+    /// line adds a hint to, and an internal error, stay themselves.
     pub fn repeat(&self) -> Error {
         let io_kind = match &self.0.kind {
             ErrorKind::Io(e) => e.kind(),
             _ => std::io::ErrorKind::Other,
         };
-        let kind = match self.0.kind {
-            // Kinds the command line adds a hint to stay themselves, so that
-            // the hint is printed again (`output::error_line`).
-            ErrorKind::StreamShard { no, count } => ErrorKind::StreamShard { no, count },
-            ErrorKind::MetadataTooLarge { needed, limit } => ErrorKind::MetadataTooLarge { needed, limit },
-            _ => ErrorKind::Io(std::io::Error::new(io_kind, self.0.kind.to_string())),
-        };
+        // Kinds the command line adds a hint to stay themselves, so that
+        // the hint is printed again (`output::error_line`).
+        let kind = self
+            .0
+            .kind
+            .repeat_typed()
+            .unwrap_or_else(|| ErrorKind::Io(std::io::Error::new(io_kind, self.0.kind.to_string())));
         Error(Box::new(Inner {
             argument: self.0.argument.clone(),
             path: self.0.path.clone(),
@@ -170,7 +168,7 @@ impl Error {
     /// A state the code rules out was reached (a bug): said so, never a
     /// label or a wrong digest.
     pub fn internal(what: &str) -> Self {
-        Error::from(std::io::Error::other(format!("internal error: {what} (please report it)")))
+        Error::new(ErrorKind::Internal(what.to_string()))
     }
 }
 
@@ -253,7 +251,7 @@ mod tests {
     /// its hints itself (`output::error_line`).
     #[test]
     fn messages_name_no_flag() {
-        let kinds = [ErrorKind::StreamShard { no: 0, count: 2 }, ErrorKind::MetadataTooLarge { needed: 2, limit: 1 }];
+        let kinds = [ErrorKind::MetadataTooLarge { needed: 2, limit: 1 }];
         for kind in kinds {
             let text = Error::new(kind).to_string();
             assert!(!text.contains("--"), "{text}");
@@ -262,24 +260,24 @@ mod tests {
 
     #[test]
     fn message_names_file_offset_and_subject() {
-        let e = Error::new(ErrorKind::DuplicateKey)
+        let e = Error::new(ErrorKind::Json("repeated key".into()))
             .at(40)
             .about(Subject::Key(b"general.name".to_vec()))
             .in_file(Path::new("m.gguf"));
-        assert_eq!(e.to_string(), "m.gguf: byte 40, key 'general.name': duplicate key");
+        assert_eq!(e.to_string(), "m.gguf: byte 40, key 'general.name': invalid JSON: repeated key");
     }
 
     #[test]
     fn message_names_the_argument_unless_it_is_the_file() {
-        let e = || Error::new(ErrorKind::DuplicateKey).at(40);
+        let e = || Error::new(ErrorKind::Empty).at(40);
         let inner = e().in_file(Path::new("d/m.gguf")).for_argument(Path::new("d"));
-        assert_eq!(inner.to_string(), "d: d/m.gguf: byte 40: duplicate key");
+        assert_eq!(inner.to_string(), "d: d/m.gguf: byte 40: file is empty (0 bytes)");
         assert_eq!(inner.argument(), Some(Path::new("d")));
         let same = e().in_file(Path::new("m.gguf")).for_argument(Path::new("m.gguf"));
-        assert_eq!(same.to_string(), "m.gguf: byte 40: duplicate key");
+        assert_eq!(same.to_string(), "m.gguf: byte 40: file is empty (0 bytes)");
         assert_eq!(same.argument_beside_path(), None);
         let no_file = e().for_argument(Path::new("ollama:m"));
-        assert_eq!(no_file.to_string(), "ollama:m: byte 40: duplicate key");
+        assert_eq!(no_file.to_string(), "ollama:m: byte 40: file is empty (0 bytes)");
         // The innermost argument stays.
         assert_eq!(no_file.for_argument(Path::new("x")).argument(), Some(Path::new("ollama:m")));
     }
@@ -296,9 +294,21 @@ mod tests {
         assert_eq!(raw.to_string(), "the blob /s/\\u{1b}]0;x\\u{7} is bad");
     }
 
+    /// A bug is a kind of its own, never an I/O error, and stays one when
+    /// repeated.
+    #[test]
+    fn internal_is_no_io_error() {
+        let e = Error::internal("x");
+        assert!(matches!(e.kind(), ErrorKind::Internal(_)));
+        assert_eq!(e.to_string(), "internal error: x (please report it)");
+        assert!(matches!(e.repeat().kind(), ErrorKind::Internal(_)));
+        assert_eq!(e.raw_os_error(), None);
+        assert!(std::error::Error::source(&e).is_none());
+    }
+
     #[test]
     fn first_location_wins() {
-        let e = Error::new(ErrorKind::EmptyKey).at(1).at(2);
+        let e = Error::new(ErrorKind::Empty).at(1).at(2);
         assert_eq!(e.offset(), Some(1));
     }
 

@@ -4,6 +4,7 @@
 //! which component.
 
 pub mod diff;
+mod error;
 mod facts;
 pub mod group;
 pub mod inspect;
@@ -11,6 +12,8 @@ pub mod members;
 pub mod model;
 pub mod skeleton;
 pub mod walk;
+
+pub use error::DirectoryErrorKind;
 
 pub use model::Model;
 

@@ -18,6 +18,7 @@
 //! `<cache>/blobs/` (marked by `.huggingface-shared-blobs`), for links
 //! that pass through a link directly in `<repo>/blobs/`.
 
+use crate::directory::DirectoryErrorKind;
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -122,7 +123,7 @@ struct Layout {
 }
 
 fn entry_error(what: String) -> Error {
-    Error::new(ErrorKind::DirectoryEntry(what))
+    Error::new(DirectoryErrorKind::DirectoryEntry(what))
 }
 
 fn joined(names: &[Vec<u8>]) -> PathBuf {

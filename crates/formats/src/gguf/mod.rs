@@ -8,6 +8,7 @@
 mod arrays;
 mod cursor;
 pub mod diff;
+mod error;
 mod facts;
 mod ggml_type;
 pub mod inspect;
@@ -22,6 +23,8 @@ mod skeleton;
 mod tensors;
 mod value;
 pub mod warnings;
+
+pub use error::GgufErrorKind;
 
 use std::path::{Path, PathBuf};
 

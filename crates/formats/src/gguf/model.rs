@@ -2,6 +2,7 @@
 //! (spec §5). `split.` keys are dropped here, KVs and tensors are sorted,
 //! and tensor offsets are recomputed.
 
+use crate::gguf::GgufErrorKind;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -70,7 +71,7 @@ impl Model {
         let count = first.file.split_value(b"split.count").unwrap_or(0);
         if opts.join_shards && count > 1 && first.source.is_stream() {
             let no = first.file.split_value(b"split.no").and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
-            let kind = ErrorKind::StreamShard { no, count: u64::try_from(count).unwrap_or(0) };
+            let kind = GgufErrorKind::StreamShard { no, count: u64::try_from(count).unwrap_or(0) };
             let mut e = Error::new(kind);
             if let Some(kv) = first.file.get(b"split.count") {
                 e = e.at(kv.file_offset).about(Subject::Key(kv.key.clone()));
@@ -215,8 +216,8 @@ impl Model {
         progress: &crate::hash::ProgressCallback<'_>,
     ) -> Result<Sha256Digest> {
         let Some(job) = self.job(t) else {
-            let e = std::io::Error::other("the tensor names no shard of this model");
-            return Err(Error::new(ErrorKind::Io(e)).about(Subject::Tensor(t.info.name.to_vec())));
+            let e = Error::internal("the tensor names no shard of this model");
+            return Err(e.about(Subject::Tensor(t.info.name.to_vec())));
         };
         crate::hash::hash_job(&job, &self.pieces, progress)
     }
@@ -262,7 +263,7 @@ fn join_kvs(shards: &[Shard]) -> (Vec<ModelKv>, Option<(usize, Error)>) {
             let Some(seen) = kvs.get(i) else { continue };
             if !same_content(&seen.kv.value, &kv.value) {
                 let other = shards.get(seen.shard).map(|o| o.path().to_path_buf()).unwrap_or_default();
-                let e = Error::new(ErrorKind::ConflictingKey { other });
+                let e = Error::new(GgufErrorKind::ConflictingKey { other });
                 let e = e.at(kv.file_offset).about(Subject::Key(kv.key.clone())).in_file(shard.path());
                 return (kvs, Some((s, e)));
             }
@@ -307,7 +308,7 @@ fn open_shard_set(first: Shard, mode: ReadMode, open_sibling: Option<&mut OpenSi
     let no = first.file.split_value(b"split.no");
     let name = ShardName::parse(&path).filter(|n| i128::from(n.count) == count);
     let Some(name) = name else {
-        let kind = ErrorKind::ShardName {
+        let kind = GgufErrorKind::ShardName {
             no: no.and_then(|n| u64::try_from(n).ok()).unwrap_or(0),
             count: u64::try_from(count).unwrap_or(0),
         };
@@ -372,8 +373,8 @@ fn check_split_no(shard: &Shard, path: &Path, name_no: u64) -> Result<()> {
 
 fn mismatch(shard: &Shard, key: &'static str, found: Option<i128>, expected: i128) -> Error {
     let kind = match found {
-        Some(found) => ErrorKind::ShardMismatch { key, found, expected },
-        None => ErrorKind::MissingSplitKey(key),
+        Some(found) => GgufErrorKind::ShardMismatch { key, found, expected },
+        None => GgufErrorKind::MissingSplitKey(key),
     };
     let mut e = Error::new(kind);
     if let Some(kv) = shard.file.get(key.as_bytes()) {

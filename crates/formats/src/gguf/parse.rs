@@ -6,6 +6,7 @@
 //! grow one parsed entry at a time.
 
 use crate::error::{Error, ErrorKind, Result, Subject};
+use crate::gguf::GgufErrorKind;
 use crate::gguf::cursor::{ByteOrder, Cursor};
 use crate::gguf::ggml_type::GgmlType;
 use crate::gguf::name::{Name, NameSet};
@@ -213,7 +214,7 @@ pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<GgufFile, Step
     if magic != b"GGUF" {
         let mut m = [0u8; 4];
         m.copy_from_slice(magic);
-        return Err(Error::new(ErrorKind::BadMagic(m)).at(0).into());
+        return Err(Error::new(GgufErrorKind::BadMagic(m)).at(0).into());
     }
     let version_bytes = c.take(4, "version")?;
     let mut v = [0u8; 4];
@@ -222,8 +223,8 @@ pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<GgufFile, Step
     let (version, byte_order) = match (le, be) {
         (2 | 3, _) => (le, ByteOrder::Little),
         (_, 2 | 3) => (be, ByteOrder::Big),
-        (1, _) | (_, 1) => return Err(Error::new(ErrorKind::Version1).at(4).into()),
-        _ => return Err(Error::new(ErrorKind::UnsupportedVersion(le)).at(4).into()),
+        (1, _) | (_, 1) => return Err(Error::new(GgufErrorKind::Version1).at(4).into()),
+        _ => return Err(Error::new(GgufErrorKind::UnsupportedVersion(le)).at(4).into()),
     };
     c.set_order(byte_order);
 
@@ -267,7 +268,7 @@ pub(crate) fn parse_prefix(bytes: &[u8], file_len: u64) -> Result<GgufFile, Step
     tensors.shrink_to_fit();
     if byte_order == ByteOrder::Big {
         if let Some(t) = tensors.iter().find(|t| t.ggml_type.swap == Swap::Unsupported) {
-            return Err(tensor_error(t, ErrorKind::BigEndianType(t.ggml_type.name)).into());
+            return Err(tensor_error(t, GgufErrorKind::BigEndianType(t.ggml_type.name)).into());
         }
     }
 
@@ -354,16 +355,17 @@ fn read_kv(c: &mut Cursor<'_>, index: u64, seen: &mut NameSet, earlier: &[Kv]) -
     let key_len = c.u64("key length").map_err(|e| e.map_err(|e| e.about(Subject::KvNumber(index))))?;
     let key_bytes = c.take(key_len, "key").map_err(|e| e.map_err(|e| e.about(Subject::KvNumber(index))))?;
     if key_bytes.is_empty() {
-        return Err(Error::new(ErrorKind::EmptyKey).at(file_offset).about(Subject::KvNumber(index)).into());
+        return Err(Error::new(GgufErrorKind::EmptyKey).at(file_offset).about(Subject::KvNumber(index)).into());
     }
     let key = key_bytes.to_vec();
     let about = |e: Error| e.about(Subject::Key(key.clone()));
     if !seen.insert(key_bytes, |i| earlier.get(i).map(|kv| kv.key.as_slice())) {
-        return Err(about(Error::new(ErrorKind::DuplicateKey).at(file_offset)).into());
+        return Err(about(Error::new(GgufErrorKind::DuplicateKey).at(file_offset)).into());
     }
     let type_at = c.pos();
     let id = c.u32("value type").map_err(|e| e.map_err(about))?;
-    let ty = ValueType::from_id(id).ok_or_else(|| about(Error::new(ErrorKind::UnknownValueType(id)).at(type_at)))?;
+    let ty =
+        ValueType::from_id(id).ok_or_else(|| about(Error::new(GgufErrorKind::UnknownValueType(id)).at(type_at)))?;
     let value = Value::read(c, ty).map_err(|e| e.map_err(about))?;
     Ok(Kv { key, value, file_offset })
 }
@@ -382,13 +384,13 @@ fn read_tensor_info(
     let name = Name::new(name_bytes);
     let about = |e: Error| e.about(Subject::Tensor(name_bytes.to_vec()));
     if !seen.insert(name_bytes, |i| earlier.get(i).map(|t| t.name.as_slice())) {
-        return Err(about(Error::new(ErrorKind::DuplicateTensor).at(file_offset)).into());
+        return Err(about(Error::new(GgufErrorKind::DuplicateTensor).at(file_offset)).into());
     }
 
     let dims_at = c.pos();
     let n_dims = c.u32("n_dims").map_err(|e| e.map_err(about))?;
     if n_dims > MAX_DIMS {
-        return Err(about(Error::new(ErrorKind::TooManyDims(n_dims)).at(dims_at)).into());
+        return Err(about(Error::new(GgufErrorKind::TooManyDims(n_dims)).at(dims_at)).into());
     }
     // n_dims <= 4 here: every dim fits.
     let mut stored_dims = StoredDims::default();
@@ -396,14 +398,14 @@ fn read_tensor_info(
         let at = c.pos();
         let d = c.u64("dim").map_err(|e| e.map_err(about))?;
         if d > i64::MAX as u64 {
-            return Err(about(Error::new(ErrorKind::SizeOverflow("dim")).at(at)).into());
+            return Err(about(Error::new(GgufErrorKind::SizeOverflow("dim")).at(at)).into());
         }
-        stored_dims.push(d).ok_or_else(|| about(Error::new(ErrorKind::TooManyDims(n_dims)).at(dims_at)))?;
+        stored_dims.push(d).ok_or_else(|| about(Error::new(GgufErrorKind::TooManyDims(n_dims)).at(dims_at)))?;
     }
     let type_at = c.pos();
     let type_id = c.u32("ggml type").map_err(|e| e.map_err(about))?;
-    let ggml_type =
-        GgmlType::from_id(type_id).ok_or_else(|| about(Error::new(ErrorKind::UnknownGgmlType(type_id)).at(type_at)))?;
+    let ggml_type = GgmlType::from_id(type_id)
+        .ok_or_else(|| about(Error::new(GgufErrorKind::UnknownGgmlType(type_id)).at(type_at)))?;
     let stored_offset = c.u64("tensor offset").map_err(|e| e.map_err(about))?;
     let nbytes = tensor_nbytes(&stored_dims, ggml_type).map_err(|k| about(Error::new(k).at(dims_at)))?;
     Ok(TensorInfo { name, stored_dims, ggml_type, stored_offset, nbytes, file_offset })
@@ -411,20 +413,21 @@ fn read_tensor_info(
 
 /// nbytes = (dim_0 / block_size) * type_size * dim_1 * dim_2 * dim_3, with
 /// the element count and every partial product checked against i64 (spec §3).
-pub fn tensor_nbytes(dims: &[u64], t: &GgmlType) -> std::result::Result<u64, ErrorKind> {
+pub fn tensor_nbytes(dims: &[u64], t: &GgmlType) -> std::result::Result<u64, GgufErrorKind> {
     let limit = i64::MAX as u64;
-    let mul = |acc: u64, d: u64, what| acc.checked_mul(d).filter(|&p| p <= limit).ok_or(ErrorKind::SizeOverflow(what));
+    let mul =
+        |acc: u64, d: u64, what| acc.checked_mul(d).filter(|&p| p <= limit).ok_or(GgufErrorKind::SizeOverflow(what));
     dims.iter().try_fold(1u64, |acc, &d| mul(acc, d, "element count"))?;
     let dim0 = dims.first().copied().unwrap_or(1);
     let blocks = match (dim0.checked_rem(t.block_size), dim0.checked_div(t.block_size)) {
         (Some(0), Some(blocks)) => blocks,
-        _ => return Err(ErrorKind::NotBlockMultiple { dim: dim0, block_size: t.block_size, type_name: t.name }),
+        _ => return Err(GgufErrorKind::NotBlockMultiple { dim: dim0, block_size: t.block_size, type_name: t.name }),
     };
     let first = mul(blocks, t.type_size, "nbytes")?;
     dims.iter().skip(1).try_fold(first, |acc, &d| mul(acc, d, "nbytes"))
 }
 
-fn tensor_error(t: &TensorInfo, kind: ErrorKind) -> Error {
+fn tensor_error(t: &TensorInfo, kind: GgufErrorKind) -> Error {
     Error::new(kind).at(t.file_offset).about(Subject::Tensor(t.name.to_vec()))
 }
 
@@ -435,15 +438,15 @@ fn effective_alignment(kvs: &[Kv]) -> Result<u64> {
     let about = |k| Error::new(k).at(kv.file_offset).about(Subject::Key(kv.key.clone()));
     match kv.value {
         Value::Uint32(a) if a != 0 && a.is_power_of_two() => Ok(u64::from(a)),
-        Value::Uint32(a) => Err(about(ErrorKind::AlignmentValue(a))),
-        ref v => Err(about(ErrorKind::AlignmentType(v.value_type().name()))),
+        Value::Uint32(a) => Err(about(GgufErrorKind::AlignmentValue(a))),
+        ref v => Err(about(GgufErrorKind::AlignmentType(v.value_type().name()))),
     }
 }
 
 fn check_split_keys(kvs: &[Kv]) -> Result<()> {
     for kv in kvs {
         if SPLIT_COUNT_KEYS.contains(&kv.key.as_slice()) && kv.value.as_integer().is_none() {
-            let kind = ErrorKind::SplitKeyType(kv.value.value_type().name());
+            let kind = GgufErrorKind::SplitKeyType(kv.value.value_type().name());
             return Err(Error::new(kind).at(kv.file_offset).about(Subject::Key(kv.key.clone())));
         }
     }
@@ -459,7 +462,7 @@ fn check_data_ranges(f: &GgufFile) -> Result<()> {
     for t in &f.tensors {
         let (start, end) = range(t);
         if end.is_none_or(|e| e > f.file_len) {
-            let kind = ErrorKind::TensorOutOfFile {
+            let kind = GgufErrorKind::TensorOutOfFile {
                 start: start.unwrap_or(u64::MAX),
                 end: end.unwrap_or(u64::MAX),
                 file_len: f.file_len,
@@ -476,7 +479,7 @@ fn check_data_ranges(f: &GgufFile) -> Result<()> {
     for pair in ranges.windows(2) {
         if let [Some(a), Some(b)] = [pair.first(), pair.get(1)].map(|i| i.and_then(|&i| f.tensors.get(i))) {
             if b.stored_offset < a.stored_offset.saturating_add(a.nbytes) {
-                return Err(tensor_error(b, ErrorKind::TensorsOverlap { other: a.name.to_vec() }));
+                return Err(tensor_error(b, GgufErrorKind::TensorsOverlap { other: a.name.to_vec() }));
             }
         }
     }
@@ -501,7 +504,7 @@ mod tests {
     fn nbytes_rules() {
         let q8 = GgmlType::from_id(8).unwrap();
         assert_eq!(tensor_nbytes(&[32, 2], q8).ok(), Some(68));
-        assert!(matches!(tensor_nbytes(&[33], q8), Err(ErrorKind::NotBlockMultiple { .. })));
+        assert!(matches!(tensor_nbytes(&[33], q8), Err(GgufErrorKind::NotBlockMultiple { .. })));
         let i8t = GgmlType::from_id(24).unwrap();
         // A later zero does not excuse an earlier overflow.
         let big = i64::MAX as u64;

@@ -6,6 +6,7 @@
 //! little-endian file, or re-encoded element by element into the hasher
 //! (through a small stack buffer) for a big-endian one.
 
+use crate::gguf::GgufErrorKind;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorKind};
@@ -119,7 +120,7 @@ impl ValueType {
     fn read(c: &mut Cursor<'_>, what: &'static str) -> Result<ValueType, Step> {
         let at = c.pos();
         let id = c.u32(what)?;
-        ValueType::from_id(id).ok_or_else(|| Error::new(ErrorKind::UnknownValueType(id)).at(at).into())
+        ValueType::from_id(id).ok_or_else(|| Error::new(GgufErrorKind::UnknownValueType(id)).at(at).into())
     }
 }
 
@@ -266,7 +267,7 @@ impl Value {
             ValueType::Bool => match c.u8("BOOL value")? {
                 0 => Value::Bool(false),
                 1 => Value::Bool(true),
-                b => return Err(Error::new(ErrorKind::InvalidBool(b)).at(at).into()),
+                b => return Err(Error::new(GgufErrorKind::InvalidBool(b)).at(at).into()),
             },
             ValueType::String => {
                 let len = c.u64("string length")?;
@@ -408,7 +409,7 @@ fn walk_elements(
             let bytes = c.take(count, "BOOL array")?;
             if let Some(i) = bytes.iter().position(|&b| b > 1) {
                 let b = bytes.get(i).copied().unwrap_or(0);
-                return Err(Error::new(ErrorKind::InvalidBool(b)).at(at.saturating_add(i as u64)).into());
+                return Err(Error::new(GgufErrorKind::InvalidBool(b)).at(at.saturating_add(i as u64)).into());
             }
             if let Some(s) = sink {
                 s.push(bytes);
@@ -427,7 +428,7 @@ fn walk_elements(
         ValueType::Array => {
             for _ in 0..count {
                 if depth >= MAX_ARRAY_DEPTH {
-                    let e = Error::new(ErrorKind::NestingTooDeep { max: MAX_ARRAY_DEPTH });
+                    let e = Error::new(GgufErrorKind::NestingTooDeep { max: MAX_ARRAY_DEPTH });
                     return Err(e.at(c.pos()).into());
                 }
                 let inner_type = ValueType::read(c, "array element type")?;

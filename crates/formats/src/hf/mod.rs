@@ -6,7 +6,10 @@
 //! (docs/adr/0020); nothing is ever downloaded. What a snapshot holds is
 //! labelled as any directory is: the input layer opens the [`Snapshot`].
 
+mod error;
 pub mod name;
+
+pub use error::HfErrorKind;
 
 pub use name::{Reference, SCHEME, cache_root};
 
@@ -55,7 +58,7 @@ pub fn resolve(reference: &str) -> Result<Snapshot> {
 pub fn resolve_in(cache: &Path, r: &Reference) -> Result<Snapshot> {
     let not_cached = |what: String| {
         let how = r.download_calls();
-        Error::new(ErrorKind::HfNotCached(format!("{what}; nothing is downloaded here: {how} fetches it")))
+        Error::new(HfErrorKind::HfNotCached(format!("{what}; nothing is downloaded here: {how} fetches it")))
     };
     let cache_text = crate::text::escape_name(cache.as_os_str().as_encoded_bytes());
     let Ok(root) = Root::open(cache) else {
@@ -174,7 +177,7 @@ pub fn every_snapshot(cache: &Path) -> Result<Listing> {
         let which = "$HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub";
         let cache = crate::text::escape_name(cache.as_os_str().as_encoded_bytes());
         let what = format!("no Hugging Face cache found: {cache} is not a directory (the cache is {which})");
-        return Err(Error::new(ErrorKind::HfNotCached(what)));
+        return Err(Error::new(HfErrorKind::HfNotCached(what)));
     };
     let mut listing = Listing::default();
     let mut names = root.entries(Path::new("")).map_err(|e| e.in_file(cache))?;
@@ -314,7 +317,7 @@ mod tests {
         assert_eq!(at(&format!("hf:o/n@{b}")).unwrap(), Path::new("snapshots").join(&b));
         for missing in ["hf:o/m", "hf:o/n@v1", &format!("hf:o/n@{}", "c".repeat(40))] {
             let e = at(missing).unwrap_err();
-            assert!(matches!(e.kind(), ErrorKind::HfNotCached(_)), "{missing}: {e}");
+            assert!(matches!(e.kind().of::<HfErrorKind>(), Some(HfErrorKind::HfNotCached(_))), "{missing}: {e}");
             assert!(e.to_string().contains("snapshot_download"), "{e}");
         }
     }

@@ -7,9 +7,10 @@
 //! path**, and only after it was checked to be one plain name (or, for a
 //! ref, plain names joined by `/`) that cannot leave the cache.
 
+use crate::hf::HfErrorKind;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 /// The prefix of an argument that names a model in the Hugging Face cache.
 pub const SCHEME: &str = "hf:";
@@ -34,7 +35,7 @@ pub struct Reference {
 }
 
 fn bad_name(name: &str, why: impl Into<String>) -> Error {
-    Error::new(ErrorKind::HfName { name: name.to_string(), why: why.into() })
+    Error::new(HfErrorKind::HfName { name: name.to_string(), why: why.into() })
 }
 
 /// True for a commit as `huggingface_hub` names snapshot folders
@@ -273,7 +274,7 @@ mod tests {
             "hf:o/n@x.",
         ] {
             let e = Reference::parse(bad).unwrap_err();
-            assert!(matches!(e.kind(), ErrorKind::HfName { .. }), "{bad:?}: {e}");
+            assert!(matches!(e.kind().of::<HfErrorKind>(), Some(HfErrorKind::HfName { .. })), "{bad:?}: {e}");
         }
         assert!(Reference::parse("hf:datasets/o/n").unwrap_err().to_string().contains("models only"));
     }

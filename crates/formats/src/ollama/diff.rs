@@ -4,6 +4,7 @@
 //! An Ollama model and a GGUF file: the model's GGUF weights against the
 //! file, leaf by leaf; the other components are named, not compared.
 
+use crate::directory::DirectoryErrorKind;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
@@ -511,5 +512,5 @@ pub fn diff_with_directory(
             commands.join("; ")
         )
     };
-    Err(crate::Error::new(crate::ErrorKind::DirectoryWeightsToCompare(what)))
+    Err(crate::Error::new(DirectoryErrorKind::DirectoryWeightsToCompare(what)))
 }

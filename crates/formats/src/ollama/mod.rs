@@ -7,12 +7,15 @@
 
 pub mod config;
 pub mod diff;
+mod error;
 pub mod inspect;
 mod json;
 pub mod manifest;
 mod model;
 pub mod name;
 pub mod served;
+
+pub use error::OllamaErrorKind;
 
 pub use json::write_model_json;
 pub use model::{BlobFile, Component, ComponentKind, Model, ModelDigests, WholeBlob, skeleton_of};

@@ -6,6 +6,7 @@
 //! from an input into paths, and they refuse anything that could leave the
 //! store.
 
+use crate::ollama::OllamaErrorKind;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -34,7 +35,7 @@ pub struct ModelName {
 }
 
 fn bad_name(name: &str, why: impl Into<String>) -> Error {
-    Error::new(ErrorKind::OllamaName { name: name.to_string(), why: why.into() })
+    Error::new(OllamaErrorKind::OllamaName { name: name.to_string(), why: why.into() })
 }
 
 /// A part of a name or a path: not empty, not `.` or `..`, no `/`, `\` or NUL.
@@ -196,7 +197,10 @@ mod tests {
     fn names_that_could_leave_the_store_are_refused() {
         for bad in ["", ":t", "m:", "../m", "a/../m", "ns/..", "m:..", "./m", "a/b/c/d", "a\\b", "m\0", "a//m", "/m"] {
             let e = ModelName::parse(bad).unwrap_err();
-            assert!(matches!(e.kind(), ErrorKind::OllamaName { .. }), "{bad:?}: {e}");
+            assert!(
+                matches!(e.kind().of::<OllamaErrorKind>(), Some(OllamaErrorKind::OllamaName { .. })),
+                "{bad:?}: {e}"
+            );
         }
     }
 

@@ -10,6 +10,7 @@
 
 pub mod diff;
 pub mod dtype;
+mod error;
 pub mod inspect;
 mod json;
 mod model;
@@ -17,6 +18,8 @@ pub mod pickle;
 pub mod tensors;
 pub mod tree;
 pub mod zip;
+
+pub use error::PytorchErrorKind;
 
 use std::path::{Path, PathBuf};
 
@@ -183,7 +186,7 @@ pub fn parse_pickle(bytes: &[u8]) -> crate::Result<tree::Tree> {
         crate::source::Step::NeedMore(_) => crate::Error::internal("a whole pickle asked for more bytes"),
     })?;
     if p.end != bytes.len() {
-        let kind = crate::ErrorKind::Pickle(format!("{} bytes after STOP", bytes.len().saturating_sub(p.end)));
+        let kind = PytorchErrorKind::Pickle(format!("{} bytes after STOP", bytes.len().saturating_sub(p.end)));
         return Err(crate::Error::new(kind).at(p.end as u64));
     }
     tree::Tree::new(p)

@@ -3,6 +3,7 @@
 //! (a plain range for a contiguous little-endian tensor alone in its
 //! storage, a gather otherwise).
 
+use crate::pytorch::PytorchErrorKind;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -86,7 +87,7 @@ pub fn is_legacy(head: &[u8]) -> bool {
 const LFS: &[u8] = b"version https://git-lfs.github.com/spec/v1";
 
 fn checkpoint_err(msg: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Checkpoint(msg.into()))
+    Error::new(PytorchErrorKind::Checkpoint(msg.into()))
 }
 
 impl Model {
@@ -241,12 +242,12 @@ fn read_zip(source: &Source) -> Result<Read> {
     let archive = zip::read_archive(source.len(), &mut |o, l| read_at(source, o, l))?;
     let pkl = archive
         .get(b"data.pkl")
-        .ok_or_else(|| Error::new(ErrorKind::Zip("no 'data.pkl' record in the archive's folder".into())))?;
+        .ok_or_else(|| Error::new(PytorchErrorKind::Zip("no 'data.pkl' record in the archive's folder".into())))?;
     let bytes = read_at(source, pkl.data, pkl.size)?;
     let pickle = pickle::read(&bytes, 0, Options { base: pkl.data, more_in_file: false, file_len: 0, ids: Ids::Zip })
         .map_err(step_err)?;
     if pickle.end != bytes.len() {
-        return Err(Error::new(ErrorKind::Pickle(format!(
+        return Err(Error::new(PytorchErrorKind::Pickle(format!(
             "{} bytes after STOP in data.pkl",
             bytes.len().saturating_sub(pickle.end)
         )))
@@ -255,13 +256,15 @@ fn read_zip(source: &Source) -> Result<Read> {
     let big_endian = match archive.get(b"byteorder") {
         None => false,
         Some(r) if r.size > 16 => {
-            return Err(Error::new(ErrorKind::Zip("a 'byteorder' record of more than 16 bytes".into())).at(r.data));
+            return Err(
+                Error::new(PytorchErrorKind::Zip("a 'byteorder' record of more than 16 bytes".into())).at(r.data)
+            );
         }
         Some(r) => match &read_at(source, r.data, r.size)?[..] {
             b"little" => false,
             b"big" => true,
             other => {
-                return Err(Error::new(ErrorKind::Zip(format!(
+                return Err(Error::new(PytorchErrorKind::Zip(format!(
                     "a 'byteorder' record holding '{}' (little or big expected)",
                     crate::text::escape_bytes(other)
                 )))
@@ -275,11 +278,13 @@ fn read_zip(source: &Source) -> Result<Read> {
         name.extend_from_slice(&s.key);
         let shown = crate::text::escape_bytes(&s.key);
         let r = archive.get(&name).ok_or_else(|| {
-            Error::new(ErrorKind::Checkpoint(format!("storage '{shown}' has no record 'data/{shown}' in the archive")))
-                .at(s.at)
+            Error::new(PytorchErrorKind::Checkpoint(format!(
+                "storage '{shown}' has no record 'data/{shown}' in the archive"
+            )))
+            .at(s.at)
         })?;
         if r.size != s.nbytes() {
-            return Err(Error::new(ErrorKind::Checkpoint(format!(
+            return Err(Error::new(PytorchErrorKind::Checkpoint(format!(
                 "storage '{shown}' is named as {} × {} ({} bytes) and its record holds {} bytes",
                 s.numel,
                 s.class.name(),

@@ -10,6 +10,7 @@
 //! length is checked against the bytes left; the memo is a map, so a
 //! `LONG_BINPUT` at index 2³²−1 is one entry.
 
+use crate::pytorch::PytorchErrorKind;
 use std::collections::{BTreeSet, HashMap};
 
 use super::dtype::{self, Dtype};
@@ -232,7 +233,7 @@ pub enum Global {
 
 impl Global {
     /// The accepted global `module.name`, or the error naming what loading would run.
-    fn of(module: &[u8], name: &[u8]) -> Result<Global, ErrorKind> {
+    fn of(module: &[u8], name: &[u8]) -> Result<Global, PytorchErrorKind> {
         let g = match (module, name) {
             (b"collections", b"OrderedDict") => Global::OrderedDict,
             (b"collections", b"Counter") => Global::Counter,
@@ -260,12 +261,12 @@ impl Global {
             _ => {
                 let (module, name) = (String::from_utf8_lossy(module), String::from_utf8_lossy(name));
                 if module.starts_with("torch") && name.starts_with("_rebuild_") {
-                    return Err(ErrorKind::Checkpoint(format!(
+                    return Err(PytorchErrorKind::Checkpoint(format!(
                         "the pickle rebuilds a tensor with `{module}.{name}`: this label covers dense tensors only \
                          (quantized, sparse, meta, nested and subclass tensors are refused)"
                     )));
                 }
-                return Err(ErrorKind::RefusedGlobal { module: module.into_owned(), name: name.into_owned() });
+                return Err(PytorchErrorKind::RefusedGlobal { module: module.into_owned(), name: name.into_owned() });
             }
         };
         Ok(g)
@@ -406,10 +407,10 @@ pub struct Pickle {
 
 /// A final error at file offset `at`.
 fn fail(at: u64, msg: impl Into<String>) -> Step {
-    Step::Fail(Error::new(ErrorKind::Pickle(msg.into())).at(at))
+    Step::Fail(Error::new(PytorchErrorKind::Pickle(msg.into())).at(at))
 }
 
-fn fail_kind(at: u64, kind: ErrorKind) -> Step {
+fn fail_kind(at: u64, kind: impl Into<ErrorKind>) -> Step {
     Step::Fail(Error::new(kind).at(at))
 }
 

@@ -4,12 +4,13 @@
 //! distinct tensors listed with the key path where they are first reached;
 //! and the skeleton's `value(root)` written from it.
 
+use crate::pytorch::PytorchErrorKind;
 use std::collections::HashMap;
 
 use sha2::{Digest as _, Sha256};
 
 use super::pickle::{Dict, Obj, ObjId, Pickle, StorageUse, Tensor};
-use crate::error::{Error, ErrorKind, Result, Subject};
+use crate::error::{Error, Result, Subject};
 use crate::hash::Sha256Digest;
 
 /// The deepest a container may be nested (the root container is level 1).
@@ -52,7 +53,7 @@ pub struct Tree {
 }
 
 fn err(msg: impl Into<String>, path: &str) -> Error {
-    let e = Error::new(ErrorKind::Checkpoint(msg.into()));
+    let e = Error::new(PytorchErrorKind::Checkpoint(msg.into()));
     if path.is_empty() { e } else { e.about(Subject::Key(path.as_bytes().to_vec())) }
 }
 

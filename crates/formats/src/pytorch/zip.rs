@@ -8,9 +8,10 @@
 //! from a vector). Nothing is read or allocated in proportion to a size
 //! the archive declares before the size is checked against the file.
 
+use crate::pytorch::PytorchErrorKind;
 use std::collections::HashSet;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 /// The most central directory this reader holds in memory (a real
 /// checkpoint's is about 100 bytes a tensor).
@@ -58,7 +59,7 @@ impl Archive {
 }
 
 fn zip_err(at: u64, msg: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Zip(msg.into())).at(at)
+    Error::new(PytorchErrorKind::Zip(msg.into())).at(at)
 }
 
 fn u16_at(b: &[u8], i: usize) -> u16 {
@@ -149,7 +150,9 @@ pub fn read_archive(len: u64, read: &mut ReadAt<'_>) -> Result<Archive> {
     }
     let folder = folder_of(&records)?;
     if let Some(r) = records.iter().find(|r| is_torchscript(&r.name, &folder)) {
-        return Err(Error::new(ErrorKind::TorchScript(String::from_utf8_lossy(&r.name).into_owned())).at(r.header));
+        return Err(
+            Error::new(PytorchErrorKind::TorchScript(String::from_utf8_lossy(&r.name).into_owned())).at(r.header)
+        );
     }
     // Only now, so that a TorchScript archive is named as such first.
     for r in &records {

@@ -4,6 +4,7 @@
 //! "Safetensors") and never allocates in proportion to a size it has not
 //! checked against the bytes that exist.
 
+use crate::safetensors::SafetensorsErrorKind;
 use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result, Subject};
@@ -62,7 +63,7 @@ impl SafetensorsFile {
     }
 }
 
-fn fail(kind: ErrorKind) -> Error {
+fn fail(kind: impl Into<ErrorKind>) -> Error {
     Error::new(kind)
 }
 
@@ -166,7 +167,8 @@ fn tensor_entry(name: &str, value: &Json) -> Result<TensorEntry> {
     let Some(dtype_name) = dtype_name.as_str() else {
         return Err(Error::schema(format!("dtype must be a string, found a JSON {}", dtype_name.kind())));
     };
-    let dtype = Dtype::from_name(dtype_name).ok_or_else(|| fail(ErrorKind::UnknownDtype(dtype_name.to_string())))?;
+    let dtype =
+        Dtype::from_name(dtype_name).ok_or_else(|| fail(SafetensorsErrorKind::UnknownDtype(dtype_name.to_string())))?;
     let shape_json = member("shape")?;
     let Some(dims) = shape_json.as_array() else {
         return Err(Error::schema(format!("shape must be an array, found a JSON {}", shape_json.kind())));
@@ -186,13 +188,13 @@ fn tensor_entry(name: &str, value: &Json) -> Result<TensorEntry> {
             SizeError::Overflow => "overflows u64",
             SizeError::NotWholeBytes => "is not a whole number of bytes",
         };
-        fail(ErrorKind::TensorSize(format!("the size of shape {shape:?} of {} {why}", dtype.name)))
+        fail(SafetensorsErrorKind::TensorSize(format!("the size of shape {shape:?} of {} {why}", dtype.name)))
     })?;
     let span = end.saturating_sub(begin);
     if span != nbytes {
         let why =
             format!("data_offsets [{begin}, {end}] hold {span} bytes, but {} {shape:?} needs {nbytes}", dtype.name);
-        return Err(fail(ErrorKind::TensorSize(why)));
+        return Err(fail(SafetensorsErrorKind::TensorSize(why)));
     }
     let unknown_members = members
         .iter()
@@ -216,17 +218,17 @@ fn check_tiling(tensors: &[TensorEntry], data_start: u64, file_len: u64) -> Resu
             // Located at the hole's start: always inside the file, where the
             // next tensor's begin may lie far past its end.
             let what = format!("a hole: bytes {next}..{} of the data region belong to no tensor", t.begin);
-            let e = fail(ErrorKind::Tiling(what)).at(data_start.saturating_add(next));
+            let e = fail(SafetensorsErrorKind::Tiling(what)).at(data_start.saturating_add(next));
             return Err(e.about(Subject::Tensor(t.name.as_bytes().to_vec())));
         }
         if t.begin < next {
             let what =
                 format!("data_offsets [{}, {}] overlap the previous tensor, which ends at {next}", t.begin, t.end);
-            return Err(located(fail(ErrorKind::Tiling(what))));
+            return Err(located(fail(SafetensorsErrorKind::Tiling(what))));
         }
         if t.end > region {
             let what = format!("data_offsets [{}, {}] reach past the data region ({region} bytes)", t.begin, t.end);
-            return Err(located(fail(ErrorKind::Tiling(what))));
+            return Err(located(fail(SafetensorsErrorKind::Tiling(what))));
         }
         next = t.end;
     }
@@ -234,7 +236,7 @@ fn check_tiling(tensors: &[TensorEntry], data_start: u64, file_len: u64) -> Resu
     // then, at its true length, by this same check.
     if next != region && file_len != crate::source::UNKNOWN_LEN {
         let what = format!("{} bytes after the last tensor belong to no tensor", region.saturating_sub(next));
-        return Err(fail(ErrorKind::Tiling(what)).at(data_start.saturating_add(next)));
+        return Err(fail(SafetensorsErrorKind::Tiling(what)).at(data_start.saturating_add(next)));
     }
     Ok(())
 }

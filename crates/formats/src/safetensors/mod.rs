@@ -7,6 +7,7 @@
 
 pub mod diff;
 mod dtype;
+mod error;
 mod header;
 mod index;
 pub mod inspect;
@@ -15,6 +16,8 @@ mod model;
 mod names;
 pub mod partial;
 mod skeleton;
+
+pub use error::SafetensorsErrorKind;
 
 use std::path::{Path, PathBuf};
 

@@ -2,6 +2,7 @@
 //! index, with each file's applicable metadata map and its group, the
 //! tensors sorted by name with offsets recomputed (docs/SPEC.md).
 
+use crate::safetensors::SafetensorsErrorKind;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -184,7 +185,7 @@ impl Model {
             let listed = given.file_name().and_then(|n| n.to_str()).is_some_and(|n| names.iter().any(|f| f == n));
             if !listed {
                 let what = format!("{} does not list this file", index_path.display());
-                return Err(Error::new(ErrorKind::IndexMismatch(what)).in_file(given));
+                return Err(Error::new(SafetensorsErrorKind::IndexMismatch(what)).in_file(given));
             }
         }
         let mut opened = Vec::with_capacity(names.len());
@@ -200,8 +201,8 @@ impl Model {
                         Some(other) => format!("the index lists this tensor in {other}"),
                         None => "the index does not list this tensor".to_string(),
                     };
-                    let e =
-                        Error::new(ErrorKind::IndexMismatch(what)).about(Subject::Tensor(t.name.clone().into_bytes()));
+                    let e = Error::new(SafetensorsErrorKind::IndexMismatch(what))
+                        .about(Subject::Tensor(t.name.clone().into_bytes()));
                     return Err(e.in_file(&path));
                 }
             }
@@ -217,7 +218,8 @@ impl Model {
         for (tensor, file) in &weight_map {
             if present.get(tensor.as_str()) != Some(&file.as_str()) {
                 let what = format!("the index lists this tensor in {file}, which does not hold it");
-                let e = Error::new(ErrorKind::IndexMismatch(what)).about(Subject::Tensor(tensor.clone().into_bytes()));
+                let e = Error::new(SafetensorsErrorKind::IndexMismatch(what))
+                    .about(Subject::Tensor(tensor.clone().into_bytes()));
                 return Err(e.in_file(index_path));
             }
         }
@@ -384,7 +386,7 @@ fn applicable_map(file: &SafetensorsFile, from_index: BTreeMap<String, String>) 
     for (k, v) in from_index {
         match map.get(&k) {
             Some(own) if *own != v => {
-                let e = Error::new(ErrorKind::MetadataConflict);
+                let e = Error::new(SafetensorsErrorKind::MetadataConflict);
                 return Err(e.about(Subject::Key(k.into_bytes())));
             }
             _ => {

@@ -1,9 +1,10 @@
 //! File names of safetensors models: shard names, the index beside a shard,
 //! and the one function that turns a name read from an index into a path.
 
+use crate::safetensors::SafetensorsErrorKind;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 /// What an index file's name ends in.
 pub const INDEX_SUFFIX: &str = ".safetensors.index.json";
@@ -75,7 +76,7 @@ pub fn plain_name_in(dir: &Path, name: &str) -> Result<PathBuf> {
         None
     };
     match why {
-        Some(why) => Err(Error::new(ErrorKind::NotPlainName { name: name.to_string(), why })),
+        Some(why) => Err(Error::new(SafetensorsErrorKind::NotPlainName { name: name.to_string(), why })),
         None => Ok(dir.join(name)),
     }
 }
@@ -123,7 +124,10 @@ mod tests {
         assert_eq!(plain_name_in(Path::new("d"), "a.safetensors").unwrap(), Path::new("d/a.safetensors"));
         for bad in ["", ".", "..", "../x", "/etc/passwd", "a/b", "a\\b", "a\0b"] {
             let e = plain_name_in(Path::new("d"), bad).unwrap_err();
-            assert!(matches!(e.kind(), ErrorKind::NotPlainName { .. }), "{bad:?}");
+            assert!(
+                matches!(e.kind().of::<SafetensorsErrorKind>(), Some(SafetensorsErrorKind::NotPlainName { .. })),
+                "{bad:?}"
+            );
         }
     }
 }

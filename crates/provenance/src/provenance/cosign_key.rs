@@ -5,11 +5,12 @@
 //! key that opens a NaCl secretbox (XSalsa20-Poly1305, base64 24-byte
 //! nonce) holding the PKCS#8 DER of the key.
 
+use crate::provenance::ProvenanceErrorKind;
 use base64::Engine as _;
 use crypto_secretbox::aead::{Aead as _, KeyInit as _};
 use zeroize::Zeroizing;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::json::{Json, parse_strict};
 
 /// The PEM labels of cosign's key files, newest first.
@@ -25,7 +26,7 @@ const MAX_WORK: u64 = (1 << 18) * 8;
 const MAX_R: u32 = 8;
 
 fn bad(what: impl Into<String>) -> Error {
-    Error::new(ErrorKind::PrivateKey(what.into()))
+    Error::new(ProvenanceErrorKind::PrivateKey(what.into()))
 }
 
 fn member<'a>(json: &'a Json, key: &str, what: &str) -> Result<&'a Json> {

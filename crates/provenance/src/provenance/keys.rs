@@ -3,9 +3,10 @@
 //! `model_signing` pair with those curves), read from PEM
 //! (SubjectPublicKeyInfo), checked with RustCrypto's and dalek's crates.
 
+use crate::provenance::ProvenanceErrorKind;
 use ed25519_dalek::pkcs8::DecodePublicKey as _;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 /// A public key that signatures are checked with.
 #[derive(Debug, Clone)]
@@ -30,7 +31,7 @@ impl PublicKey {
         if let Ok(k) = p384::ecdsa::VerifyingKey::from_public_key_pem(text) {
             return Ok(PublicKey::P384(k));
         }
-        Err(Error::new(ErrorKind::Signature(
+        Err(Error::new(ProvenanceErrorKind::Signature(
             "not a PEM public key of a supported kind (Ed25519, ECDSA P-256, ECDSA P-384)".to_string(),
         )))
     }

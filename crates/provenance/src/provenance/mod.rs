@@ -24,6 +24,7 @@
 pub mod bundle;
 pub mod cosign_key;
 pub mod envelope;
+mod error;
 pub mod keys;
 pub mod oms;
 pub mod oms_sign;
@@ -33,6 +34,8 @@ pub mod sign;
 pub mod statement;
 pub mod subjects;
 pub mod verify;
+
+pub use error::ProvenanceErrorKind;
 
 /// The in-toto statement type.
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";

@@ -13,6 +13,8 @@
 //! key hint is the hex SHA-256 of the PEM public key (the only hint
 //! `model_signing` accepts).
 
+use crate::directory::DirectoryErrorKind;
+use crate::provenance::ProvenanceErrorKind;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
@@ -129,7 +131,7 @@ pub fn statement(
 /// method signs: EC keys only (it has no Ed25519), the PEM key's hint.
 pub fn sign_statement(statement: &[u8], key: &SigningKey) -> Result<Vec<u8>> {
     if matches!(key, SigningKey::Ed25519(_)) {
-        return Err(Error::new(ErrorKind::PrivateKey(
+        return Err(Error::new(ProvenanceErrorKind::PrivateKey(
             "an OpenSSF model signature is made with an ECDSA key (P-256 or P-384): model_signing verifies no Ed25519"
                 .to_string(),
         )));
@@ -165,7 +167,7 @@ fn describe(tree: Tree, dir: &Path, ignore: &[String], opts: &OpenOptions) -> Re
         let shown = tree.shown_path(&f.name);
         let name = std::str::from_utf8(&f.name).map_err(|_| {
             let what = "its name is not UTF-8, which a model signature (JSON) cannot name".to_string();
-            Error::new(ErrorKind::DirectoryEntry(what)).in_file(&shown)
+            Error::new(DirectoryErrorKind::DirectoryEntry(what)).in_file(&shown)
         })?;
         names.insert(shown, name.to_string());
     }

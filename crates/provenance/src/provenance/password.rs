@@ -4,6 +4,7 @@
 //! prompt with echo off. Never from a flag: a flag's value is in every
 //! process listing and shell history.
 
+use crate::provenance::ProvenanceErrorKind;
 use std::io::{BufRead as _, Write as _};
 
 use zeroize::Zeroizing;
@@ -46,7 +47,7 @@ pub fn obtain(kind: Encrypted, what: &str) -> Result<Zeroizing<String>> {
         } else {
             PASSWORD_VAR.to_string()
         };
-        return Err(Error::new(ErrorKind::PrivateKey(format!(
+        return Err(Error::new(ProvenanceErrorKind::PrivateKey(format!(
             "the key is encrypted and no password was given: set {vars} (there is no terminal to ask on)"
         ))));
     }

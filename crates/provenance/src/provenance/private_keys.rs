@@ -9,12 +9,13 @@
 //! nonces (RustCrypto's signers), so one key signs one statement to one
 //! bundle, byte for byte.
 
+use crate::provenance::ProvenanceErrorKind;
 use pkcs8::der::Decode as _;
 use pkcs8::{DecodePrivateKey as _, EncodePublicKey as _, ObjectIdentifier};
 use sha2::Digest as _;
 use zeroize::Zeroizing;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::provenance::cosign_key;
 use crate::provenance::keys::PublicKey;
 
@@ -65,7 +66,7 @@ pub enum Encrypted {
 pub type PasswordSource<'a> = &'a mut dyn FnMut(Encrypted) -> Result<Zeroizing<String>>;
 
 fn bad(what: impl Into<String>) -> Error {
-    Error::new(ErrorKind::PrivateKey(what.into()))
+    Error::new(ProvenanceErrorKind::PrivateKey(what.into()))
 }
 
 const KINDS: &str = "Ed25519, ECDSA P-256 or P-384";

@@ -1,5 +1,6 @@
 //! Every key format `sign` reads, and every refusal.
 
+use crate::provenance::ProvenanceErrorKind;
 use pkcs8::der::Encode as _;
 use pkcs8::der::asn1::AnyRef;
 use pkcs8::pkcs5::pbes2;
@@ -109,7 +110,8 @@ fn a_password_that_cannot_be_had_is_the_error() {
     let file =
         encrypted(&pkcs8_der(&p256()), pbes2::Parameters::pbkdf2_sha256_aes256cbc(2048, &salt, &salt).unwrap(), "pw");
     let e =
-        SigningKey::from_pem(&file, &mut |_| Err(Error::new(ErrorKind::PrivateKey("no password".into())))).unwrap_err();
+        SigningKey::from_pem(&file, &mut |_| Err(Error::new(ProvenanceErrorKind::PrivateKey("no password".into()))))
+            .unwrap_err();
     assert_eq!(e.to_string(), "private key: no password");
 }
 

@@ -5,6 +5,7 @@
 //! returns, through `--check`'s rules, opening each subject with
 //! [`Claims::open`]: beneath the root (docs/adr/0020).
 
+use crate::provenance::ProvenanceErrorKind;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -56,7 +57,7 @@ impl Claims {
 #[derive(Debug, Clone, Copy)]
 pub enum Signature<'a> {
     /// One of its DSSE signatures must verify with one of these keys. No key
-    /// at all is refused ([`ErrorKind::SignatureRequired`]): verifying fails
+    /// at all is refused ([`ProvenanceErrorKind::SignatureRequired`]): verifying fails
     /// closed.
     Keys(&'a [PublicKey]),
     /// The caller chose not to check who signed it: the subjects alone are
@@ -66,8 +67,8 @@ pub enum Signature<'a> {
 
 /// Reads `file` and checks it: unless the caller chose
 /// [`Signature::Unchecked`], one of its DSSE signatures must verify with one
-/// of the keys (otherwise [`ErrorKind::SignatureFailed`], or
-/// [`ErrorKind::SignatureRequired`] when there is no key, and no subject is
+/// of the keys (otherwise [`ProvenanceErrorKind::SignatureFailed`], or
+/// [`ProvenanceErrorKind::SignatureRequired`] when there is no key, and no subject is
 /// read); every subject must lie under `root` (by default the file's
 /// directory).
 pub fn claims(file: &Path, root: Option<&Path>, signature: Signature<'_>) -> Result<Claims> {
@@ -77,7 +78,7 @@ pub fn claims(file: &Path, root: Option<&Path>, signature: Signature<'_>) -> Res
 fn claims_of(file: &Path, root: Option<&Path>, signature: Signature<'_>) -> Result<Claims> {
     // Refused before the file is even read: nothing in it can matter.
     if let Signature::Keys([]) = signature {
-        return Err(Error::new(ErrorKind::SignatureRequired));
+        return Err(Error::new(ProvenanceErrorKind::SignatureRequired));
     }
     let signed = envelope::read(&read_limited(file)?)?;
     if let Signature::Keys(keys) = signature {
@@ -99,7 +100,7 @@ fn claims_of(file: &Path, root: Option<&Path>, signature: Signature<'_>) -> Resu
 }
 
 fn check_signature(signed: &Signed, keys: &[PublicKey]) -> Result<()> {
-    let failed = |what: String| Err(Error::new(ErrorKind::SignatureFailed(what)));
+    let failed = |what: String| Err(Error::new(ProvenanceErrorKind::SignatureFailed(what)));
     match signed {
         Signed::Bare(_) => failed("a bare statement carries no signature".into()),
         Signed::Dsse { payload, signatures, .. } => {

@@ -7,12 +7,13 @@
 //! model_signing does (docs/adr/0027). webpki checks the chain and
 //! x509-cert reads the leaf: no X.509 code of our own.
 
+use crate::provenance::ProvenanceErrorKind;
 use rustls_pki_types::{CertificateDer, UnixTime};
 use x509_cert::Certificate;
 use x509_cert::der::{Decode as _, Encode as _};
 use x509_cert::ext::pkix::{ExtendedKeyUsage, KeyUsage};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::provenance::oms::ec::{Check, EcKey};
 
 /// extKeyUsage codeSigning, 1.3.6.1.5.5.7.3.3.
@@ -99,7 +100,7 @@ pub fn verify(certs: &[Vec<u8>], ca_pem: &[u8], pae: &[u8], signature: &[u8]) ->
     let key = EcKey::from_spki_der(&spki)?;
     match key.check(pae, signature)? {
         Check::Verified => Ok(format!("certificate {}", tbs.subject)),
-        Check::Failed => Err(Error::new(ErrorKind::SignatureFailed(
+        Check::Failed => Err(Error::new(ProvenanceErrorKind::SignatureFailed(
             "the DSSE signature does not verify with the signing certificate's key".to_string(),
         ))),
     }

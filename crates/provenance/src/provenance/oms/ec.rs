@@ -3,10 +3,11 @@
 //! DER-encoded; and its key hint, the hex SHA-256 of the PEM public key.
 //! RustCrypto's curve crates do the arithmetic.
 
+use crate::provenance::ProvenanceErrorKind;
 use p256::pkcs8::{DecodePublicKey as _, EncodePublicKey as _, LineEnding};
 use sha2::{Digest as _, Sha256};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 /// A public key of one of the three curves.
 #[derive(Debug, Clone)]
@@ -40,7 +41,7 @@ impl EcKey {
         if let Ok(k) = p521::PublicKey::from_public_key_pem(text) {
             return Ok(EcKey::P521(k));
         }
-        Err(Error::new(ErrorKind::Signature(
+        Err(Error::new(ProvenanceErrorKind::Signature(
             "not a PEM public key of a curve model_signing signs with (ECDSA P-256, P-384, P-521)".to_string(),
         )))
     }

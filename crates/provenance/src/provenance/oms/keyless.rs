@@ -5,11 +5,12 @@
 //! issuer, and the DSSE signature; all offline, from the bundle and the
 //! trust root (shipped: Sigstore's public-good one; or `--trusted-root`).
 
+use crate::provenance::ProvenanceErrorKind;
 use sigstore_verify::trust_root::{SIGSTORE_PRODUCTION_TRUSTED_ROOT, TrustedRoot};
 use sigstore_verify::types::{Bundle, Sha256Hash};
 use sigstore_verify::{VerificationPolicy, Verifier};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 /// Verifies `bundle_json` keylessly; `root_digest` is the statement's
 /// subject digest (the artifact the envelope must name).
@@ -42,7 +43,7 @@ pub fn verify(
 /// issuer, chain, validity, log) is a refusal naming what did not hold.
 fn refusal(e: sigstore_verify::Error) -> Error {
     match e {
-        sigstore_verify::Error::SignatureInvalid(why) => Error::new(ErrorKind::SignatureFailed(why)),
+        sigstore_verify::Error::SignatureInvalid(why) => Error::new(ProvenanceErrorKind::SignatureFailed(why)),
         other => Error::schema(format!("keyless verification: {other}")),
     }
 }

@@ -27,9 +27,10 @@ pub mod keyless;
 pub mod manifest;
 pub mod relayout;
 
+use crate::provenance::ProvenanceErrorKind;
 use std::path::Path;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::provenance::{MAX_STATEMENT, PAYLOAD_TYPE, envelope};
 
 pub use bundle::is_model_signing;
@@ -65,7 +66,7 @@ pub struct Verified {
 }
 
 fn failed<T>(why: impl Into<String>) -> Result<T> {
-    Err(Error::new(ErrorKind::SignatureFailed(why.into())))
+    Err(Error::new(ProvenanceErrorKind::SignatureFailed(why.into())))
 }
 
 /// Reads the bundle at `file` and checks its signature with `method`;
@@ -81,7 +82,7 @@ pub fn verify_bytes(bytes: &[u8], method: Method<'_>) -> Result<Verified> {
     let signer = match method {
         Method::Key(keys) => {
             if keys.is_empty() {
-                return Err(Error::new(ErrorKind::SignatureRequired));
+                return Err(Error::new(ProvenanceErrorKind::SignatureRequired));
             }
             let bundle::Material::PublicKey { hint } = &b.material else {
                 return Err(Error::schema(

@@ -1,0 +1,37 @@
+//! The Ollama error kinds: a model's name. (A damaged store is the core's
+//! [`ErrorKind::DamagedStore`](crate::ErrorKind::DamagedStore): the
+//! Hugging Face cache and a directory report it too.)
+//!
+//! Carried by the core's [`ErrorKind::Format`](crate::ErrorKind::Format) and
+//! read back with [`ErrorKind::of`](crate::ErrorKind::of) (docs/adr/0041).
+
+use crate::error::{Error, ErrorKind, LayerError, LayerKind};
+use crate::text::escape_bytes;
+
+/// Why an Ollama model name was rejected: the kinds only this layer raises.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OllamaErrorKind {
+    /// An Ollama model name that is malformed or could leave the store.
+    #[error("Ollama model name '{}' is not valid: {why}", escape_bytes(.name.as_bytes()))]
+    OllamaName {
+        /// The name as given.
+        name: String,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+impl LayerError for OllamaErrorKind {}
+
+impl From<OllamaErrorKind> for ErrorKind {
+    fn from(kind: OllamaErrorKind) -> Self {
+        ErrorKind::Format(LayerKind::new(kind))
+    }
+}
+
+impl From<OllamaErrorKind> for Error {
+    fn from(kind: OllamaErrorKind) -> Self {
+        Error::new(kind)
+    }
+}
