@@ -117,14 +117,24 @@ impl Root {
     /// beneath the root: a directory linked out of the root is refused,
     /// never listed.
     pub fn entries(&self, rel: &Path) -> Result<Vec<OsString>> {
+        Ok(self.typed_entries(rel)?.into_iter().map(|(name, _)| name).collect())
+    }
+
+    /// [`Root::entries`], each with the type its directory entry records
+    /// (`d_type`: what the entry was when listed, no link followed;
+    /// [`FileType::Unknown`] on a file system that does not record it).
+    /// It is a hint for the directory walk, which would otherwise stat
+    /// every entry: whatever it says, a file is stat'ed again when opened.
+    pub fn typed_entries(&self, rel: &Path) -> Result<Vec<(OsString, FileType)>> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = self.open_fd(rel, flags, Last::Follow)?;
         let mut dir = rustix::fs::Dir::new(fd).map_err(io_error)?;
         let mut names = Vec::new();
         while let Some(entry) = dir.read() {
-            let name = entry.map_err(io_error)?.file_name().to_bytes().to_vec();
+            let entry = entry.map_err(io_error)?;
+            let name = entry.file_name().to_bytes();
             if name != b"." && name != b".." {
-                names.push(OsString::from(OsStr::from_bytes(&name)));
+                names.push((OsString::from(OsStr::from_bytes(name)), entry.file_type()));
             }
         }
         Ok(names)
@@ -468,6 +478,30 @@ mod tests {
         assert!(matches!(e.kind(), ErrorKind::OutsideRoot { root } if root == Path::new("shown")), "{e}");
         let e = root.open_file(Path::new("to_f"), Last::NoFollow).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
+    }
+
+    /// The walk's hint: each entry's type as listed, a link as a link
+    /// (never followed), and only beneath the root.
+    #[test]
+    fn typed_entries_give_each_entry_s_own_type() {
+        let (_t, root) = tree();
+        let mut got = root.typed_entries(Path::new("")).unwrap();
+        got.sort_by(|a, b| a.0.cmp(&b.0));
+        let kind = |name: &str| got.iter().find(|(n, _)| n == name).map(|(_, t)| *t);
+        // tmpfs and ext4 record types; a file system that does not gives Unknown.
+        let want = [
+            ("f", FileType::RegularFile),
+            ("a", FileType::Directory),
+            ("to_f", FileType::Symlink),
+            ("to_b", FileType::Symlink),
+        ];
+        for (name, want) in want {
+            assert!(matches!(kind(name), Some(t) if t == want || t == FileType::Unknown), "{name}: {got:?}");
+        }
+        assert_eq!(got.len(), root.entries(Path::new("")).unwrap().len());
+        assert!(got.iter().all(|(n, _)| n != "." && n != ".."));
+        let e = root.typed_entries(Path::new("out")).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::OutsideRoot { .. }) || e.raw_os_error() == Some(libc::ENOTDIR), "{e}");
     }
 
     #[test]

@@ -92,6 +92,14 @@ impl Source {
         Some(a.hits.load(Ordering::Relaxed) > 0 && a.reads.load(Ordering::Relaxed) == 0)
     }
 
+    /// True when the file may be trusted from the cache and every job of
+    /// it asked so far was answered from it (at least one).
+    pub(super) fn answered_by_cache(&self) -> bool {
+        self.cache
+            .get()
+            .is_some_and(|a| a.trusted && a.hits.load(Ordering::Relaxed) > 0 && a.reads.load(Ordering::Relaxed) == 0)
+    }
+
     /// After the file was checked unchanged (lease held throughout, stat the
     /// same): its new leaves go to the cache.
     pub(super) fn commit_cache(&self) {

@@ -68,6 +68,7 @@ impl Source {
         let Some(file) = self.direct.get().and_then(Option::as_ref) else {
             return Err(located(Error::internal("a direct read of a buffered file")));
         };
+        self.touch();
         self.check_lease()?;
         // BLOCK is 4096: clear the low 12 bits.
         let aligned_start = offset & !0xFFF_u64;

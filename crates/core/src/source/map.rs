@@ -91,6 +91,8 @@ impl Source {
             return Ok(made.as_ref());
         }
         let Some(file) = self.file().filter(|_| platform::GUARDED_MAPS) else { return Ok(None) };
+        // Asked for to be read: the map's bytes count as read from here on.
+        self.touch();
         // SAFETY: the map is read-only, and nothing in this process writes
         // the file. Another process may still change it: changed metadata
         // bytes give a parse error or the metadata of the changed content,

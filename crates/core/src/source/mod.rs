@@ -17,6 +17,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 mod beneath;
@@ -91,6 +92,10 @@ pub struct Source {
     file_id: Option<crate::cache::FileId>,
     /// The cache, once a run with it on attached it (`cached.rs`).
     cache: OnceLock<cached::Attached>,
+    /// Set before any byte of the file is read (a `pread`, a direct read, its
+    /// map made): a file none of whose bytes were read, every job taken
+    /// from the cache, needs no stat at its end (`Source::check_unchanged`).
+    touched: AtomicBool,
 }
 
 /// Where an input's bytes come from.
@@ -145,6 +150,16 @@ impl Source {
             Some(s) => s.len(),
             None => self.identity.len,
         }
+    }
+
+    /// Notes that bytes of the file are about to be read (see `touched`).
+    fn touch(&self) {
+        self.touched.store(true, Ordering::Relaxed);
+    }
+
+    /// True once bytes of the file were read, or were about to be.
+    fn was_touched(&self) -> bool {
+        self.touched.load(Ordering::Relaxed)
     }
 
     /// True for a 0-byte file.

@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, OnceLock};
 use std::time::SystemTime;
 
@@ -87,6 +88,7 @@ impl Source {
             beside: None,
             file_id: Some(crate::cache::FileId::of(&meta, seen)),
             cache: OnceLock::new(),
+            touched: AtomicBool::new(false),
         })
     }
 
@@ -117,6 +119,7 @@ impl Source {
             beside: None,
             file_id: None,
             cache: OnceLock::new(),
+            touched: AtomicBool::new(false),
         }
     }
 
@@ -173,6 +176,14 @@ impl Source {
         // No process opened it for writing since it was opened (which its
         // times may not show); the lease is let go here.
         self.lease.check_and_release(file).map_err(|e| e.in_file(&self.path))?;
+        // None of its bytes read, every job from the cache: the label is the
+        // one of the file as its identity stat saw it, so a change since
+        // cannot be in it and a second stat has nothing to catch
+        // (docs/adr/0033, "One statx").
+        if !self.was_touched() && self.answered_by_cache() {
+            self.commit_cache();
+            return Ok(());
+        }
         // fstat of the open file: the bytes we read are this inode's, whatever
         // the path names now.
         let now = file.metadata().map_err(|e| Error::from(e).in_file(&self.path))?;

@@ -88,6 +88,7 @@ impl Source {
             Backing::File(f) => f,
             Backing::Stream(s) => return self.read_held(&lock(s), buf, offset),
         };
+        self.touch();
         self.check_lease()?;
         match file.read_exact_at(buf, offset) {
             Ok(()) => Ok(()),

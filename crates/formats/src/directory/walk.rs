@@ -6,7 +6,13 @@
 //! Nothing is followed by the kernel while walking: each entry is looked
 //! at with `Root::entry_type` (no link followed on the way or at the
 //! end) and each link read with `Root::link_target`, both beneath a
-//! [`Root`] held open. A link's target is resolved by this code on names
+//! [`Root`] held open. An entry its directory listing records as a regular
+//! file or a link (`d_type`, also never followed) is taken as that without
+//! a stat of its own, and so is a snapshot's blob the listing of
+//! `<repo>/blobs/` records as a regular file: the open that follows stats
+//! every file anyway, and refuses a link or anything but a regular file
+//! there, so a file relabelled from the verified-leaf cache costs one
+//! `statx` (docs/adr/0033). A link's target is resolved by this code on names
 //! (a `..` only from a directory checked to be a real one), so a step that
 //! would leave the root is refused before anything there is touched. The
 //! files found are later opened beneath the same root, by the resolved
@@ -19,7 +25,7 @@
 //! that pass through a link directly in `<repo>/blobs/`.
 
 use crate::directory::DirectoryErrorKind;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -120,6 +126,9 @@ struct Layout {
     /// The base's real path (for absolute link targets).
     base: PathBuf,
     shown: PathBuf,
+    /// For a snapshot, the entries of `<repo>/blobs/` with the types their
+    /// listing records (a hint: see the module).
+    blobs: HashMap<Vec<u8>, FileType>,
 }
 
 fn entry_error(what: String) -> Error {
@@ -167,6 +176,20 @@ impl Layout {
         Error::new(ErrorKind::OutsideRoot { root: self.shown.clone() })
     }
 
+    /// What a link's step landed on: a blob of `<repo>/blobs/` its listing
+    /// records as a regular file is taken as one (the module says why),
+    /// anything else is looked at ([`Layout::entry_type`]).
+    fn landing_type(&self, place: &[Vec<u8>], via: bool) -> Result<FileType> {
+        let listed = match place {
+            [_, _, name] if self.in_repo_blobs(place) => self.blobs.get(name).copied(),
+            _ => None,
+        };
+        match listed {
+            Some(FileType::RegularFile) => Ok(FileType::RegularFile),
+            _ => self.entry_type(place, via),
+        }
+    }
+
     /// True when `place` lies in `<repo>/blobs/` directly.
     fn in_repo_blobs(&self, place: &[Vec<u8>]) -> bool {
         match (&self.repo, place) {
@@ -209,7 +232,7 @@ impl Layout {
             if blob.is_none() && self.in_repo_blobs(&at) {
                 blob = at.last().cloned();
             }
-            match self.entry_type(&at, via).map_err(|e| self.step_error(e, &target))? {
+            match self.landing_type(&at, via).map_err(|e| self.step_error(e, &target))? {
                 FileType::Symlink => continue,
                 FileType::RegularFile if self.may_end(&at, via) => {
                     let (store, rel) = self.locate(&at, via).ok_or_else(|| self.outside())?;
@@ -336,13 +359,16 @@ fn layout(path: &Path, dir: &Path, within: Option<&Path>) -> Result<Layout> {
     let shown = dir.to_path_buf();
     let Some((repo, repo_name, rev)) = snapshot else {
         let main = Root::open(&real).map_err(|e| e.in_file(dir))?;
-        return Ok(Layout { main, shared: None, repo: None, root: Vec::new(), base: real, shown });
+        let blobs = HashMap::new();
+        return Ok(Layout { main, shared: None, repo: None, root: Vec::new(), base: real, shown, blobs });
     };
     let main = Root::open(&repo).map_err(|e| e.in_file(dir))?;
     let cache = repo.parent().map(Path::to_path_buf).unwrap_or_default();
     let shared = shared_store(&cache).filter(|_| repo_name.as_slice() != b"blobs" && inside(&cache.join("blobs")));
     let root = vec![repo_name.clone(), b"snapshots".to_vec(), rev];
-    Ok(Layout { main, shared, repo: Some(repo_name), root, base: cache, shown })
+    let blobs = main.typed_entries(Path::new("blobs")).map_err(|e| e.in_file(dir))?;
+    let blobs = blobs.into_iter().map(|(n, t)| (n.as_bytes().to_vec(), t)).collect();
+    Ok(Layout { main, shared, repo: Some(repo_name), root, base: cache, shown, blobs })
 }
 
 /// The cache-wide shared blob store `<cache>/blobs/`, when it is a real
@@ -373,10 +399,10 @@ pub fn walk_within(path: &Path, dir: &Path, within: Option<&Path>) -> Result<Tre
     while let Some((place, rel)) = pending.pop() {
         let (store, beneath) = layout.locate(&place, false).ok_or_else(|| layout.outside())?;
         let shown_dir = dir.join(OsStr::from_bytes(&rel));
-        let mut names = layout.root_of(store)?.entries(&beneath).map_err(|e| e.in_file(&shown_dir))?;
+        let mut names = layout.root_of(store)?.typed_entries(&beneath).map_err(|e| e.in_file(&shown_dir))?;
         // Sorted: of several bad entries, the same one is named every time.
-        names.sort();
-        for name in names {
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, listed) in names {
             let name = name.as_bytes().to_vec();
             if rel.is_empty() && SKIPPED.contains(&name.as_slice()) {
                 continue;
@@ -390,7 +416,13 @@ pub fn walk_within(path: &Path, dir: &Path, within: Option<&Path>) -> Result<Tre
             entry.push(name.clone());
             let shown = dir.join(OsStr::from_bytes(&entry_rel));
             let located = |e: Error| e.in_file(&shown);
-            match layout.entry_type(&entry, false).map_err(located)? {
+            // A regular file or a link as listed (the module says why);
+            // anything else looked at.
+            let kind = match listed {
+                FileType::RegularFile | FileType::Symlink => listed,
+                _ => layout.entry_type(&entry, false).map_err(located)?,
+            };
+            match kind {
                 FileType::Directory if rel.is_empty() && name == CACHE_DIR => {}
                 FileType::Directory => pending.push((entry, entry_rel)),
                 FileType::RegularFile => {
@@ -409,16 +441,8 @@ pub fn walk_within(path: &Path, dir: &Path, within: Option<&Path>) -> Result<Tre
         return Err(entry_error("holds no file; a directory label needs at least one".into()).in_file(dir));
     }
     files.sort_by(|a, b| a.name.cmp(&b.name));
-    let incomplete = match &layout.repo {
-        Some(_) => {
-            let blobs = layout.main.entries(Path::new("blobs")).map_err(|e| e.in_file(dir))?;
-            let mut v: Vec<Vec<u8>> =
-                blobs.iter().map(|n| n.as_bytes().to_vec()).filter(|n| n.ends_with(INCOMPLETE)).collect();
-            v.sort();
-            v
-        }
-        None => Vec::new(),
-    };
+    let mut incomplete: Vec<Vec<u8>> = layout.blobs.keys().filter(|n| n.ends_with(INCOMPLETE)).cloned().collect();
+    incomplete.sort();
     Ok(Tree {
         shown: layout.shown,
         snapshot: layout.repo.is_some(),
