@@ -17,7 +17,7 @@ secs=${1:-600}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(parse payloads label json st_header st_index
-    ollama_manifest ollama_config envelope statement dir_group oms)
+    ollama_manifest ollama_config envelope statement dir_group oms pt_pickle pt_zip)
 
 cargo=(cargo)
 [ -z "${FUZZ_TOOLCHAIN:-}" ] || cargo=(cargo "+$FUZZ_TOOLCHAIN")
@@ -25,10 +25,15 @@ cargo=(cargo)
 # The seeds follow the test suite's writers: written again each time (the
 # inputs the fuzzer added to a corpus stay).
 nice -n 19 "${cargo[@]}" run --release --example gen-seeds
+# The PyTorch targets' seeds are written by torch.save (Debian's python3-torch).
+if [[ " ${targets[*]} " == *" pt_"* ]]; then
+    nice -n 19 /usr/bin/python3 pt_seeds.py || echo "!! pt_seeds.py failed (no torch?): the pt_* corpora keep what they hold"
+fi
 mkdir -p target/logs
 for t in "${targets[@]}"; do
     case $t in
         parse | payloads | label) dict=(-dict=gguf.dict) ;;
+        pt_pickle | pt_zip) dict=(-dict=pt.dict) ;;
         # Names from its own vocabularies: no dictionary.
         dir_group) dict=() ;;
         *) dict=(-dict=json.dict) ;;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::bom::{self, Entry, MAX_TIMESTAMP};
 use crate::output::{error_line, quote_name};
-use crate::{BatchOptions, NamedModels, schedule_all};
+use crate::{AnyModel, BatchOptions, Digest, Error, NamedModels, schedule_all};
 
 use super::{EXIT_ERROR, EXIT_OK, ReadArgs};
 
@@ -64,8 +64,17 @@ pub fn run_bom(args: &BomArgs, options: &BatchOptions, pool: &rayon::ThreadPool)
     let models = named.paths();
     let mut entries = Vec::with_capacity(models.len());
     let mut failed = false;
-    for (r, path) in schedule_all(models, options, pool, &|p, o| named.open(p, o)).into_iter().zip(models) {
-        match r.and_then(|(m, d)| Entry::new(path, &m, &d, pool).map_err(|e| e.for_argument(path))) {
+    let labelled = schedule_all(models, options, pool, &|p, o| named.open(p, o));
+    // Every file of every model labelled, hashed in one run, largest first.
+    let ok: Vec<(&Path, &AnyModel, &Digest)> =
+        labelled.iter().zip(models).filter_map(|(r, p)| r.as_ref().ok().map(|(m, d)| (p.as_path(), m, d))).collect();
+    let mut hashed = Entry::all(&ok, pool).into_iter();
+    for (r, path) in labelled.into_iter().zip(models) {
+        let entry = |_| {
+            let e = hashed.next().unwrap_or_else(|| Err(Error::internal("a BOM entry went missing")));
+            e.map_err(|e| e.for_argument(path))
+        };
+        match r.and_then(entry) {
             Ok(e) => entries.push(e),
             Err(e) => {
                 eprintln!("gguf-digest: {}", error_line(&e));

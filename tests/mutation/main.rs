@@ -12,6 +12,7 @@
 mod common;
 
 mod gguf_mutation;
+mod pt_mutation;
 mod st_mutation;
 
 use common::harness::Counting;

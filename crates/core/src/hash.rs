@@ -505,24 +505,44 @@ impl Sink<'_, '_, '_> {
         if self.out.len() >= self.chunk { self.flush() } else { Ok(()) }
     }
 
-    /// Appends whole elements, hashing each chunk as it fills.
-    fn push_all(&mut self, mut bytes: &[u8]) -> Result<()> {
-        while !bytes.is_empty() {
-            let (now, rest) = bytes.split_at(self.room().min(bytes.len()));
-            self.out.extend_from_slice(now);
-            bytes = rest;
-            self.filled()?;
+    /// Hashes `bytes` (whole elements, hashed as stored: the conversion is
+    /// the identity) after what the buffer holds, where they lie.
+    fn hash_stored(&mut self, bytes: &[u8]) -> Result<()> {
+        if !self.out.is_empty() {
+            self.flush()?;
+        }
+        for part in bytes.chunks(self.chunk.max(1)) {
+            self.hasher.update(part);
+            self.report(part.len())?;
         }
         Ok(())
+    }
+
+    /// Hashes `buf` (whole elements) after what the buffer holds, in
+    /// place: converted where it is, not copied into the buffer.
+    fn hash_whole(&mut self, buf: &mut [u8]) -> Result<()> {
+        if !self.out.is_empty() {
+            self.flush()?;
+        }
+        self.job.conversion.apply(buf)?;
+        self.hasher.update(buf);
+        self.report(buf.len())
     }
 
     fn flush(&mut self) -> Result<()> {
         self.job.conversion.apply(&mut self.out)?;
         self.hasher.update(&self.out);
-        let n = (self.out.len() as u64).min(self.job.len.saturating_sub(self.reported));
+        let len = self.out.len();
+        self.out.clear();
+        self.report(len)
+    }
+
+    /// Reports `len` bytes hashed (at most the job's length in all), then
+    /// checks that the file is still whole and not being written.
+    fn report(&mut self, len: usize) -> Result<()> {
+        let n = (len as u64).min(self.job.len.saturating_sub(self.reported));
         self.reported = self.reported.saturating_add(n);
         (self.progress)(n)?;
-        self.out.clear();
         if let Some(m) = self.mapped {
             m.check(self.job.source.path())?;
         }
@@ -629,6 +649,13 @@ fn tile_row_bytes(size: &[u64], p: usize, elem: u64) -> Option<u64> {
 }
 
 /// The walk in tiles over dimension `p` (stride 1; see [`hash_gathered`]).
+///
+/// A tile is `b` consecutive indices of `p` by every index of the
+/// dimensions after it (its "runs": `b` elements each, contiguous in the
+/// source). The runs are taken a group at a time ([`group_runs`]),
+/// straight from the map or read with one `pread` each, and written
+/// transposed into the tile's output, which is then hashed as it is (no
+/// copy into the sink's buffer).
 fn walk_tiles(
     g: &Gather,
     size: &[u64],
@@ -645,47 +672,69 @@ fn walk_tiles(
         return Err(overflow());
     };
     let row = tile_row_bytes(size, p, g.elem).ok_or_else(overflow)?;
-    let runs = row.checked_div(g.elem).ok_or_else(overflow)?;
+    let runs = usize::try_from(row.checked_div(g.elem).ok_or_else(overflow)?).map_err(|_| overflow())?;
     let elem = usize::try_from(g.elem).map_err(|_| overflow())?;
-    // The tile and its transposed copy: a window between them.
+    // The tile's output and (unmapped) a group's runs: a window between them.
     let per_tile = budget.checked_div(2).and_then(|h| h.checked_div(row)).unwrap_or(1).max(1).min(len_p);
     let cap = usize::try_from(per_tile.saturating_mul(row)).map_err(|_| overflow())?;
-    let (mut tile, mut flipped): (Vec<u8>, Vec<u8>) = (Vec::with_capacity(cap), Vec::with_capacity(cap));
+    let mut flipped: Vec<u8> = Vec::with_capacity(cap);
+    let mut read: Vec<u8> = Vec::new();
     let mut outer = vec![0u64; outer_size.len()];
     let mut inner = vec![0u64; inner_size.len()];
+    let mut group = [0u64; GROUP];
+    let per_group = group_runs(elem);
     loop {
         let base = position(g.offset, &outer, outer_stride)?;
         let mut first = 0u64;
         while first < len_p {
             let b = per_tile.min(len_p.saturating_sub(first));
+            let bu = usize::try_from(b).map_err(|_| overflow())?;
             let run = b.checked_mul(g.elem).ok_or_else(overflow)?;
-            // Read: one run of `b` elements per index of the inner dimensions.
-            tile.clear();
+            flipped.clear();
+            flipped.resize(bu.checked_mul(runs).and_then(|n| n.checked_mul(elem)).ok_or_else(overflow)?, 0);
             inner.fill(0);
             let start = base.checked_add(first).ok_or_else(overflow)?;
+            // Runs `q .. q + n` of the tile: their positions, then their bytes.
+            let (mut q, mut n) = (0usize, 0usize);
             loop {
-                let at = position(start, &inner, inner_stride)?;
-                elements.read(at.checked_mul(g.elem).ok_or_else(overflow)?, run, &mut tile)?;
-                if !next_index(&mut inner, inner_size) {
+                let at = position(start, &inner, inner_stride)?.checked_mul(g.elem).ok_or_else(overflow)?;
+                *group.get_mut(n).ok_or_else(overflow)? = at;
+                n = n.saturating_add(1);
+                let more = next_index(&mut inner, inner_size);
+                if n == per_group || !more {
+                    let at = group.get(..n).ok_or_else(overflow)?;
+                    let mut slices: [&[u8]; GROUP] = [&[]; GROUP];
+                    if let Some(m) = elements.mapped {
+                        for (s, &pos) in slices.iter_mut().zip(at) {
+                            *s = mapped_run(m, elements.job.len, pos, run)?;
+                        }
+                    } else {
+                        read.clear();
+                        for &pos in at {
+                            elements.read(pos, run, &mut read)?;
+                        }
+                        let each = usize::try_from(run).map_err(|_| overflow())?.max(1);
+                        for (s, r) in slices.iter_mut().zip(read.chunks(each)) {
+                            *s = r;
+                        }
+                    }
+                    let src = slices.get(..n).ok_or_else(overflow)?;
+                    match elem {
+                        1 => transpose::<u8>(src, &mut flipped, bu, runs, q),
+                        2 => transpose::<u16>(src, &mut flipped, bu, runs, q),
+                        4 => transpose::<u32>(src, &mut flipped, bu, runs, q),
+                        8 => transpose::<u64>(src, &mut flipped, bu, runs, q),
+                        _ => transpose_any(src, &mut flipped, bu, runs, q, elem),
+                    }
+                    .ok_or_else(overflow)?;
+                    q = q.saturating_add(n);
+                    n = 0;
+                }
+                if !more {
                     break;
                 }
             }
-            // Emit in row-major order (index of `p`, then the inner ones):
-            // the tile transposed in blocks that stay in cache, then hashed.
-            let (bu, ru) =
-                (usize::try_from(b).map_err(|_| overflow())?, usize::try_from(runs).map_err(|_| overflow())?);
-            flipped.clear();
-            flipped.resize(tile.len(), 0);
-            match elem {
-                1 => transpose::<1>(&tile, &mut flipped, bu, ru),
-                2 => transpose::<2>(&tile, &mut flipped, bu, ru),
-                4 => transpose::<4>(&tile, &mut flipped, bu, ru),
-                8 => transpose::<8>(&tile, &mut flipped, bu, ru),
-                16 => transpose::<16>(&tile, &mut flipped, bu, ru),
-                _ => transpose_any(&tile, &mut flipped, bu, ru, elem),
-            }
-            .ok_or_else(overflow)?;
-            sink.push_all(&flipped)?;
+            sink.hash_whole(&mut flipped)?;
             first = first.saturating_add(b);
         }
         if !next_index(&mut outer, outer_size) {
@@ -694,35 +743,110 @@ fn walk_tiles(
     }
 }
 
-/// Elements per side of a block transposed at a time: 16 × 16 elements of
-/// up to 16 bytes stay in the L1 cache, read and written.
-const BLOCK: usize = 16;
+/// `len` bytes at `pos` of a job's mapped range.
+fn mapped_run<'m>(m: &'m MappedRange<'_>, job_len: u64, pos: u64, len: u64) -> Result<&'m [u8]> {
+    let end = pos.checked_add(len).filter(|&e| e <= job_len).ok_or_else(outside)?;
+    let (s, e) = (usize::try_from(pos).map_err(|_| outside())?, usize::try_from(end).map_err(|_| outside())?);
+    m.bytes().get(s..e).ok_or_else(outside)
+}
 
-/// `to[i][q] = from[q][i]` for `runs` rows of `b` elements of `E` bytes;
-/// `None` if a buffer is shorter than that (a bug).
-fn transpose<const E: usize>(from: &[u8], to: &mut [u8], b: usize, runs: usize) -> Option<()> {
-    for q0 in (0..runs).step_by(BLOCK) {
-        for i0 in (0..b).step_by(BLOCK) {
-            for q in q0..runs.min(q0.saturating_add(BLOCK)) {
-                for i in i0..b.min(i0.saturating_add(BLOCK)) {
-                    let s = q.checked_mul(b)?.checked_add(i)?.checked_mul(E)?;
-                    let d = i.checked_mul(runs)?.checked_add(q)?.checked_mul(E)?;
-                    let src: &[u8; E] = from.get(s..s.checked_add(E)?)?.try_into().ok()?;
-                    to.get_mut(d..d.checked_add(E)?)?.copy_from_slice(src);
+/// Elements per side of a block transposed in registers.
+const BLOCK: usize = 8;
+
+/// The most runs transposed at a time: a group is 64 bytes of each row
+/// (one cache line written whole), and at least a block.
+const GROUP: usize = 64;
+
+/// The runs of a group for `elem`-byte elements: 64 bytes' worth, at least
+/// [`BLOCK`].
+fn group_runs(elem: usize) -> usize {
+    GROUP.checked_div(elem).unwrap_or(0).clamp(BLOCK, GROUP)
+}
+
+/// An element of 1, 2, 4 or 8 bytes as an integer, so that a block is
+/// transposed in registers. Read and written in one byte order, so the
+/// bytes are moved unchanged on any host.
+trait Lane: Copy + Default {
+    /// Bytes per element.
+    const E: usize;
+    /// The element at the start of `b` (which holds at least `E` bytes).
+    fn load(b: &[u8]) -> Option<Self>;
+    /// Writes the element into `b` (exactly `E` bytes).
+    fn store(self, b: &mut [u8]) -> Option<()>;
+}
+
+macro_rules! lane {
+    ($($t:ty),*) => {$(
+        impl Lane for $t {
+            const E: usize = size_of::<$t>();
+            fn load(b: &[u8]) -> Option<Self> {
+                Some(<$t>::from_le_bytes(*b.first_chunk()?))
+            }
+            fn store(self, b: &mut [u8]) -> Option<()> {
+                b.first_chunk_mut::<{ size_of::<$t>() }>()?.copy_from_slice(&self.to_le_bytes());
+                Some(())
+            }
+        }
+    )*};
+}
+lane!(u8, u16, u32, u64);
+
+/// Writes `src` (runs `q0 ..` of a tile, each `b` elements of `T`)
+/// transposed into `to`, which holds `b` rows of `runs` elements:
+/// `to[i][q0 + k] = src[k][i]`. `None` if a buffer is shorter than that (a
+/// bug). Blocks of [`BLOCK`] × [`BLOCK`] elements go through registers;
+/// a group of 64 bytes of runs fills whole cache lines of each row.
+fn transpose<T: Lane>(src: &[&[u8]], to: &mut [u8], b: usize, runs: usize, q0: usize) -> Option<()> {
+    let pitch = runs.checked_mul(T::E)?;
+    let seg = BLOCK.checked_mul(T::E)?;
+    let whole_rows = b.checked_div(BLOCK)?.checked_mul(BLOCK)?;
+    let whole_runs = src.len().checked_div(BLOCK)?.checked_mul(BLOCK)?;
+    for i0 in (0..whole_rows).step_by(BLOCK) {
+        let from = i0.checked_mul(T::E)?;
+        for (k0, block) in src.chunks_exact(BLOCK).enumerate() {
+            let mut m = [[T::default(); BLOCK]; BLOCK];
+            for (k, s) in block.iter().enumerate() {
+                let s = s.get(from..from.checked_add(seg)?)?;
+                for (row, e) in m.iter_mut().zip(s.chunks_exact(T::E)) {
+                    *row.get_mut(k)? = T::load(e)?;
                 }
             }
+            let col = k0.checked_mul(BLOCK)?.checked_add(q0)?.checked_mul(T::E)?;
+            for (j, row) in m.iter().enumerate() {
+                let at = i0.checked_add(j)?.checked_mul(pitch)?.checked_add(col)?;
+                let out = to.get_mut(at..at.checked_add(seg)?)?;
+                for (v, o) in row.iter().zip(out.chunks_exact_mut(T::E)) {
+                    v.store(o)?;
+                }
+            }
+        }
+    }
+    // The rest, an element at a time: the runs after the last whole block
+    // (every row), and every run of the rows after the last whole block.
+    let rest = src.get(whole_runs..)?;
+    for i in 0..b {
+        let (runs_from, part) = if i < whole_rows { (whole_runs, rest) } else { (0, src) };
+        let at = i.checked_mul(pitch)?.checked_add(q0.checked_add(runs_from)?.checked_mul(T::E)?)?;
+        let out = to.get_mut(at..at.checked_add(part.len().checked_mul(T::E)?)?)?;
+        let from = i.checked_mul(T::E)?;
+        for (s, o) in part.iter().zip(out.chunks_exact_mut(T::E)) {
+            T::load(s.get(from..)?)?.store(o)?;
         }
     }
     Some(())
 }
 
 /// [`transpose`] for an element size without its own copy.
-fn transpose_any(from: &[u8], to: &mut [u8], b: usize, runs: usize, elem: usize) -> Option<()> {
-    for q in 0..runs {
-        for i in 0..b {
-            let s = q.checked_mul(b)?.checked_add(i)?.checked_mul(elem)?;
-            let d = i.checked_mul(runs)?.checked_add(q)?.checked_mul(elem)?;
-            to.get_mut(d..d.checked_add(elem)?)?.copy_from_slice(from.get(s..s.checked_add(elem)?)?);
+fn transpose_any(src: &[&[u8]], to: &mut [u8], b: usize, runs: usize, q0: usize, elem: usize) -> Option<()> {
+    let pitch = runs.checked_mul(elem)?;
+    let col = q0.checked_mul(elem)?;
+    let width = src.len().checked_mul(elem)?;
+    for i in 0..b {
+        let at = i.checked_mul(pitch)?.checked_add(col)?;
+        let out = to.get_mut(at..at.checked_add(width)?)?;
+        let from = i.checked_mul(elem)?;
+        for (s, o) in src.iter().zip(out.chunks_exact_mut(elem)) {
+            o.copy_from_slice(s.get(from..from.checked_add(elem)?)?);
         }
     }
     Some(())
@@ -747,9 +871,16 @@ fn walk_rows(
     loop {
         let base = position(g.offset, &idx, outer_stride)?;
         if inner_stride == 1 {
-            // A contiguous run: copied a chunk at a time.
             let mut left = inner.checked_mul(g.elem).ok_or_else(overflow)?;
             let mut pos = base.checked_mul(g.elem).ok_or_else(overflow)?;
+            // A mapped run of a chunk or more hashed as stored is hashed
+            // where it lies (a tensor sharing its storage, a row of a slice);
+            // else copied a chunk at a time.
+            if let Some(m) = elements.mapped.filter(|_| left >= sink.chunk as u64 && sink.job.conversion.is_identity())
+            {
+                sink.hash_stored(mapped_run(m, sink.job.len, pos, left)?)?;
+                left = 0;
+            }
             while left > 0 {
                 let n = left.min((sink.room() as u64).max(g.elem));
                 elements.copy(pos, n, &mut sink.out)?;
@@ -874,6 +1005,134 @@ mod tests {
         let mut h = Hasher::new(Algorithm::Sha256);
         h.update(b"abc");
         assert_eq!(h.finalize(), <[u8; 32]>::from(Sha256::digest(b"abc")));
+    }
+
+    #[test]
+    fn tiles_are_transposed_group_by_group_as_element_by_element() {
+        // Every element size, tiles of rows not a multiple of the block,
+        // groups of fewer runs than a group or a block, at every column.
+        for elem in [1usize, 2, 3, 4, 8, 16] {
+            for b in [1usize, 2, 7, 8, 9, 16, 17, 33] {
+                for runs in [1usize, 3, 8, 13, 24, 70, 130] {
+                    // The tile's runs: run q is b elements, element i of it
+                    // bytes (q, i, byte) encoded so that each is distinct.
+                    let run = |q: usize| -> Vec<u8> {
+                        (0..b * elem).map(|x| (q * 131 + (x / elem) * 7 + (x % elem) * 29) as u8).collect()
+                    };
+                    let all: Vec<Vec<u8>> = (0..runs).map(run).collect();
+                    let mut want = vec![0u8; b * runs * elem];
+                    for (q, r) in all.iter().enumerate() {
+                        for i in 0..b {
+                            let d = (i * runs + q) * elem;
+                            want[d..d + elem].copy_from_slice(&r[i * elem..(i + 1) * elem]);
+                        }
+                    }
+                    let mut got = vec![0xAAu8; want.len()];
+                    let g = group_runs(elem);
+                    for q0 in (0..runs).step_by(g) {
+                        let src: Vec<&[u8]> = all[q0..runs.min(q0 + g)].iter().map(Vec::as_slice).collect();
+                        let done = match elem {
+                            1 => transpose::<u8>(&src, &mut got, b, runs, q0),
+                            2 => transpose::<u16>(&src, &mut got, b, runs, q0),
+                            4 => transpose::<u32>(&src, &mut got, b, runs, q0),
+                            8 => transpose::<u64>(&src, &mut got, b, runs, q0),
+                            _ => transpose_any(&src, &mut got, b, runs, q0, elem),
+                        };
+                        assert_eq!(done, Some(()), "elem {elem} b {b} runs {runs} q0 {q0}");
+                    }
+                    assert_eq!(got, want, "elem {elem} b {b} runs {runs}");
+                    // A buffer too short is refused, never indexed past.
+                    if elem <= 8 {
+                        let src: Vec<&[u8]> = all.iter().take(group_runs(elem)).map(Vec::as_slice).collect();
+                        let mut short = vec![0u8; want.len() - 1];
+                        let r = match elem {
+                            1 => transpose::<u8>(&src, &mut short, b, runs, 0),
+                            2 => transpose::<u16>(&src, &mut short, b, runs, 0),
+                            4 => transpose::<u32>(&src, &mut short, b, runs, 0),
+                            _ => transpose::<u64>(&src, &mut short, b, runs, 0),
+                        };
+                        // Only the last row reaches the missing byte, and only
+                        // when this group is the last one.
+                        if runs <= group_runs(elem) {
+                            assert_eq!(r, None, "elem {elem} b {b} runs {runs}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gathered_views_hash_their_elements_in_row_major_order() {
+        // Views of one file's bytes walked every way (contiguous rows of a
+        // slice, hashed where they lie or copied; transposes in tiles; a
+        // permutation; an expanded dimension; element by element), in both
+        // read modes and with pieces from one byte to the defaults, against
+        // the digest of the elements picked one by one.
+        let bytes: Vec<u8> = (0..40_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        std::fs::write(&path, &bytes).unwrap();
+        // (elem, offset, size, stride), all inside the file from byte 16.
+        let views: &[(u64, u64, &[u64], &[u64])] = &[
+            (4, 3, &[20, 30], &[40, 1]),
+            (2, 0, &[64, 96], &[1, 64]),
+            (4, 5, &[37, 29], &[1, 37]),
+            (1, 0, &[33, 70], &[1, 33]),
+            (8, 0, &[6, 7, 5], &[1, 30, 6]),
+            (2, 1, &[4, 1, 50, 9], &[450, 7, 1, 50]),
+            (4, 0, &[12, 3], &[0, 1]),
+            (2, 0, &[10, 11], &[11, 1]),
+            (4, 2, &[9, 8], &[3, 31]),
+            (3, 0, &[17, 19], &[1, 17]),
+        ];
+        let pieces = [
+            PieceSizes { window: 1, chunk: 1, min_mapped: 0 },
+            PieceSizes { window: 64, chunk: 16, min_mapped: 0 },
+            PieceSizes { window: 1000, chunk: 40, min_mapped: 0 },
+            PieceSizes { window: 4096, chunk: 512, min_mapped: 0 },
+            PieceSizes::default(),
+        ];
+        for &(elem, offset, size, stride) in views {
+            let mut want = Sha256::new();
+            let mut idx = vec![0u64; size.len()];
+            let mut last = 0;
+            if size.iter().all(|&s| s > 0) {
+                loop {
+                    let e = offset + idx.iter().zip(stride).map(|(i, s)| i * s).sum::<u64>();
+                    let at = (16 + e * elem) as usize;
+                    want.update(&bytes[at..at + elem as usize]);
+                    last = last.max(e);
+                    if !next_index(&mut idx, size) {
+                        break;
+                    }
+                }
+            }
+            let want: Sha256Digest = want.finalize().into();
+            let g = Gather { elem, offset, size: size.to_vec(), stride: stride.to_vec() };
+            for mode in [crate::source::ReadMode::Mmap, crate::source::ReadMode::Pread] {
+                let source = Source::open(&path, mode).unwrap();
+                let job = Job {
+                    source: &source,
+                    start: 16,
+                    len: (last + 1) * elem,
+                    conversion: Conversion::none(elem, "T"),
+                    subject: Subject::Tensor(b"t".to_vec()),
+                    gather: Some(std::sync::Arc::new(g.clone())),
+                };
+                for pieces in pieces {
+                    let reported = std::sync::atomic::AtomicU64::new(0);
+                    let progress = |n: u64| {
+                        reported.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                        Ok(())
+                    };
+                    let got = hash_job(&job, &pieces, &progress).unwrap();
+                    let what = format!("{g:?} {mode:?} {pieces:?}");
+                    assert_eq!(hex::encode(got), hex::encode(want), "{what}");
+                    assert_eq!(reported.into_inner(), job.len, "{what}: progress is the job's length");
+                }
+            }
+        }
     }
 
     #[test]

@@ -4,16 +4,20 @@
 //! given. Format-neutral: models are [`Labelled`], opened by the function
 //! the caller passes (`input::open_model`, which knows the formats).
 //!
-//! Jobs are queued file by file, largest tensor first within a file; the
-//! pool takes them first in, first out. A file's result is reported as soon
-//! as it and every file before it are done, and at most a few files are open
-//! at a time, so a long argument list needs neither many descriptors nor
-//! much memory.
+//! Every hash job of a run goes through one queue (`queue.rs`, docs/adr/0039):
+//! a thread that is free takes the largest job not yet taken among every
+//! model in flight, not file by file. The same queue hashes a BOM's files
+//! and an OpenSSF model signature's files and pieces ([`hash_sets`],
+//! [`digest_with`]). A file's result is reported as soon as it and every
+//! file before it are done, and at most a few files (twice the threads)
+//! are open at a time, so a long argument list needs neither many
+//! descriptors nor much memory: largest first is across the models open
+//! at once, which for a run of that many models or fewer is all of them.
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 
 use crate::cache::Cache;
 use crate::error::{Error, ErrorKind, Result};
@@ -22,7 +26,10 @@ use crate::hash::{Digest, Sha256Digest};
 use crate::pipeline;
 
 mod pool;
+mod queue;
 pub use pool::{MAX_THREADS, hashing_pool};
+pub use queue::{HashJobs, JobList, ModelJobs, hash_sets};
+use queue::{Queue, Work, contained, largest_first};
 
 /// How to label a batch of paths.
 #[derive(Debug, Clone, Default)]
@@ -72,115 +79,32 @@ impl Tally {
     }
 }
 
-/// Runs one job's work, a panic (a bug: none is known) turned into an
-/// error. Without it a panic would abort the process from the pool (rayon's
-/// default), taking a Python interpreter that called the library with it,
-/// and the scheduler would wait forever for the job's result.
-fn contained<T>(work: impl FnOnce() -> Result<T>) -> Result<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
-        .unwrap_or_else(|_| Err(Error::internal("a hashing job panicked")))
-}
+/// A model being labelled, as a set of jobs for the queue.
+struct Model<M>(M);
 
-/// One file in flight: its model, its jobs in hashing order, and the
-/// digests they fill in. A few runners per file take its jobs in turn
-/// (`next`), so queueing a file of a million tensors costs a task per
-/// thread, not one per tensor.
-struct FileWork<M> {
-    index: usize,
-    model: M,
-    /// Job indices, largest first (empty when read front to back).
-    order: Vec<usize>,
-    /// The position in `order` of the next job to take.
-    next: AtomicUsize,
-    digests: Mutex<Digests>,
-    /// Jobs not yet done (the mapped path: the last one reports the file).
-    remaining: AtomicUsize,
-    /// Set by the first failing job, so the others are skipped.
-    failed: AtomicBool,
-}
-
-/// What a file's jobs have produced so far.
-#[derive(Default)]
-struct Digests {
-    /// Job `i`'s digest at `i` (all of them, once every job succeeded).
-    data: Vec<Sha256Digest>,
-    /// Jobs that filled their slot.
-    filled: usize,
-    /// Jobs that failed, with their job index.
-    errors: Vec<(usize, Error)>,
-}
-
-impl Digests {
-    fn record(&mut self, t: usize, r: Result<Sha256Digest>) {
-        match r {
-            Ok(d) => {
-                if let Some(slot) = self.data.get_mut(t) {
-                    *slot = d;
-                    self.filled = self.filled.saturating_add(1);
-                }
-            }
-            Err(e) => self.errors.push((t, e)),
-        }
+impl<M: Labelled> HashJobs for Model<M> {
+    fn jobs_len(&self) -> usize {
+        self.0.job_count()
+    }
+    fn job_at(&self, i: usize) -> Option<crate::hash::Job<'_>> {
+        self.0.job(i)
     }
 }
+
+/// One model in flight: its jobs, in the run's one queue, and the digests
+/// they fill in.
+type FileWork<M> = Work<Model<M>>;
 
 impl<M: Labelled> FileWork<M> {
-    /// A file with every job still to do, in `order` (empty when the file
-    /// is read front to back, which fills every slot at once).
-    fn new(index: usize, model: M, order: Vec<usize>) -> FileWork<M> {
-        let n = model.job_count();
-        // Slots only for the jobs run one by one.
-        let data = if order.is_empty() { Vec::new() } else { vec![[0u8; 32]; n] };
-        FileWork {
-            index,
-            digests: Mutex::new(Digests { data, ..Digests::default() }),
-            order,
-            next: AtomicUsize::new(0),
-            remaining: AtomicUsize::new(n),
-            failed: AtomicBool::new(false),
-            model,
-        }
-    }
-
-    fn lock_digests(&self) -> std::sync::MutexGuard<'_, Digests> {
-        // A panic is caught before it could poison the lock (`contained`).
-        self.digests.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Runs jobs in order until none is left; true when this runner did the
-    /// file's last job.
-    fn run_jobs(&self, opts: &OpenOptions, tally: &Tally) -> bool {
-        let mut last = false;
-        while let Some(&t) = self.order.get(self.next.fetch_add(1, Ordering::Relaxed)) {
-            self.run(t, opts, tally);
-            last = self.remaining.fetch_sub(1, Ordering::AcqRel) == 1;
-        }
-        last
-    }
-
-    fn run(&self, t: usize, opts: &OpenOptions, tally: &Tally) {
-        // After one failure the file's label is lost anyway: skip the rest.
-        if self.failed.load(Ordering::Relaxed) {
-            return;
-        }
-        let r =
-            contained(|| tally.add(0).and_then(|()| format::run_job(&self.model, t, &opts.pieces, &|n| tally.add(n))));
-        if r.is_err() {
-            self.failed.store(true, Ordering::Relaxed);
-        }
-        self.lock_digests().record(t, r);
-    }
-
     /// Hashes every job front to back (a stream, or files not in the page
     /// cache) and fills every slot.
     fn run_front_to_back(&self, opts: &OpenOptions, threads: usize, tally: &Tally) {
+        let model = &self.set.0;
         let r = contained(|| {
-            tally
-                .add(0)
-                .and_then(|()| pipeline::hash_front_to_back(&self.model, &opts.pieces, threads, &|n| tally.add(n)))
+            tally.add(0).and_then(|()| pipeline::hash_front_to_back(model, &opts.pieces, threads, &|n| tally.add(n)))
         });
         if let Ok(digests) = &r {
-            note_leaves(&self.model, digests);
+            note_leaves(model, digests);
         }
         let mut d = self.lock_digests();
         match r {
@@ -194,16 +118,10 @@ impl<M: Labelled> FileWork<M> {
 
     /// The finished digest, or the first error in tensor order.
     fn finish(self) -> Result<(M, Digest)> {
-        let d = self.digests.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, e)) = d.errors.into_iter().min_by_key(|&(t, _)| t) {
-            return Err(e);
-        }
-        if d.filled != self.model.job_count() || d.data.len() != d.filled {
-            // Only reached if a job was skipped without any job failing.
-            return Err(Error::internal("tensor hashing was interrupted, and no job failed"));
-        }
-        let digest = format::finish(&self.model, d.data)?;
-        Ok((self.model, digest))
+        let (Model(model), data) = self.into_parts();
+        let data = data?;
+        let digest = format::finish(&model, data)?;
+        Ok((model, digest))
     }
 }
 
@@ -226,6 +144,9 @@ pub fn schedule<A: AsRef<Path>, M: Labelled + 'static>(
     let (done_tx, done_rx) = mpsc::channel::<usize>();
     let window = pool.current_num_threads().max(1).saturating_mul(2);
     let mut in_flight: BTreeMap<usize, Arc<FileWork<M>>> = BTreeMap::new();
+    // Every job of every model in flight, taken largest first by whichever
+    // thread is free.
+    let queue: Arc<Queue<Arc<FileWork<M>>>> = Arc::new(Queue::new());
     let mut ready: BTreeMap<usize, Result<(M, Digest)>> = BTreeMap::new();
     let mut next_open = 0;
     let mut next_emit = 0;
@@ -252,7 +173,7 @@ pub fn schedule<A: AsRef<Path>, M: Labelled + 'static>(
                 Ok(model) if reads_front_to_back(&model) => {
                     // One task reads the whole model front to back, with
                     // hashing threads of its own as many as the pool's.
-                    let work = Arc::new(FileWork::new(index, model, Vec::new()));
+                    let work = Arc::new(FileWork::new(index, Model(model), Vec::new()));
                     let (work2, tx, tally, open) = (Arc::clone(&work), done_tx.clone(), opts.tally(), opts.open);
                     let threads = pool.current_num_threads();
                     pool.spawn_fifo(move || {
@@ -262,19 +183,24 @@ pub fn schedule<A: AsRef<Path>, M: Labelled + 'static>(
                     in_flight.insert(index, work);
                 }
                 Ok(model) => {
-                    let order = format::hash_order(&model);
+                    // Its jobs join the run's one queue, largest first
+                    // among those of every model in flight.
+                    let model = Model(model);
+                    let order = largest_first(&model);
                     let runners = order.len().min(pool.current_num_threads().max(1));
                     let work = Arc::new(FileWork::new(index, model, order));
+                    queue.push(Arc::clone(&work));
                     for _ in 0..runners {
-                        let work = Arc::clone(&work);
+                        let queue = Arc::clone(&queue);
                         let tx = done_tx.clone();
                         let tally = opts.tally();
-                        let open = opts.open;
+                        let pieces = opts.open.pieces;
                         pool.spawn_fifo(move || {
-                            if work.run_jobs(&open, &tally) {
-                                // The receiver outlives every job; a send error cannot happen.
-                                let _ = tx.send(work.index);
-                            }
+                            // The receiver outlives every job; a send error cannot happen.
+                            let done = |w: &Arc<FileWork<M>>| {
+                                let _ = tx.send(w.index);
+                            };
+                            queue.drain(&pieces, &|n| tally.add(n), &done);
                         });
                     }
                     in_flight.insert(index, work);
@@ -368,33 +294,106 @@ fn note_leaves(model: &dyn Labelled, digests: &[Sha256Digest]) {
 /// with as many threads, when it is a stream or not in the page cache) and
 /// finishes it.
 pub fn digest(model: &dyn Labelled, pieces: &crate::hash::PieceSizes) -> Result<Digest> {
-    use rayon::prelude::*;
-    if reads_front_to_back(model) {
-        let digests = pipeline::hash_front_to_back(model, pieces, rayon::current_num_threads(), &|_| Ok(()))?;
-        note_leaves(model, &digests);
-        return format::finish(model, digests);
-    }
-    let order = format::hash_order(model);
-    let hashed: Vec<(usize, Result<Sha256Digest>)> =
-        order.par_iter().with_max_len(1).map(|&i| (i, format::run_job(model, i, pieces, &|_| Ok(())))).collect();
-    let mut digests = vec![[0u8; 32]; model.job_count()];
-    for (i, r) in hashed {
-        if let Some(d) = digests.get_mut(i) {
-            *d = r?;
+    digest_with(model, &[], pieces).0
+}
+
+/// Hashes every job of `model` and of `others` on the current rayon pool,
+/// largest first across all of them (a model read front to back is read
+/// so first, then the others hashed), and only then finishes the model,
+/// so its files are checked unchanged after every read of them (an OpenSSF
+/// model signature's whole files). Returns the model's digest and each of
+/// `others`' digests, as [`hash_sets`] does.
+pub fn digest_with(
+    model: &dyn Labelled,
+    others: &[&(dyn HashJobs + '_)],
+    pieces: &crate::hash::PieceSizes,
+) -> (Result<Digest>, Vec<Result<Vec<Sha256Digest>>>) {
+    let none = || Err(Error::internal("a set of hashing jobs went missing"));
+    let (data, others) = if reads_front_to_back(model) {
+        let data = pipeline::hash_front_to_back(model, pieces, rayon::current_num_threads(), &|_| Ok(()));
+        if let Ok(digests) = &data {
+            note_leaves(model, digests);
         }
-    }
-    format::finish(model, digests)
+        (data, hash_sets(others, None, pieces, &|_| Ok(())))
+    } else {
+        let jobs = ModelJobs(model);
+        let mut sets: Vec<&dyn HashJobs> = vec![&jobs];
+        sets.extend_from_slice(others);
+        let mut all = hash_sets(&sets, None, pieces, &|_| Ok(())).into_iter();
+        (all.next().unwrap_or_else(none), all.collect())
+    };
+    (data.and_then(|data| format::finish(model, data)), others)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Subject;
+    use crate::hash::{Conversion, Job};
+    use crate::source::{ReadMode, Source};
+    use std::sync::Mutex;
+
+    /// A model of pieces of one file, whose jobs note which of them a
+    /// hashing thread asked for, in order.
+    struct Pieces {
+        name: &'static str,
+        source: Source,
+        lens: Vec<u64>,
+        hashed: Arc<Mutex<Vec<(&'static str, u64)>>>,
+    }
+
+    impl Labelled for Pieces {
+        fn job_count(&self) -> usize {
+            self.lens.len()
+        }
+        fn job(&self, i: usize) -> Option<crate::hash::Job<'_>> {
+            let len = *self.lens.get(i)?;
+            if std::thread::current().name().is_some_and(|n| n.starts_with("gguf-digest-")) {
+                self.hashed.lock().unwrap().push((self.name, len));
+            }
+            let subject = Subject::Key(format!("{} {i}", self.name).into_bytes());
+            Some(Job {
+                source: &self.source,
+                start: 0,
+                len,
+                conversion: Conversion::none(1, "bytes"),
+                subject,
+                gather: None,
+            })
+        }
+        fn sources(&self) -> Vec<&Source> {
+            vec![&self.source]
+        }
+        fn write_skeleton(&self, data: &[Sha256Digest], sink: &mut dyn FnMut(&[u8])) -> Result<()> {
+            data.iter().for_each(|d| sink(d));
+            Ok(())
+        }
+        fn write_json(&self, _: &mut crate::output::JsonWriter<'_>, _: &Path, _: &Digest) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn contract(&self) -> (&'static str, &'static str) {
+            ("test", "test")
+        }
+    }
 
     #[test]
-    fn a_panicking_job_becomes_an_error() {
-        let r: Result<()> = contained(|| panic!("a bug"));
-        let e = r.expect_err("contained");
-        assert!(e.to_string().contains("internal error"), "{e}");
-        assert_eq!(contained(|| Ok(7)).ok(), Some(7));
+    fn a_later_model_s_larger_job_goes_before_an_earlier_model_s_smaller_one() {
+        // One hashing thread. While it hashes a's 32 MiB job, b is opened
+        // and queued: its 1 KiB job is taken before a's 10 bytes (file by
+        // file, as the scheduler used to queue, a's would come first).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![5u8; 32 << 20]).unwrap();
+        let hashed = Arc::new(Mutex::new(Vec::new()));
+        let open = |name: &&'static str, _: &OpenOptions| -> Result<Pieces> {
+            let lens = if *name == "a" { vec![10, 32 << 20] } else { vec![1024] };
+            let source = Source::open(&path, ReadMode::Pread)?;
+            Ok(Pieces { name, source, lens, hashed: Arc::clone(&hashed) })
+        };
+        let pool = hashing_pool(1).unwrap();
+        let results = schedule_all(&["a", "b"], &BatchOptions::default(), &pool, &open);
+        assert!(results.iter().all(Result::is_ok));
+        let order = hashed.lock().unwrap().clone();
+        assert_eq!(order, [("a", 32 << 20), ("b", 1024), ("a", 10)]);
     }
 }

@@ -1,8 +1,11 @@
 //! Which files of a directory form which component (directory contract
 //! §3), by their names alone: safetensors models (`P.safetensors`, shards
 //! `P-NNNNN-of-MMMMM.safetensors`, an index `P.safetensors.index.json`),
-//! GGUF models (`P.gguf`, shards `P-NNNNN-of-MMMMM.gguf`), and every other
-//! file on its own. An index's own list of files is the one thing read from
+//! GGUF models (`P.gguf`, shards `P-NNNNN-of-MMMMM.gguf`), PyTorch
+//! checkpoints (`pytorch_model.bin`, its shards and its index, grouped as a
+//! safetensors model; any other `P.bin`, `P.pt`, `P.pth` a candidate, a
+//! checkpoint or a file as its bytes say: revision 3, rule 3), and every
+//! other file on its own. An index's own list of files is the one thing read from
 //! a file; the caller hands it in, so this stays a pure function of names.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,6 +15,15 @@ use crate::text::escape_bytes;
 
 /// What a safetensors index's name ends in.
 const INDEX_SUFFIX: &[u8] = b".safetensors.index.json";
+
+/// The one prefix whose `.bin` files and index form a PyTorch model by name.
+const PT_PREFIX: &[u8] = b"pytorch_model";
+
+/// The PyTorch index's name.
+const PT_INDEX: &[u8] = b"pytorch_model.bin.index.json";
+
+/// The suffixes of a file that is a PyTorch checkpoint when its bytes say so.
+const PT_CANDIDATE: [&[u8]; 3] = [b".bin", b".pt", b".pth"];
 
 /// A component to be labelled, before any weights file is opened. Paths are
 /// relative to the root, `/`-separated, as raw bytes.
@@ -35,6 +47,19 @@ pub enum Planned {
         /// Its files; for a set, shard 1 first.
         files: Vec<Vec<u8>>,
     },
+    /// A PyTorch model named `d/pytorch_model`: through its index, or a
+    /// complete shard set in shard order, or one file.
+    Pytorch {
+        /// `d/pytorch_model`.
+        name: Vec<u8>,
+        /// `d/pytorch_model.bin.index.json`, when the model has one.
+        index: Option<Vec<u8>>,
+        /// Its files; for a set, shard 1 first.
+        files: Vec<Vec<u8>>,
+    },
+    /// Any other `P.bin`, `P.pt` or `P.pth`: a PyTorch model named by its
+    /// relative path when the contract accepts its bytes, else a file.
+    Checkpoint(Vec<u8>),
     /// Any other file, named by its relative path.
     File(Vec<u8>),
 }
@@ -44,6 +69,7 @@ pub enum Planned {
 enum Weights {
     Safetensors,
     Gguf,
+    Pytorch,
 }
 
 impl Weights {
@@ -51,6 +77,7 @@ impl Weights {
         match self {
             Weights::Safetensors => b".safetensors",
             Weights::Gguf => b".gguf",
+            Weights::Pytorch => b".bin",
         }
     }
 
@@ -58,6 +85,7 @@ impl Weights {
         match self {
             Weights::Safetensors => "safetensors",
             Weights::Gguf => "GGUF",
+            Weights::Pytorch => "PyTorch",
         }
     }
 }
@@ -141,9 +169,31 @@ pub fn group(files: &[Vec<u8>], index_files: &mut IndexLister<'_>) -> Result<Vec
             families.entry(family(Weights::Safetensors, prefix)).or_default().index = Some(path.clone());
             continue;
         }
+        if name == PT_INDEX {
+            families.entry(family(Weights::Pytorch, PT_PREFIX)).or_default().index = Some(path.clone());
+            continue;
+        }
         let weights = [Weights::Safetensors, Weights::Gguf].into_iter().find(|w| name.ends_with(w.suffix()));
         let Some(w) = weights else {
-            plain.push(Planned::File(path.clone()));
+            if let Some(stem) = name.strip_suffix(Weights::Pytorch.suffix()) {
+                let pt = family(Weights::Pytorch, PT_PREFIX);
+                match role(stem) {
+                    Role::Single { prefix } if prefix == PT_PREFIX => {
+                        families.entry(pt).or_default().singles.push(path.clone());
+                        continue;
+                    }
+                    Role::Shard { prefix, no, count } if prefix == PT_PREFIX => {
+                        families.entry(pt).or_default().shards.push((no, count, path.clone()));
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            if PT_CANDIDATE.iter().any(|s| name.ends_with(s)) {
+                plain.push(Planned::Checkpoint(path.clone()));
+            } else {
+                plain.push(Planned::File(path.clone()));
+            }
             continue;
         };
         let stem = name.get(..name.len().saturating_sub(w.suffix().len())).unwrap_or_default();
@@ -162,11 +212,13 @@ pub fn group(files: &[Vec<u8>], index_files: &mut IndexLister<'_>) -> Result<Vec
     // Index path → the files it lists.
     let mut lists: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
     let mut out = Vec::new();
-    let indexed: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = families
+    // (directory, weights kind, prefix, index path) of each index.
+    type Indexed = (Vec<u8>, Weights, Vec<u8>, Vec<u8>);
+    let indexed: Vec<Indexed> = families
         .iter()
-        .filter_map(|((dir, _, prefix), f)| f.index.clone().map(|i| (dir.clone(), prefix.clone(), i)))
+        .filter_map(|((dir, w, prefix), f)| f.index.clone().map(|i| (dir.clone(), *w, prefix.clone(), i)))
         .collect();
-    for (dir, prefix, index) in &indexed {
+    for (dir, w, prefix, index) in &indexed {
         let model = joined(dir, prefix);
         let mut listed = Vec::new();
         for name in index_files(index)? {
@@ -195,7 +247,10 @@ pub fn group(files: &[Vec<u8>], index_files: &mut IndexLister<'_>) -> Result<Vec
         // safetensors contract (§5) reads it and `gguf-digest INDEX` labels
         // it: its metadata is still content.
         lists.insert(index.clone(), listed.clone());
-        out.push(Planned::Safetensors { name: model, index: Some(index.clone()), files: listed });
+        out.push(match w {
+            Weights::Pytorch => Planned::Pytorch { name: model, index: Some(index.clone()), files: listed },
+            _ => Planned::Safetensors { name: model, index: Some(index.clone()), files: listed },
+        });
     }
     // Then every family: its files not claimed by an index.
     for ((dir, w, prefix), f) in families {
@@ -243,7 +298,11 @@ pub fn group(files: &[Vec<u8>], index_files: &mut IndexLister<'_>) -> Result<Vec
         }
     }
     // A file an index lists enters through that model only.
-    out.extend(plain.into_iter().filter(|p| !matches!(p, Planned::File(f) if claimed.contains_key(f))));
+    out.extend(
+        plain
+            .into_iter()
+            .filter(|p| !matches!(p, Planned::File(f) | Planned::Checkpoint(f) if claimed.contains_key(f))),
+    );
     Ok(out)
 }
 
@@ -278,6 +337,7 @@ fn planned(w: Weights, name: Vec<u8>, files: Vec<Vec<u8>>) -> Planned {
     match w {
         Weights::Safetensors => Planned::Safetensors { name, index: None, files },
         Weights::Gguf => Planned::Gguf { name, files },
+        Weights::Pytorch => Planned::Pytorch { name, index: None, files },
     }
 }
 
@@ -428,5 +488,63 @@ mod tests {
         let files = ["a/m.safetensors.index.json", "b/w.safetensors"];
         let e = grouped(&files, &[(files[0], &["w.safetensors"])]).unwrap_err().to_string();
         assert!(e.contains("not a file of the directory"), "{e}");
+    }
+
+    #[test]
+    fn pytorch_checkpoints_by_name_and_candidates() {
+        let got = grouped(
+            &[
+                "pytorch_model-00002-of-00002.bin",
+                "pytorch_model-00001-of-00002.bin",
+                "d/pytorch_model.bin",
+                "w.pt",
+                "e/x.pth",
+                "other-00001-of-00002.bin",
+                "t.ckpt",
+                "pytorch_model.bin.json",
+            ],
+            &[],
+        )
+        .unwrap();
+        for want in [
+            Planned::Pytorch {
+                name: b"pytorch_model".to_vec(),
+                index: None,
+                files: names(&["pytorch_model-00001-of-00002.bin", "pytorch_model-00002-of-00002.bin"]),
+            },
+            Planned::Pytorch { name: b"d/pytorch_model".to_vec(), index: None, files: names(&["d/pytorch_model.bin"]) },
+            Planned::Checkpoint(b"w.pt".to_vec()),
+            Planned::Checkpoint(b"e/x.pth".to_vec()),
+            Planned::Checkpoint(b"other-00001-of-00002.bin".to_vec()),
+            Planned::File(b"t.ckpt".to_vec()),
+            Planned::File(b"pytorch_model.bin.json".to_vec()),
+        ] {
+            assert!(got.contains(&want), "{want:?} not in {got:?}");
+        }
+        assert_eq!(got.len(), 7);
+        // Through its index, which may list a file of any name.
+        let got = grouped(
+            &["pytorch_model.bin.index.json", "a.bin", "pytorch_model-00001-of-00001.bin"],
+            &[("pytorch_model.bin.index.json", &["a.bin", "pytorch_model-00001-of-00001.bin"])],
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            [Planned::Pytorch {
+                name: b"pytorch_model".to_vec(),
+                index: Some(b"pytorch_model.bin.index.json".to_vec()),
+                files: names(&["a.bin", "pytorch_model-00001-of-00001.bin"]),
+            }]
+        );
+        // A shard beside its index, unlisted; two counts.
+        assert!(
+            grouped(
+                &["pytorch_model.bin.index.json", "pytorch_model-00001-of-00001.bin"],
+                &[("pytorch_model.bin.index.json", &[])]
+            )
+            .is_err()
+        );
+        assert!(grouped(&["pytorch_model-00001-of-00002.bin", "pytorch_model-00001-of-00003.bin"], &[]).is_err());
+        assert!(grouped(&["pytorch_model.bin", "pytorch_model-00001-of-00001.bin"], &[]).is_err());
     }
 }

@@ -28,6 +28,8 @@ pub struct ComponentRow {
     pub files: Vec<Vec<u8>>,
     /// The bytes of the files it is hashed from.
     pub size: u64,
+    /// Why a file that could have been weights by its name is a `FILE`.
+    pub note: Option<String>,
 }
 
 /// A weights component's own inspection: its format's section.
@@ -63,6 +65,7 @@ impl ComponentRow {
             digest: *d.label_bytes(),
             files: c.files.clone(),
             size: c.sources().iter().fold(0u64, |t, s| t.saturating_add(s.len())),
+            note: c.note.clone(),
         }
     }
 }
@@ -127,6 +130,11 @@ impl Inspection {
             })
             .collect();
         table(out, &["kind", "name", "digest", "bytes", "files"], &[false, false, false, true, false], &rows)?;
+        for c in &self.components {
+            if let Some(note) = &c.note {
+                writeln!(out, "note: {} {}: {note}", c.kind, escape_bytes(&c.name))?;
+            }
+        }
         for (name, w) in &self.weights {
             writeln!(out, "\n== {} {}: {} ==", w.kind.text(), escape_bytes(name), w.kind.words)?;
             out.push_str(&w.inspection.text());
@@ -169,6 +177,9 @@ pub(crate) fn component_json(c: &ComponentRow) -> JsonValue {
     });
     o.insert("files".into(), JsonValue::Array(files.collect()));
     o.insert("size".into(), json!(c.size));
+    if let Some(note) = &c.note {
+        o.insert("note".into(), json!(note));
+    }
     JsonValue::Object(o)
 }
 

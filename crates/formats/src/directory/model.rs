@@ -24,6 +24,7 @@ use crate::format::{AnyModel, FileFormat, Labelled, OpenOptions};
 use crate::gguf::{self, Gguf};
 use crate::hash::{Conversion, Digest, Job, Sha256Digest};
 use crate::output::JsonWriter;
+use crate::pytorch::{self, Pytorch};
 use crate::safetensors::{self, Safetensors};
 use crate::source::{Last, Root, Source};
 use crate::text::escape_name;
@@ -59,6 +60,9 @@ pub struct Component {
     pub files: Vec<Vec<u8>>,
     /// What it is opened as.
     pub part: Part,
+    /// Why a file that could have been a weights component by its name is
+    /// a `FILE` (a `.pt` the PyTorch contract refuses: what it refused).
+    pub note: Option<String>,
 }
 
 impl Component {
@@ -167,9 +171,16 @@ impl Model {
             Source::open_beneath(root, &f.at, &tree.shown_path(name), opts.read_mode, Last::NoFollow)
         };
         let mut indexes: HashMap<Vec<u8>, (Source, safetensors::Index)> = HashMap::new();
+        let mut pt_indexes: HashMap<Vec<u8>, (Source, pytorch::shards::Index)> = HashMap::new();
         let mut lister = |name: &[u8]| -> Result<Vec<Vec<u8>>> {
             let source = open(name)?;
             lfs_pointer(&[&source])?;
+            if pytorch::shards::is_index_name(OsStr::from_bytes(last_name(name))) {
+                let index = pytorch::Model::read_index(&source)?;
+                let files = index.files.iter().map(|f| f.as_bytes().to_vec()).collect();
+                pt_indexes.insert(name.to_vec(), (source, index));
+                return Ok(files);
+            }
             let index = safetensors::read_index_from(&source)?;
             let files = index.files.iter().map(|f| f.as_bytes().to_vec()).collect();
             indexes.insert(name.to_vec(), (source, index));
@@ -184,7 +195,60 @@ impl Model {
             let component = match p {
                 Planned::File(name) => {
                     let source = open(&name)?;
-                    Component { kind: Kind::FILE, files: vec![name.clone()], name, part: Part::File(Box::new(source)) }
+                    Component {
+                        kind: Kind::FILE,
+                        files: vec![name.clone()],
+                        name,
+                        part: Part::File(Box::new(source)),
+                        note: None,
+                    }
+                }
+                Planned::Checkpoint(name) => {
+                    let source = open(&name)?;
+                    open_candidate(name, source, opts)?
+                }
+                Planned::Pytorch { name, index, files } => {
+                    let mut opened = HashMap::new();
+                    for f in &files {
+                        opened.insert(last_name(f).to_vec(), open(f)?);
+                    }
+                    lfs_pointer(&opened.values().collect::<Vec<_>>())?;
+                    let mut all = files.clone();
+                    let model = match &index {
+                        Some(i) => {
+                            let (source, parsed) =
+                                pt_indexes.remove(i).ok_or_else(|| Error::internal("an index not read"))?;
+                            let mut take = |n: &OsStr| {
+                                opened.remove(n.as_bytes()).ok_or_else(|| Error::internal("an index file not opened"))
+                            };
+                            let m = pytorch::Model::from_index(source.path(), parsed, None, *opts, &mut take)?;
+                            all.insert(0, i.clone());
+                            index_of.insert(i.clone(), index_sources.len());
+                            index_sources.push(source);
+                            m
+                        }
+                        None => {
+                            let mut sources = Vec::with_capacity(files.len());
+                            for f in &files {
+                                sources.push(
+                                    opened.remove(last_name(f)).ok_or_else(|| Error::internal("a shard not opened"))?,
+                                );
+                            }
+                            // A set of one (`pytorch_model-00001-of-00001.bin`) is still a set: its root a
+                            // mapping of strings without attributes (pytorch-skeleton-v1 §6).
+                            let set = files.first().is_some_and(|f| {
+                                pytorch::shards::ShardName::parse(OsStr::from_bytes(last_name(f))).is_some()
+                            });
+                            pytorch::Model::from_files(sources, set, *opts)?
+                        }
+                    };
+                    Component {
+                        kind: kind_of(&Pytorch)?,
+                        name,
+                        files: all,
+                        part: Part::Weights(AnyModel::new(model)),
+                        note: None,
+                    }
                 }
                 Planned::Safetensors { name, index, files } => {
                     let mut opened = HashMap::new();
@@ -221,6 +285,7 @@ impl Model {
                         name,
                         files: all,
                         part: Part::Weights(AnyModel::new(model)),
+                        note: None,
                     }
                 }
                 Planned::Gguf { name, files } => Component {
@@ -228,6 +293,7 @@ impl Model {
                     part: Part::Weights(AnyModel::new(open_gguf(&name, &files, &open, opts, dir)?)),
                     name,
                     files,
+                    note: None,
                 },
             };
             components.push(component);
@@ -498,6 +564,28 @@ fn whole(source: &Source, conversion: Conversion) -> Job<'_> {
 /// shard order) as contract §3.2 reads it: a set of two or more joined by
 /// its `split.*` keys, which must agree with its names; one file by the
 /// single-file rule (`split.count` above 1 is an error).
+/// A `P.bin`, `P.pt` or `P.pth` not named as `transformers` names a
+/// checkpoint (contract revision 3, rule 3): a `PTCH` component when the
+/// PyTorch contract accepts its bytes, else a `FILE` saying why; a Git LFS
+/// pointer, or a file that could not be read, is an error.
+fn open_candidate(name: Vec<u8>, source: Source, opts: &OpenOptions) -> Result<Component> {
+    lfs_pointer(&[&source])?;
+    let files = vec![name.clone()];
+    match pytorch::Model::from_candidate(source, *opts) {
+        Ok(m) => {
+            Ok(Component { kind: kind_of(&Pytorch)?, name, files, part: Part::Weights(AnyModel::new(m)), note: None })
+        }
+        Err(failed) => {
+            let (source, e) = *failed;
+            if matches!(e.kind(), ErrorKind::Io(_)) {
+                return Err(e);
+            }
+            let note = format!("not a checkpoint pytorch-skeleton-v1 accepts, so its bytes: {}", e.kind());
+            Ok(Component { kind: Kind::FILE, name, files, part: Part::File(Box::new(source)), note: Some(note) })
+        }
+    }
+}
+
 fn open_gguf(
     name: &[u8],
     files: &[Vec<u8>],

@@ -42,6 +42,8 @@ pub struct Inspection {
     pub tied: u64,
     /// What a user should know.
     pub warnings: Vec<String>,
+    /// A shard set's files, in the order opened (empty for one file).
+    pub shards: Vec<String>,
 }
 
 /// Keys that say a checkpoint is a training state rather than weights.
@@ -105,6 +107,10 @@ pub fn inspect(model: &Model, digest: &Digest, _opts: &InspectOptions) -> Inspec
         views,
         tied: tree.tied,
         warnings,
+        shards: match model.sources().as_slice() {
+            [_] => Vec::new(),
+            many => many.iter().map(|s| s.path().to_string_lossy().into_owned()).collect(),
+        },
     }
 }
 
@@ -115,6 +121,10 @@ impl Inspection {
         s.push_str(&format!("{}\n", crate::text::escape_name(self.path.as_bytes())));
         s.push_str(&format!("  format: PyTorch checkpoint ({}), pytorch-skeleton-v1\n", self.layout));
         s.push_str(&format!("  label: {}\n", self.label));
+        if !self.shards.is_empty() {
+            let names: Vec<String> = self.shards.iter().map(|p| crate::text::escape_name(p.as_bytes())).collect();
+            s.push_str(&format!("  shards: {} ({})\n", names.len(), names.join(", ")));
+        }
         if let Some(f) = &self.folder {
             s.push_str(&format!(
                 "  archive: {} records in folder '{}'\n",
@@ -138,7 +148,7 @@ impl Inspection {
     pub fn to_json(&self) -> JsonValue {
         let by_dtype: serde_json::Map<String, JsonValue> =
             self.by_dtype.iter().map(|(d, (n, b))| ((*d).to_string(), json!({"tensors": n, "bytes": b}))).collect();
-        json!({
+        let mut j = json!({
             "path": self.path,
             "format": "pytorch",
             "spec": "pytorch-skeleton-v1",
@@ -155,6 +165,10 @@ impl Inspection {
             "views": self.views,
             "tied": self.tied,
             "warnings": self.warnings,
-        })
+        });
+        if let (false, Some(o)) = (self.shards.is_empty(), j.as_object_mut()) {
+            o.insert("shards".into(), json!(self.shards));
+        }
+        j
     }
 }

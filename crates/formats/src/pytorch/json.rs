@@ -68,5 +68,5 @@ pub fn write_model_json(w: &mut JsonWriter<'_>, path: &Path, model: &Model, dige
         w.end_object()?;
     }
     w.end_array()?;
-    crate::format::end_entry(w, &[model.source()])
+    crate::format::end_entry(w, &model.sources())
 }

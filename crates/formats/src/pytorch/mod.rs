@@ -15,6 +15,7 @@ pub mod inspect;
 mod json;
 mod model;
 pub mod pickle;
+pub mod shards;
 pub mod tensors;
 pub mod tree;
 pub mod zip;
@@ -31,7 +32,7 @@ use crate::hash::{Digest, Job, Sha256Digest};
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::Source;
 
-pub use model::{LEGACY_MAGIC, Layout, Model, PickleFacts, Placed, is_legacy, is_zip};
+pub use model::{IndexInfo, LEGACY_MAGIC, Layout, MAX_STREAM, Model, PickleFacts, Placed, is_legacy, is_zip};
 
 /// The skeleton's magic.
 pub const MAGIC: &[u8; 4] = b"PTCH";
@@ -41,10 +42,12 @@ pub fn sniff(head: &[u8]) -> bool {
     is_zip(head) || is_legacy(head)
 }
 
-/// Whether a name is one `transformers` gives a checkpoint, whatever its bytes.
+/// Whether a name is one `transformers` gives a checkpoint
+/// (`pytorch_model*.bin`), or a checkpoint's index (`*.bin.index.json`),
+/// whatever its bytes.
 pub fn is_checkpoint_name(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    name.starts_with("pytorch_model") && (name.ends_with(".bin") || name.ends_with(".bin.index.json"))
+    (name.starts_with("pytorch_model") && name.ends_with(".bin")) || name.ends_with(shards::INDEX_SUFFIX)
 }
 
 impl Labelled for Model {
@@ -57,7 +60,7 @@ impl Labelled for Model {
     }
 
     fn sources(&self) -> Vec<&Source> {
-        vec![self.source()]
+        Model::sources(self)
     }
 
     fn write_skeleton(&self, data_sha256: &[Sha256Digest], sink: &mut dyn FnMut(&[u8])) -> crate::Result<()> {
@@ -100,8 +103,9 @@ impl FileFormat for Pytorch {
         Model::from_source(source, opts).map(AnyModel::new)
     }
 
-    fn first_shard_of(&self, _later: &Path) -> Option<PathBuf> {
-        None
+    fn first_shard_of(&self, later: &Path) -> Option<PathBuf> {
+        let name = shards::ShardName::parse(later.file_name()?).filter(|n| n.no > 1)?;
+        Some(later.with_file_name(name.sibling(1)))
     }
 
     fn approximate_bytes(&self, _path: &Path) -> Option<u64> {
@@ -113,9 +117,7 @@ impl FileFormat for Pytorch {
     }
 
     fn component_kind(&self) -> Option<DirectoryKind> {
-        // Directory revision 3 (PTCH components) is not implemented yet: a
-        // checkpoint in a directory stays a FILE component.
-        None
+        Some(DirectoryKind { bytes: b"PTCH", words: "PyTorch checkpoint" })
     }
 }
 
@@ -162,7 +164,9 @@ impl format::Opened for Model {
     }
 
     fn shard_alone_names_model(&self) -> bool {
-        false
+        // Through an index, a shard alone opens the same index; without
+        // one, a later shard alone is refused by its name.
+        self.index().is_some()
     }
 
     fn warnings(&self) -> Vec<String> {

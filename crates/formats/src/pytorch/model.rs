@@ -4,20 +4,26 @@
 //! storage, a gather otherwise).
 
 use crate::pytorch::PytorchErrorKind;
-use std::collections::HashMap;
-use std::path::Path;
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::pickle::{self, Ids, Obj, Options};
+use super::pickle::{self, Dict, DictKind, Ids, Obj, Options};
+use super::shards::{self, Index, ShardName};
 use super::tree::Tree;
 use super::zip::{self, Archive};
 use crate::error::{Error, ErrorKind, Result, Subject};
 use crate::format::OpenOptions;
 use crate::hash::{Algorithm, Conversion, Digest, Gather, Job, PieceSizes, Swap};
-use crate::source::{MAX_READ_METADATA, Source, Step};
+use crate::source::{Beside, MAX_READ_METADATA, Source, Step};
 
 /// The legacy format's magic number, as its first pickle's `LONG1` bytes.
 pub const LEGACY_MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
+
+/// The most bytes of a checkpoint read from standard input: it is held in
+/// memory whole (the metadata bound, [`MAX_READ_METADATA`]).
+pub const MAX_STREAM: u64 = MAX_READ_METADATA;
 
 /// How the checkpoint is laid out.
 #[derive(Debug, Clone)]
@@ -37,6 +43,10 @@ pub struct Placed {
     pub len: u64,
     /// How many distinct tensors read it.
     pub users: u64,
+    /// Which of the model's files holds it.
+    pub file: usize,
+    /// Whether its file's storages are big-endian.
+    pub big_endian: bool,
 }
 
 /// What the pickle was.
@@ -55,23 +65,48 @@ pub struct PickleFacts {
 /// A tensor's hashing job, computed once.
 #[derive(Debug, Clone)]
 struct JobSpec {
+    file: usize,
     start: u64,
     len: u64,
     conversion: Conversion,
     gather: Option<Arc<Gather>>,
 }
 
-/// One opened checkpoint file.
+/// One opened checkpoint: a file, or a shard set whose root is the union
+/// of its shards' mappings (SPEC P8).
 #[derive(Debug)]
 pub struct Model {
     source: Source,
+    /// A shard set's other files, in the order opened.
+    more: Vec<Source>,
     layout: Layout,
     tree: Tree,
     placed: Vec<Placed>,
     big_endian: bool,
     facts: PickleFacts,
     jobs: Vec<JobSpec>,
+    index: Option<IndexInfo>,
     pub(crate) pieces: PieceSizes,
+}
+
+/// The index a shard set was read through.
+#[derive(Debug, Clone)]
+pub struct IndexInfo {
+    /// Its path.
+    pub path: PathBuf,
+    /// Its `metadata.total_size`, when an integer (derived: never content).
+    pub total_size: Option<u64>,
+}
+
+/// One file of a checkpoint, read and its tree checked.
+#[derive(Debug)]
+struct Part {
+    source: Source,
+    layout: Layout,
+    tree: Tree,
+    placed: Vec<Placed>,
+    big_endian: bool,
+    facts: PickleFacts,
 }
 
 /// Whether `head` begins a zip archive.
@@ -99,58 +134,256 @@ impl Model {
 
     fn open(source: Source, opts: OpenOptions) -> Result<Model> {
         if source.is_stream() {
-            return Err(checkpoint_err(
-                "a PyTorch checkpoint cannot be read from standard input: a zip archive is read from its end; name the file instead",
-            ));
+            // A zip archive is read from its end (its central directory):
+            // the stream is held whole, up to MAX_STREAM, and then read as
+            // a file of those bytes. A legacy file is held the same way.
+            let held = source.head(MAX_STREAM.saturating_add(1))?;
+            if held.len() as u64 > MAX_STREAM {
+                return Err(checkpoint_err(format!(
+                    "standard input holds more than {MAX_STREAM} bytes: a PyTorch checkpoint read from standard input \
+                     is held in memory whole (a zip archive is read from its end), up to {MAX_STREAM} bytes; \
+                     name the file instead"
+                ))
+                .at(MAX_STREAM));
+            }
+            return Model::single(read_part(source)?, opts);
         }
-        let name = source.path().file_name().map(|n| n.as_encoded_bytes().to_vec()).unwrap_or_default();
-        if name.ends_with(b".index.json") {
-            return Err(checkpoint_err(
-                "a PyTorch checkpoint's index: shard sets are not labelled by this version yet (docs/adr/0034)",
-            ));
+        let path = source.path().to_path_buf();
+        let name = path.file_name().unwrap_or_default();
+        if shards::is_index_name(name) {
+            return Model::open_index(source, None, opts);
         }
-        if opts.join_shards && is_later_or_first_shard(&name) {
-            return Err(checkpoint_err(
-                "a shard of a PyTorch checkpoint: shard sets are not labelled by this version yet (docs/adr/0034); \
-                 --no-join labels this file alone",
-            ));
+        if let (true, Some(shard)) = (opts.join_shards, ShardName::parse(name)) {
+            let beside = source.beside()?;
+            let index_name = shard.index_name();
+            if beside.holds_file(&index_name) {
+                drop(source);
+                let index = beside.open(&index_name, opts.read_mode)?;
+                return Model::open_index(index, Some(&path), opts);
+            }
+            return Model::open_shard_set(source, &beside, &shard, opts);
         }
-        let head = source.head(512)?;
-        let (layout, pickle, placed, big_endian) = if is_zip(&head) {
-            read_zip(&source)?
-        } else if is_legacy(&head) {
-            read_legacy(&source)?
-        } else if head.starts_with(LFS) {
-            return Err(Error::new(ErrorKind::LfsPointer));
-        } else if head.get(257..262) == Some(b"ustar") {
-            return Err(checkpoint_err(
-                "a checkpoint in the older tar format (PyTorch before 1.6's first format), which this label does not read",
-            ));
-        } else if head.is_empty() {
-            return Err(Error::new(ErrorKind::Empty));
-        } else {
-            return Err(checkpoint_err("not a PyTorch checkpoint: neither a zip archive nor the legacy format").at(0));
-        };
-        let facts = PickleFacts {
-            protocol: pickle.protocol,
-            globals: pickle.globals.iter().cloned().collect(),
-            opcodes: pickle.opcodes,
-            requires_grad: pickle.requires_grad,
-        };
-        let tree = Tree::new(pickle)?;
-        let mut placed = placed;
-        let jobs = jobs(&tree, &mut placed, big_endian)?;
-        Ok(Model { source, layout, tree, placed, big_endian, facts, jobs, pieces: opts.pieces })
+        Model::single(read_part(source)?, opts)
     }
 
-    /// The open file.
+    fn single(part: Part, opts: OpenOptions) -> Result<Model> {
+        let Part { source, layout, tree, mut placed, big_endian, facts } = part;
+        let jobs = jobs(&tree, &mut placed)?;
+        Ok(Model {
+            source,
+            more: Vec::new(),
+            layout,
+            tree,
+            placed,
+            big_endian,
+            facts,
+            jobs,
+            index: None,
+            pieces: opts.pieces,
+        })
+    }
+
+    /// The set whose first shard `first` is, its siblings opened beside it
+    /// (a later shard is refused naming the first, as for the other formats).
+    fn open_shard_set(first: Source, beside: &Beside, name: &ShardName, opts: OpenOptions) -> Result<Model> {
+        if name.no != 1 {
+            let first_path = beside.path_of(&name.sibling(1));
+            let kind = ErrorKind::NotFirstShard { no: name.no, count: name.count, first: first_path };
+            return Err(Error::new(kind).in_file(first.path()));
+        }
+        let path = first.path().to_path_buf();
+        let mut parts = vec![read_part(first)?];
+        for no in 2..=name.count {
+            let sibling = name.sibling(no);
+            let source = match beside.open(&sibling, opts.read_mode) {
+                Ok(s) => s,
+                Err(e) if e.is_not_found() => {
+                    let kind = ErrorKind::MissingShard { no, count: name.count, path: beside.path_of(&sibling) };
+                    return Err(Error::new(kind).in_file(&path));
+                }
+                Err(e) => return Err(e),
+            };
+            parts.push(read_part(source)?);
+        }
+        Model::join(parts, None, opts)
+    }
+
+    /// A model of files already open (a directory's walk opened them):
+    /// one checkpoint, or with `set` the shard set they are, in any order.
+    pub fn from_files(sources: Vec<Source>, set: bool, opts: OpenOptions) -> Result<Model> {
+        let mut parts = Vec::with_capacity(sources.len());
+        for s in sources {
+            parts.push(read_part(s)?);
+        }
+        match (set, parts.len()) {
+            (false, 1) => Model::single(parts.remove(0), opts),
+            (false, _) => Err(Error::internal("several files that are not a shard set")),
+            (true, _) => Model::join(parts, None, opts),
+        }
+    }
+
+    /// A file that is a checkpoint if the contract accepts its bytes (a
+    /// directory's `P.bin`, `P.pt`, `P.pth`), else the error saying why,
+    /// with the file handed back to be hashed as bytes.
+    pub fn from_candidate(source: Source, opts: OpenOptions) -> std::result::Result<Model, Box<(Source, Error)>> {
+        let path = source.path().to_path_buf();
+        let read = match read_layout(&source) {
+            Ok(r) => r,
+            Err(e) => return Err(Box::new((source, e.in_file(&path)))),
+        };
+        let (layout, pickle, mut placed, big_endian) = read;
+        let facts = facts_of(&pickle);
+        let tree = match Tree::new(pickle) {
+            Ok(t) => t,
+            Err(e) => return Err(Box::new((source, e.in_file(&path)))),
+        };
+        let jobs = match jobs(&tree, &mut placed) {
+            Ok(j) => j,
+            Err(e) => return Err(Box::new((source, e.in_file(&path)))),
+        };
+        Ok(Model {
+            source,
+            more: Vec::new(),
+            layout,
+            tree,
+            placed,
+            big_endian,
+            facts,
+            jobs,
+            index: None,
+            pieces: opts.pieces,
+        })
+    }
+
+    /// Reads a checkpoint's index (`P.bin.index.json`), bounded as a
+    /// safetensors index is.
+    pub fn read_index(index_file: &Source) -> Result<Index> {
+        let located = |e: Error| e.in_file(index_file.path());
+        if index_file.len() > shards::MAX_INDEX {
+            let msg = format!(
+                "an index of {} bytes (at most {} are read, as for a safetensors index)",
+                index_file.len(),
+                shards::MAX_INDEX
+            );
+            return Err(located(Error::schema(msg).at(0)));
+        }
+        shards::parse_index(&index_file.head(index_file.len())?).map_err(located)
+    }
+
+    /// The model of an index (`given`: the shard named, which it must list).
+    fn open_index(index_file: Source, given: Option<&Path>, opts: OpenOptions) -> Result<Model> {
+        let index_path = index_file.path().to_path_buf();
+        let index = Model::read_index(&index_file)?;
+        let beside = index_file.beside()?;
+        drop(index_file);
+        Model::from_index(&index_path, index, given, opts, &mut |name| beside.open(name, opts.read_mode))
+    }
+
+    /// The model of an index already read (`index_path` names it), its
+    /// files opened by `open` from their plain names (a directory's walk
+    /// hands the files it resolved, each opened once).
+    pub fn from_index(
+        index_path: &Path,
+        index: Index,
+        given: Option<&Path>,
+        opts: OpenOptions,
+        open: &mut dyn FnMut(&OsStr) -> Result<Source>,
+    ) -> Result<Model> {
+        if let Some(given) = given {
+            let listed = given.file_name().and_then(|n| n.to_str()).is_some_and(|n| index.files.iter().any(|f| f == n));
+            if !listed {
+                let what = format!(
+                    "{} does not list this file",
+                    crate::text::escape_bytes(index_path.as_os_str().as_encoded_bytes())
+                );
+                return Err(checkpoint_err(what).in_file(given));
+            }
+        }
+        let mut parts = Vec::with_capacity(index.files.len());
+        for name in &index.files {
+            let source = open(OsStr::new(name)).map_err(|e| e.in_file(index_path))?;
+            parts.push(read_part(source)?);
+        }
+        Model::join(parts, Some((index_path.to_path_buf(), index)), opts)
+    }
+
+    /// Shards joined into one model: each root a mapping of string keys
+    /// without attributes, no key in two shards, the index (if any)
+    /// listing exactly each key with the file that holds it; the root is
+    /// their union.
+    fn join(parts: Vec<Part>, index: Option<(PathBuf, Index)>, opts: OpenOptions) -> Result<Model> {
+        let mut owner: HashMap<Box<[u8]>, usize> = HashMap::new();
+        for (i, part) in parts.iter().enumerate() {
+            let path = part.source.path();
+            let keys = root_keys(&part.tree).map_err(|e| e.in_file(path))?;
+            let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            for key in keys {
+                if let Some((_, wm)) = &index {
+                    let listed = std::str::from_utf8(key).ok().and_then(|k| wm.weight_map.get(k));
+                    if listed.map(String::as_str) != Some(file_name) {
+                        let what = match listed {
+                            Some(other) => {
+                                format!("the index lists this key in {}", crate::text::escape_bytes(other.as_bytes()))
+                            }
+                            None => "the index does not list this key".to_string(),
+                        };
+                        return Err(shards::mismatch(what, key).in_file(path));
+                    }
+                }
+                if let Some(&other) = owner.get(key) {
+                    let other = parts.get(other).map(|o| o.source.path().to_path_buf()).unwrap_or_default();
+                    let e = Error::new(ErrorKind::TensorInTwoShards { other });
+                    return Err(e.about(Subject::Key(key.to_vec())).in_file(path));
+                }
+                owner.insert(key.into(), i);
+            }
+        }
+        if let Some((index_path, wm)) = &index {
+            for (key, file) in &wm.weight_map {
+                let held =
+                    owner.get(key.as_bytes()).and_then(|&i| parts.get(i)).and_then(|p| p.source.path().file_name());
+                if held != Some(OsStr::new(file)) {
+                    let what = format!(
+                        "the index lists this key in {}, which does not hold it",
+                        crate::text::escape_bytes(file.as_bytes())
+                    );
+                    return Err(shards::mismatch(what, key.as_bytes()).in_file(index_path));
+                }
+            }
+        }
+        let shown =
+            index.as_ref().map(|(p, _)| p.clone()).or_else(|| parts.first().map(|p| p.source.path().to_path_buf()));
+        let (mut sources, layout, tree, mut placed, big_endian, facts) = union(parts).map_err(|e| match &shown {
+            Some(p) => e.in_file(p),
+            None => e,
+        })?;
+        let jobs = jobs(&tree, &mut placed)?;
+        let index = index.map(|(path, i)| IndexInfo { path, total_size: i.total_size });
+        if sources.is_empty() {
+            return Err(Error::internal("a shard set of no file"));
+        }
+        let source = sources.remove(0);
+        Ok(Model { source, more: sources, layout, tree, placed, big_endian, facts, jobs, index, pieces: opts.pieces })
+    }
+
+    /// The open file (a shard set's first).
     pub fn source(&self) -> &Source {
         &self.source
     }
 
-    /// The file's path.
+    /// Every open file, in the order opened.
+    pub fn sources(&self) -> Vec<&Source> {
+        std::iter::once(&self.source).chain(&self.more).collect()
+    }
+
+    /// The index the set was read through.
+    pub fn index(&self) -> Option<&IndexInfo> {
+        self.index.as_ref()
+    }
+
+    /// The path that names the model: its index, else its (first) file.
     pub fn path(&self) -> &Path {
-        self.source.path()
+        self.index.as_ref().map_or_else(|| self.source().path(), |i| i.path.as_path())
     }
 
     /// Zip or legacy.
@@ -188,7 +421,10 @@ impl Model {
         let spec = self.jobs.get(i)?;
         let leaf = self.tree.tensors.get(i)?;
         Some(Job {
-            source: &self.source,
+            source: match spec.file.checked_sub(1) {
+                None => &self.source,
+                Some(i) => self.more.get(i)?,
+            },
             start: spec.start,
             len: spec.len,
             conversion: spec.conversion,
@@ -206,6 +442,141 @@ impl Model {
     pub fn digest(&self) -> Result<Digest> {
         crate::schedule::digest(self, &self.pieces)
     }
+}
+
+/// Reads one file: its layout, its pickle's tree checked, its storages
+/// placed. Every error names the file.
+fn read_part(source: Source) -> Result<Part> {
+    let path = source.path().to_path_buf();
+    let (layout, pickle, placed, big_endian) = read_layout(&source).map_err(|e| e.in_file(&path))?;
+    let facts = facts_of(&pickle);
+    let tree = Tree::new(pickle).map_err(|e| e.in_file(&path))?;
+    Ok(Part { source, layout, tree, placed, big_endian, facts })
+}
+
+fn facts_of(pickle: &pickle::Pickle) -> PickleFacts {
+    PickleFacts {
+        protocol: pickle.protocol,
+        globals: pickle.globals.iter().cloned().collect(),
+        opcodes: pickle.opcodes,
+        requires_grad: pickle.requires_grad,
+    }
+}
+
+fn read_layout(source: &Source) -> Result<Read> {
+    let head = source.head(512)?;
+    if is_zip(&head) {
+        read_zip(source)
+    } else if is_legacy(&head) {
+        read_legacy(source)
+    } else if head.starts_with(LFS) {
+        Err(Error::new(ErrorKind::LfsPointer))
+    } else if head.get(257..262) == Some(b"ustar") {
+        Err(checkpoint_err(
+            "a checkpoint in the older tar format (PyTorch before 1.6's first format), which this label does not read",
+        ))
+    } else if head.is_empty() {
+        Err(Error::new(ErrorKind::Empty))
+    } else {
+        Err(checkpoint_err("not a PyTorch checkpoint: neither a zip archive nor the legacy format").at(0))
+    }
+}
+
+/// The keys of a shard's root: it must be a mapping of string keys
+/// without attributes (SPEC P8).
+fn root_keys(tree: &Tree) -> Result<Vec<&[u8]>> {
+    let refuse = |what: &str| {
+        checkpoint_err(format!(
+            "a shard's root is {what}: each shard of a set holds a mapping of string keys without attributes (docs/SPEC.md P8)"
+        ))
+    };
+    let Some(Obj::Dict(d)) = tree.objs.get(tree.root) else {
+        return Err(refuse(tree.objs.get(tree.root).map_or("nothing", Obj::what)));
+    };
+    let attrs = d.attrs.and_then(|a| tree.objs.get(a));
+    if matches!(attrs, Some(Obj::Dict(a)) if !a.entries.is_empty()) {
+        return Err(refuse("a mapping with attributes"));
+    }
+    d.entries
+        .iter()
+        .map(|&(k, _)| match tree.objs.get(k) {
+            Some(Obj::Str(s)) => Ok(&**s),
+            other => Err(refuse(&format!("a mapping with a key that is {}", other.map_or("nothing", Obj::what)))),
+        })
+        .collect()
+}
+
+/// An object of one file's arena moved into the union's: its object and
+/// storage indices shifted.
+fn shifted(obj: Obj, objs: usize, storages: usize) -> Result<Obj> {
+    let o = |id: usize| id.checked_add(objs).ok_or_else(|| Error::internal("objects beyond usize"));
+    let all = |ids: Vec<usize>| ids.into_iter().map(o).collect::<Result<Vec<_>>>();
+    Ok(match obj {
+        Obj::Tuple(items) => Obj::Tuple(all(items)?),
+        Obj::List(items) => Obj::List(all(items)?),
+        Obj::Set(items) => Obj::Set(all(items)?),
+        Obj::Dict(d) => Obj::Dict(Dict {
+            entries: d.entries.into_iter().map(|(k, v)| Ok((o(k)?, o(v)?))).collect::<Result<Vec<_>>>()?,
+            kind: d.kind,
+            attrs: d.attrs.map(o).transpose()?,
+        }),
+        Obj::Storage(s) => {
+            Obj::Storage(s.checked_add(storages).ok_or_else(|| Error::internal("storages beyond usize"))?)
+        }
+        Obj::Tensor(mut t) => {
+            t.storage = t.storage.checked_add(storages).ok_or_else(|| Error::internal("storages beyond usize"))?;
+            t.attrs = t.attrs.map(o).transpose()?;
+            Obj::Tensor(t)
+        }
+        other => other,
+    })
+}
+
+type Union = (Vec<Source>, Layout, Tree, Vec<Placed>, bool, PickleFacts);
+
+/// The shards' trees as one: their arenas end to end and a plain mapping
+/// of every shard root's entries, checked again as one tree (its bounds
+/// are the whole model's).
+fn union(parts: Vec<Part>) -> Result<Union> {
+    let mut objs: Vec<Obj> = Vec::new();
+    let mut storages = Vec::new();
+    let mut placed = Vec::new();
+    let mut entries = Vec::new();
+    let mut sources = Vec::with_capacity(parts.len());
+    let mut layout = None;
+    let mut big = false;
+    let (mut protocol, mut globals, mut opcodes, mut requires_grad) = (0u8, BTreeSet::new(), 0u64, 0u64);
+    for (file, part) in parts.into_iter().enumerate() {
+        let Part { source, layout: l, tree, placed: p, big_endian, facts } = part;
+        let (base, sbase) = (objs.len(), storages.len());
+        let root = tree.root;
+        if let Some(Obj::Dict(d)) = tree.objs.get(root) {
+            for &(k, v) in &d.entries {
+                let k = k.checked_add(base).ok_or_else(|| Error::internal("objects beyond usize"))?;
+                let v = v.checked_add(base).ok_or_else(|| Error::internal("objects beyond usize"))?;
+                entries.push((k, v));
+            }
+        }
+        for obj in tree.objs {
+            objs.push(shifted(obj, base, sbase)?);
+        }
+        storages.extend(tree.storages);
+        placed.extend(p.into_iter().map(|p| Placed { file, big_endian, ..p }));
+        layout.get_or_insert(l);
+        big |= big_endian;
+        protocol = protocol.max(facts.protocol);
+        globals.extend(facts.globals);
+        opcodes = opcodes.saturating_add(facts.opcodes);
+        requires_grad = requires_grad.saturating_add(facts.requires_grad);
+        sources.push(source);
+    }
+    let root = objs.len();
+    objs.push(Obj::Dict(Dict { entries, kind: DictKind::Plain, attrs: None }));
+    let facts = PickleFacts { protocol, globals: globals.iter().cloned().collect(), opcodes, requires_grad };
+    let pickle = pickle::Pickle { objs, root, storages, end: 0, protocol, globals, opcodes, requires_grad };
+    let tree = Tree::new(pickle)?;
+    let layout = layout.ok_or_else(|| Error::internal("a shard set of no file"))?;
+    Ok((sources, layout, tree, placed, big, facts))
 }
 
 /// Reads `len` bytes at `offset` of `source`, bounded by what metadata may hold.
@@ -293,7 +664,7 @@ fn read_zip(source: &Source) -> Result<Read> {
             )))
             .at(s.at));
         }
-        placed.push(Placed { start: r.data, len: r.size, users: 0 });
+        placed.push(Placed { start: r.data, len: r.size, users: 0, file: 0, big_endian });
     }
     Ok((Layout::Zip(archive), pickle, placed, big_endian))
 }
@@ -392,7 +763,7 @@ fn read_legacy(source: &Source) -> Result<Read> {
         if slot.is_some() {
             return Err(checkpoint_err(format!("the storage key list names '{shown}' twice")).at(pos));
         }
-        *slot = Some(Placed { start, len: s.nbytes(), users: 0 });
+        *slot = Some(Placed { start, len: s.nbytes(), users: 0, file: 0, big_endian: false });
         pos = end;
     }
     if pos != source.len() {
@@ -416,22 +787,6 @@ fn read_legacy(source: &Source) -> Result<Read> {
     Ok((Layout::Legacy, pickle, placed, false))
 }
 
-/// Whether a file name is `P-NNNNN-of-MMMMM.bin` with `MMMMM > 1` (a shard of a set).
-fn is_later_or_first_shard(name: &[u8]) -> bool {
-    let Some(stem) = name.strip_suffix(b".bin") else { return false };
-    let Some(tail) = stem.len().checked_sub(15).and_then(|i| stem.get(i..)) else { return false };
-    let digits = |b: &[u8]| b.len() == 5 && b.iter().all(u8::is_ascii_digit);
-    let (no, of, count) =
-        (tail.get(1..6).unwrap_or(&[]), tail.get(6..10).unwrap_or(&[]), tail.get(10..).unwrap_or(&[]));
-    tail.first() == Some(&b'-')
-        && digits(no)
-        && of == b"-of-"
-        && digits(count)
-        && count != b"00001"
-        && no <= count
-        && no != b"00000"
-}
-
 /// Whether a view of `size`/`stride` reads its elements in order, with no gap.
 fn is_contiguous(size: &[u64], stride: &[u64]) -> bool {
     let mut expected = 1u64;
@@ -445,7 +800,7 @@ fn is_contiguous(size: &[u64], stride: &[u64]) -> bool {
 }
 
 /// One job per distinct tensor (the tree's order).
-fn jobs(tree: &Tree, placed: &mut [Placed], big_endian: bool) -> Result<Vec<JobSpec>> {
+fn jobs(tree: &Tree, placed: &mut [Placed]) -> Result<Vec<JobSpec>> {
     for leaf in &tree.tensors {
         if let Some(p) = tree.tensor(leaf).and_then(|t| placed.get_mut(t.storage)) {
             p.users = p.users.saturating_add(1);
@@ -458,7 +813,7 @@ fn jobs(tree: &Tree, placed: &mut [Placed], big_endian: bool) -> Result<Vec<JobS
         let d = t.dtype;
         let swap = if d.is_bool() {
             Swap::Bool
-        } else if big_endian && d.word > 1 {
+        } else if p.big_endian && d.word > 1 {
             Swap::Words(usize::try_from(d.word).unwrap_or(1))
         } else {
             Swap::None
@@ -470,7 +825,7 @@ fn jobs(tree: &Tree, placed: &mut [Placed], big_endian: bool) -> Result<Vec<JobS
             return Err(Error::internal("a checked tensor's offset overflows"));
         };
         if numel == 0 {
-            out.push(JobSpec { start: p.start, len: 0, conversion, gather: None });
+            out.push(JobSpec { file: p.file, start: p.start, len: 0, conversion, gather: None });
             continue;
         }
         let mut last = t.offset;
@@ -479,10 +834,16 @@ fn jobs(tree: &Tree, placed: &mut [Placed], big_endian: bool) -> Result<Vec<JobS
         }
         let span = last.saturating_sub(t.offset).saturating_add(1).saturating_mul(d.size);
         if is_contiguous(&t.size, &t.stride) && p.users == 1 {
-            out.push(JobSpec { start: first, len: numel.saturating_mul(d.size), conversion, gather: None });
+            out.push(JobSpec {
+                file: p.file,
+                start: first,
+                len: numel.saturating_mul(d.size),
+                conversion,
+                gather: None,
+            });
         } else {
             let g = Gather { elem: d.size, offset: 0, size: t.size.clone(), stride: t.stride.clone() };
-            out.push(JobSpec { start: first, len: span, conversion, gather: Some(Arc::new(g)) });
+            out.push(JobSpec { file: p.file, start: first, len: span, conversion, gather: Some(Arc::new(g)) });
         }
     }
     Ok(out)
@@ -493,13 +854,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shard_names_and_contiguity() {
-        assert!(is_later_or_first_shard(b"pytorch_model-00001-of-00002.bin"));
-        assert!(is_later_or_first_shard(b"x-00002-of-00002.bin"));
-        assert!(!is_later_or_first_shard(b"x-00001-of-00001.bin"));
-        assert!(!is_later_or_first_shard(b"x-00003-of-00002.bin"));
-        assert!(!is_later_or_first_shard(b"x-0001-of-00002.bin"));
-        assert!(!is_later_or_first_shard(b"pytorch_model.bin"));
+    fn contiguity() {
         assert!(is_contiguous(&[2, 3], &[3, 1]));
         assert!(is_contiguous(&[1, 3], &[7, 1]));
         assert!(is_contiguous(&[], &[]));

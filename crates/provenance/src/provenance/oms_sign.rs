@@ -20,7 +20,6 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
 use serde_json::json;
 use sha2::{Digest as _, Sha256};
 
@@ -28,9 +27,10 @@ use crate::directory::skeleton::Kind;
 use crate::directory::walk::{Store, Tree, walk};
 use crate::error::{Error, ErrorKind, Result, Subject};
 use crate::format::OpenOptions;
-use crate::hash::{Conversion, Job, Sha256Digest, hash_job};
+use crate::hash::{Conversion, Job, Sha256Digest};
 use crate::provenance::private_keys::SigningKey;
 use crate::provenance::{PAYLOAD_TYPE, STATEMENT_TYPE, bundle};
+use crate::schedule::JobList;
 use crate::source::Source;
 
 /// The OMS v1.0 predicate type.
@@ -157,8 +157,9 @@ fn ignored(name: &str, ignore: &[String]) -> bool {
 
 /// The directory `dir` walked once and every file opened once: the
 /// manifest's resources (each file's SHA-256, hashed whole) and the
-/// gguf-digest labels are computed from the same open files, on the
-/// current rayon pool, and every file is checked unchanged after both, so
+/// gguf-digest labels are computed from the same open files, in one run of
+/// the scheduler on the current rayon pool, and every file is checked
+/// unchanged after both, so
 /// the two describe one tree even if files are swapped meanwhile.
 fn describe(tree: Tree, dir: &Path, ignore: &[String], opts: &OpenOptions) -> Result<(Labels, Vec<Resource>)> {
     // Each file's name by the path it is shown as (its source's path).
@@ -181,8 +182,8 @@ fn describe(tree: Tree, dir: &Path, ignore: &[String], opts: &OpenOptions) -> Re
     if sources.len() != count {
         return Err(Error::internal("a file of the walk was not opened"));
     }
-    let resources = sources
-        .into_par_iter()
+    let (resources, jobs): (Vec<String>, Vec<Job<'_>>) = sources
+        .into_iter()
         .filter(|(name, _)| !ignored(name, ignore))
         .map(|(name, source)| {
             let job = Job {
@@ -193,13 +194,19 @@ fn describe(tree: Tree, dir: &Path, ignore: &[String], opts: &OpenOptions) -> Re
                 subject: Subject::Key(format!("file {name}").into_bytes()),
                 gather: None,
             };
-            let sha256 = hash_job(&job, &opts.pieces, &|_| Ok(()))?;
-            Ok(Resource { name, sha256 })
+            (name, job)
         })
-        .collect::<Result<Vec<_>>>()?;
-    // Its jobs, then every file checked unchanged since it was opened
-    // (which covers the whole-file reads above).
-    let digest = model.digest()?;
+        .unzip();
+    // The files hashed whole and the label's jobs in one run of the
+    // scheduler, largest first across both; then every file checked
+    // unchanged since it was opened (which covers the whole-file reads).
+    let files = JobList(jobs);
+    let (digest, hashed) = crate::schedule::digest_with(&model, &[&files], &opts.pieces);
+    let hashed =
+        hashed.into_iter().next().unwrap_or_else(|| Err(Error::internal("the files' digests went missing")))?;
+    let resources: Vec<Resource> =
+        resources.into_iter().zip(hashed).map(|(name, sha256)| Resource { name, sha256 }).collect();
+    let digest = digest?;
     let digests = model.component_digests(digest.tensor_sha256())?;
     let components = model
         .components()

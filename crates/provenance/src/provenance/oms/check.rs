@@ -2,7 +2,8 @@
 //! recomputes it: every regular file beneath the root (its ignore paths,
 //! git's files and the signature itself left out) cut as the signer cut it
 //! (whole, or at multiples of the shard size; an empty file has no shard),
-//! each piece hashed in parallel on the pool, every file answered `OK`,
+//! every piece of every file hashed in one run of the scheduler (largest
+//! first across files), every file answered `OK`,
 //! `FAILED`, missing or unexpected. Every file is opened beneath the root
 //! ([`Root`]), and every signed name is located before any file is opened.
 //! A Hugging Face cache snapshot is walked as its directory label walks it
@@ -22,10 +23,10 @@ use rustix::fs::FileType;
 
 use crate::directory::walk::{Store, walk};
 use crate::error::{Error, Result, Subject};
-use crate::hash::{Conversion, Job, hash_job};
+use crate::hash::{Conversion, Job};
 use crate::provenance::oms::manifest::{Manifest, Method};
 use crate::provenance::oms::relayout;
-use crate::schedule::BatchOptions;
+use crate::schedule::{BatchOptions, HashJobs, JobList, hash_sets};
 use crate::source::{Last, ReadMode, Root, Source};
 
 /// What git keeps beside a model, left out as model_signing leaves it out.
@@ -206,47 +207,41 @@ pub fn check(
         }
     }
 
-    // Every piece of every file on the pool, largest first.
-    let mut jobs: Vec<(usize, usize)> =
-        opened.iter().enumerate().flat_map(|(f, (_, _, p))| (0..p.len()).map(move |i| (f, i))).collect();
-    let len_of =
-        |&(f, i): &(usize, usize)| opened.get(f).and_then(|o| o.2.get(i)).map_or(0, |&(s, e, _)| e.saturating_sub(s));
-    jobs.sort_by_key(|j| std::cmp::Reverse(len_of(j)));
-    let hashed: Vec<((usize, usize), Result<bool>)> = pool.install(|| {
-        use rayon::prelude::*;
-        jobs.par_iter()
-            .with_max_len(1)
-            .map(|&(f, i)| {
-                let r = match opened.get(f).and_then(|(_, src, p)| Some((src, p.get(i)?))) {
-                    None => Err(Error::internal("a piece went missing")),
-                    Some((source, &(start, end, digest))) => {
-                        let job = Job {
-                            source,
-                            start,
-                            len: end.saturating_sub(start),
-                            conversion: Conversion::none(1, "bytes"),
-                            subject: Subject::Key(format!("bytes {start}..{end}").into_bytes()),
-                            gather: None,
-                        };
-                        hash_job(&job, &opts.open.pieces, &|n| tally(opts, n)).map(|d| d == digest)
-                    }
-                };
-                ((f, i), r)
-            })
-            .collect()
-    });
+    // Every piece of every file in one run of the scheduler, largest first
+    // across all files; a file's pieces are one set of jobs.
+    let sets: Vec<JobList<'_>> = opened
+        .iter()
+        .map(|(_, source, pieces)| {
+            JobList(
+                pieces
+                    .iter()
+                    .map(|&(start, end, _)| Job {
+                        source,
+                        start,
+                        len: end.saturating_sub(start),
+                        conversion: Conversion::none(1, "bytes"),
+                        subject: Subject::Key(format!("bytes {start}..{end}").into_bytes()),
+                        gather: None,
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    let set_refs: Vec<&dyn HashJobs> = sets.iter().map(|s| s as &dyn HashJobs).collect();
+    let hashed = hash_sets(&set_refs, Some(pool), &opts.open.pieces, &|n| tally(opts, n));
     let mut bad: HashMap<usize, Vec<String>> = HashMap::new();
-    for ((f, i), r) in hashed {
-        let Some((slot, source, pieces)) = opened.get(f) else { continue };
+    for ((slot, source, pieces), r) in opened.iter().zip(hashed) {
         match r {
-            Ok(true) => {}
-            Ok(false) => {
-                let (s, e, _) = pieces.get(i).copied().unwrap_or_default();
-                bad.entry(*slot).or_default().push(if pieces.len() > 1 {
-                    format!("bytes {s}..{e}")
-                } else {
-                    String::new()
-                });
+            Ok(digests) => {
+                for (&(s, e, signed), d) in pieces.iter().zip(digests) {
+                    if d != signed {
+                        bad.entry(*slot).or_default().push(if pieces.len() > 1 {
+                            format!("bytes {s}..{e}")
+                        } else {
+                            String::new()
+                        });
+                    }
+                }
             }
             Err(e) => {
                 if let Some(v) = files.get_mut(*slot) {
