@@ -37,7 +37,7 @@
 // (crates/provenance, feature `provenance`). This crate is their public
 // face: the modules and items below, under the paths they always had.
 pub use gguf_digest_core::{cache, check, facts, json, output, render};
-pub use gguf_digest_formats::{diff, directory, gguf, hf, inspect, ollama, pytorch, safetensors};
+pub use gguf_digest_formats::{diff, directory, gguf, hf, inspect, ollama, onnx, pytorch, safetensors};
 #[cfg(feature = "provenance")]
 pub use gguf_digest_provenance::{bom, provenance};
 

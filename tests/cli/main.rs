@@ -37,6 +37,7 @@ mod lease;
 mod modgraph;
 mod names_in_output;
 mod ollama_label;
+mod onnx_cli;
 mod pt_cli;
 mod sign_bundle;
 mod sign_oms;

@@ -16,6 +16,7 @@ mod dir;
 mod gguf;
 mod hf;
 mod ollama;
+mod onnx;
 mod precommit;
 mod pt;
 mod sign_bundle;

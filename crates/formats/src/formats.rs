@@ -19,6 +19,7 @@ pub static FORMATS: &[&dyn FileFormat] = &[
     &crate::gguf::Gguf,
     &crate::safetensors::Safetensors,
     &crate::pytorch::Pytorch,
+    &crate::onnx::Onnx,
     &crate::ollama::Ollama,
 ];
 

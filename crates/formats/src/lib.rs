@@ -31,6 +31,7 @@ pub mod gguf;
 pub mod hf;
 pub mod input;
 pub mod ollama;
+pub mod onnx;
 pub mod pytorch;
 pub mod safetensors;
 

@@ -72,6 +72,33 @@ impl Beside {
         }
     }
 
+    /// Opens `rel`, one or more plain components below this directory
+    /// (an ONNX model's external data), beneath the root: every directory
+    /// on the way must be a real one (a link there is refused, as the
+    /// directory walk refuses it), the last component is opened as
+    /// [`Beside::open`] opens a name. Errors carry `rel` joined to this
+    /// directory as the path.
+    pub fn open_below(&self, rel: &Path, mode: ReadMode) -> Result<Source> {
+        let shown = self.shown.join(rel);
+        let parts: Vec<&OsStr> = rel
+            .components()
+            .map(|c| match c {
+                Component::Normal(n) => Ok(n),
+                _ => Err(Error::internal("a path to open below a directory is not plain components").in_file(&shown)),
+            })
+            .collect::<Result<_>>()?;
+        let mut dir = self.dir.clone();
+        for n in parts.iter().take(parts.len().saturating_sub(1)) {
+            dir.push(n);
+            let t = self.root.entry_type(&dir).map_err(|e| e.in_file(&shown))?;
+            if t != FileType::Directory {
+                return Err(Error::new(ErrorKind::NotRegularFile("a path through a link or a file, not a directory"))
+                    .in_file(&shown));
+            }
+        }
+        Source::open_beneath(&self.root, &self.dir.join(rel), &shown, mode, Last::Follow)
+    }
+
     /// The names of this directory's entries, read through a descriptor of
     /// it opened beneath the root.
     pub fn names(&self) -> Result<Vec<OsString>> {

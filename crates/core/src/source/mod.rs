@@ -114,6 +114,12 @@ enum Backing {
 pub const UNKNOWN_LEN: u64 = u64::MAX;
 
 impl Source {
+    /// The file's device and inode (`None` for a stream): one file reached
+    /// by two names is one file (an ONNX model's work bound counts it once).
+    pub fn device_inode(&self) -> Option<(u64, u64)> {
+        self.file_id.as_ref().map(|id| (id.dev, id.ino))
+    }
+
     /// True for a stream (standard input): read once, front to back.
     pub fn is_stream(&self) -> bool {
         matches!(self.backing, Backing::Stream(_))
