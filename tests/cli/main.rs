@@ -13,6 +13,7 @@
 mod common;
 
 mod action;
+mod architecture;
 mod bom;
 mod bounded;
 // The cache stores only files read under a lease (ADR 0033): the portable

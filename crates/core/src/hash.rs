@@ -3,8 +3,10 @@
 //! a [`Conversion`]) and builds its skeleton from the digests; this module
 //! knows nothing of any format.
 //!
-//! Each job is one SHA-256 stream, fed in pieces whose sizes are
-//! [`PieceSizes`]. By default its bytes are hashed where they lie in the
+//! Each job is one digest stream, fed in pieces whose sizes are
+//! [`PieceSizes`]: SHA-256, or Git's blob SHA-1 when its [`Conversion`]'s
+//! [`Algorithm`] says so (`--verify-blobs`); a job with a `Gather` feeds it
+//! the elements a strided view walks rather than its whole range. By default its bytes are hashed where they lie in the
 //! file's guarded map, a window at a time (faulted in with one call, dropped
 //! from the process after): no copy, so hashing runs at the SHA-NI rate, and
 //! memory stays at about a window per thread. Short tensors, and all of them
@@ -312,7 +314,8 @@ pub struct Gather {
 }
 
 /// One hashing job: `len` bytes at `start` in `source`, converted by
-/// `conversion`, into one SHA-256; or, with a `Gather`, the elements it
+/// `conversion`, into one digest (SHA-256, or the conversion's other
+/// [`Algorithm`]); or, with a `Gather`, the elements it
 /// walks in that range. What a format hands the core per tensor.
 #[derive(Debug, Clone)]
 pub struct Job<'a> {

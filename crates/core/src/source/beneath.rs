@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use super::platform::PATH_ONLY;
 use crate::error::{Error, ErrorKind, Result};
 
 /// A directory the tool was pointed at, held open: files beneath it are
@@ -67,7 +68,7 @@ impl Root {
     /// followed: the user named it (an empty path is the working directory).
     pub fn open(dir: &Path) -> Result<Arc<Root>> {
         let at = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let flags = PATH_ONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = rustix::fs::open(at, flags, Mode::empty()).map_err(|e| io_error(e).in_file(dir))?;
         Ok(Arc::new(Root { fd, path: dir.to_path_buf() }))
     }
@@ -80,7 +81,7 @@ impl Root {
     /// The directory `rel` beneath this root as a root of its own, named
     /// `shown` (an Ollama store reached inside `verify`'s root).
     pub fn sub(&self, rel: &Path, shown: &Path) -> Result<Arc<Root>> {
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let flags = PATH_ONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = self.open_fd(rel, flags, Last::Follow).map_err(|e| e.in_file(shown))?;
         Ok(Arc::new(Root { fd, path: shown.to_path_buf() }))
     }
@@ -98,14 +99,14 @@ impl Root {
 
     /// What `rel` beneath the root is, links inside the root followed.
     pub fn file_type(&self, rel: &Path) -> Result<FileType> {
-        let fd = self.open_fd(rel, OFlags::PATH | OFlags::CLOEXEC, Last::Follow)?;
+        let fd = self.open_fd(rel, PATH_ONLY | OFlags::CLOEXEC, Last::Follow)?;
         Ok(FileType::from_raw_mode(rustix::fs::fstat(&fd).map_err(io_error)?.st_mode))
     }
 
     /// True when `rel`'s last component is itself a symbolic link (the
     /// directories on the way resolved beneath the root).
     pub fn is_link(&self, rel: &Path) -> bool {
-        let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let flags = PATH_ONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         self.open_fd(rel, flags, Last::NoFollow)
             .and_then(|fd| rustix::fs::fstat(&fd).map_err(io_error))
             .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
@@ -167,7 +168,7 @@ impl Root {
                 return Err(self.outside());
             }
             let at = here.as_ref().map_or(self.fd.as_fd(), |d| d.as_fd());
-            let mut flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let mut flags = PATH_ONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             if !pending.is_empty() {
                 flags |= OFlags::DIRECTORY;
             }
@@ -175,8 +176,9 @@ impl Root {
         }
         match here {
             Some(fd) => Ok(fd),
-            None => rustix::fs::openat(self.fd.as_fd(), ".", OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
-                .map_err(io_error),
+            None => {
+                rustix::fs::openat(self.fd.as_fd(), ".", PATH_ONLY | OFlags::CLOEXEC, Mode::empty()).map_err(io_error)
+            }
         }
     }
 
@@ -301,12 +303,12 @@ fn walk(root: BorrowedFd<'_>, rel: &Path, flags: OFlags, last: Last) -> rustix::
         let opened = if is_last {
             rustix::fs::openat(here, &name, flags | OFlags::NOFOLLOW, Mode::empty())
         } else {
-            let dir = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let dir = PATH_ONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             rustix::fs::openat(here, &name, dir, Mode::empty())
         };
         let step = match opened {
             // O_PATH | O_NOFOLLOW opens a link itself: look at what it is.
-            Ok(fd) if is_last && flags.contains(OFlags::PATH) && last == Last::Follow => {
+            Ok(fd) if is_last && flags.contains(PATH_ONLY) && last == Last::Follow => {
                 match rustix::fs::fstat(&fd).map(|st| FileType::from_raw_mode(st.st_mode)) {
                     Ok(FileType::Symlink) => read_link(here, &name, Errno::LOOP),
                     Ok(_) => Step::Done(fd),
@@ -445,7 +447,7 @@ mod tests {
         // A magic link (/proc/self/cwd) is never followed: openat2 refuses
         // it (RESOLVE_NO_MAGICLINKS), the walk reads its absolute target.
         let proc = Root::open(Path::new("/proc/self")).unwrap();
-        let dir = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let dir = PATH_ONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         assert!(open_beneath(proc.fd.as_fd(), Path::new("cwd"), dir, Last::Follow).is_err());
         assert_eq!(walk(proc.fd.as_fd(), Path::new("cwd"), dir, Last::Follow).unwrap_err(), Errno::XDEV);
         // The root itself, and a directory through a link, for listing.

@@ -176,8 +176,7 @@ impl MappedRange<'_> {
     /// Maps in the pages of `bytes()[start..start + len]` with one call
     /// instead of a page fault every few pages.
     pub fn populate(&self, start: usize, len: usize) {
-        // Only a hint; without MADV_POPULATE_READ (Linux < 5.14) faults do it.
-        let _ = self.file.map.advise_range(Advice::PopulateRead, self.start.saturating_add(start), len);
+        platform::populate_read(&self.file.map, self.start.saturating_add(start), len);
     }
 
     /// Drops the pages of `bytes()[start..end]`, just hashed, from this

@@ -40,6 +40,15 @@ mod portable;
 #[cfg(not(all(target_os = "linux", not(feature = "portable"))))]
 pub use portable::*;
 
+/// `O_PATH`: a descriptor that names a file without opening it (a link
+/// itself with `O_NOFOLLOW`), which `beneath.rs` resolves and looks at
+/// files through. Linux's (rustix also has it for Android and FreeBSD), and
+/// needed by the portable path on Linux too, so it is here rather than in
+/// `linux/`: a build for a system without it stops at this line, where its
+/// own way to look at a link would go (docs/adr/0018).
+#[cfg(unix)]
+pub const PATH_ONLY: rustix::fs::OFlags = rustix::fs::OFlags::PATH;
+
 /// The variable that names the user's home directory: `HOME` on Unix,
 /// `USERPROFILE` on Windows, as Go's `os.UserHomeDir` (Ollama's store,
 /// `~/.ollama/models`, or `%USERPROFILE%\.ollama\models`) and Python's

@@ -16,6 +16,9 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 /// while it is read would end the process, so every read is a `pread`.
 pub const GUARDED_MAPS: bool = false;
 
+/// Nothing to ask: no map is made where there is no guard ([`GUARDED_MAPS`]).
+pub fn populate_read(_: &memmap2::Mmap, _: usize, _: usize) {}
+
 /// Never made: [`GUARDED_MAPS`] is false, so no map asks for a guard.
 pub struct Guard(());
 
