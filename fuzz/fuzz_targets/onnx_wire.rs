@@ -1,7 +1,7 @@
 //! Fuzz target: the ONNX wire reader (docs/SPEC.md Part VI, X2 to X5) on
 //! arbitrary bytes, the whole input read as one model file.
 //!
-//! `gguf_digest::onnx::parse` must return Ok or an error with a message for
+//! `gguf_digest_formats::onnx::parse` must return Ok or an error with a message for
 //! every input. An accepted model's tensors must have a known dtype, their
 //! `raw_data` must lie inside the input and hold exactly their element
 //! bytes, external data must name a plain relative location, and the
@@ -9,11 +9,11 @@
 //! be the same bytes, starting with the magic.
 #![no_main]
 
-use gguf_digest::onnx::skeleton::Writer;
-use gguf_digest::onnx::tensor::{Data, is_plain_relative};
+use gguf_digest_formats::onnx::skeleton::Writer;
+use gguf_digest_formats::onnx::tensor::{Data, is_plain_relative};
 use libfuzzer_sys::fuzz_target;
 
-fn skeleton(p: &gguf_digest::onnx::read::Parsed) -> Vec<u8> {
+fn skeleton(p: &gguf_digest_formats::onnx::read::Parsed) -> Vec<u8> {
     let mut out = Vec::new();
     let elements = |i: usize| [i as u8; 32];
     let mut sink = |b: &[u8]| out.extend_from_slice(b);
@@ -22,7 +22,7 @@ fn skeleton(p: &gguf_digest::onnx::read::Parsed) -> Vec<u8> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let p = match gguf_digest::onnx::parse(data) {
+    let p = match gguf_digest_formats::onnx::parse(data) {
         Ok(p) => p,
         Err(e) => {
             assert!(!e.detail().is_empty(), "an error without a message");
@@ -31,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let len = data.len() as u64;
     for t in &p.tensors {
-        assert!(gguf_digest::onnx::tensor::DTYPES.contains(t.dtype), "an unknown dtype accepted");
+        assert!(gguf_digest_formats::onnx::tensor::DTYPES.contains(t.dtype), "an unknown dtype accepted");
         match &t.data {
             Data::Raw { start, len: n } => {
                 assert!(start + n <= len, "raw_data outside the file");
