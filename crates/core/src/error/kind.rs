@@ -203,7 +203,7 @@ impl ErrorKind {
     /// core's kinds and for another layer's.
     ///
     /// ```
-    /// use gguf_digest::{Error, ErrorKind, LayerError, LayerKind};
+    /// use gguf_digest_core::error::{Error, ErrorKind, LayerError, LayerKind};
     ///
     /// /// A layer's kinds (a format writes its own in its folder).
     /// #[derive(Debug, thiserror::Error)]
