@@ -95,10 +95,6 @@ impl FileFormat for Gguf {
         head.starts_with(b"GGUF")
     }
 
-    fn claims_path(&self, _: &Path) -> bool {
-        false
-    }
-
     fn open(&self, source: Source, opts: OpenOptions) -> crate::Result<AnyModel> {
         Model::from_source(source, opts).map(AnyModel::new)
     }
@@ -148,10 +144,6 @@ impl format::Opened for Model {
     fn shard_alone_names_model(&self) -> bool {
         // A later shard alone is refused: it is not the first.
         false
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

@@ -267,17 +267,9 @@ impl FileFormat for Ollama {
         Model::open_in(&path.to_string_lossy(), &store, &path, opts).map(AnyModel::new)
     }
 
-    fn first_shard_of(&self, _: &Path) -> Option<PathBuf> {
-        None
-    }
-
     fn approximate_bytes(&self, _: &Path) -> Option<u64> {
         // A manifest's own size; an `ollama:` reference's is the input
         // layer's ([`manifest_bytes`]).
-        None
-    }
-
-    fn partial(&self, _: Source, _: &InspectOptions) -> Option<String> {
         None
     }
 
@@ -344,10 +336,6 @@ impl format::Opened for Model {
 
     fn shard_alone_names_model(&self) -> bool {
         false
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

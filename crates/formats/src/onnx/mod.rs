@@ -19,7 +19,7 @@ pub mod skeleton;
 pub mod tensor;
 pub mod wire;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::facts::Facts;
 use crate::format::{
@@ -95,20 +95,8 @@ impl FileFormat for Onnx {
         sniff(head)
     }
 
-    fn claims_path(&self, _path: &Path) -> bool {
-        false
-    }
-
     fn open(&self, source: Source, opts: OpenOptions) -> crate::Result<AnyModel> {
         Model::from_source(source, opts).map(AnyModel::new)
-    }
-
-    fn first_shard_of(&self, _later: &Path) -> Option<PathBuf> {
-        None
-    }
-
-    fn approximate_bytes(&self, _path: &Path) -> Option<u64> {
-        None
     }
 
     fn partial(&self, _source: Source, _opts: &InspectOptions) -> Option<String> {
@@ -152,10 +140,6 @@ impl format::Opened for Model {
 
     fn shard_alone_names_model(&self) -> bool {
         false
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

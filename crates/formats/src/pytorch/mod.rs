@@ -108,14 +108,6 @@ impl FileFormat for Pytorch {
         Some(later.with_file_name(name.sibling(1)))
     }
 
-    fn approximate_bytes(&self, _path: &Path) -> Option<u64> {
-        None
-    }
-
-    fn partial(&self, _source: Source, _opts: &InspectOptions) -> Option<String> {
-        None
-    }
-
     fn component_kind(&self) -> Option<DirectoryKind> {
         Some(DirectoryKind { bytes: b"PTCH", words: "PyTorch checkpoint" })
     }
@@ -167,10 +159,6 @@ impl format::Opened for Model {
         // Through an index, a shard alone opens the same index; without
         // one, a later shard alone is refused by its name.
         self.index().is_some()
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

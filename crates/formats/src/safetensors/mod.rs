@@ -170,10 +170,6 @@ impl format::Opened for Model {
         self.index().is_some()
     }
 
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
-    }
-
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
