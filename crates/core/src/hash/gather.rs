@@ -364,7 +364,7 @@ fn tile_rows(row: u64, elem: u64, chunk: u64, budget: u64) -> u64 {
     let least = RUN_BYTES.div_ceil(elem.max(1));
     let rows = chunk.checked_div(row).unwrap_or(0).max(least).min(most);
     let block = BLOCK as u64;
-    if rows > block { rows.saturating_sub(rows % block) } else { rows }
+    if rows > block { rows.saturating_sub(rows.checked_rem(block).unwrap_or(0)) } else { rows }
 }
 
 /// `len` bytes at `pos` of a job's mapped range.
