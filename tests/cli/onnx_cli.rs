@@ -373,3 +373,106 @@ fn many_tensors_naming_one_range_meet_the_work_bound() {
         "{err}"
     );
 }
+
+/// An ONNX model whose main graph's initializers are `inits` (name, ONNX
+/// `data_type`, dims, the tensor's data records).
+fn model_of(inits: &[(&str, u64, &[u64], Vec<u8>)]) -> Vec<u8> {
+    let node = [s(1, b"x"), s(2, b"y"), s(4, b"Identity")].concat();
+    let mut graph = [s(1, &node), s(2, b"g")].concat();
+    for (name, dt, dims, data) in inits {
+        let mut t: Vec<u8> = dims.iter().flat_map(|&d| int(1, d)).collect();
+        t.extend(int(2, *dt));
+        t.extend(s(8, name.as_bytes()));
+        t.extend_from_slice(data);
+        graph.extend(s(5, &t));
+    }
+    graph.extend([s(11, &value_info("x")), s(12, &value_info("y"))].concat());
+    [int(1, 8), s(7, &graph), s(8, &[s(1, b""), int(2, 13)].concat())].concat()
+}
+
+/// `diff` of the two files in `d`: exit code, stdout, stderr.
+fn diff(d: &Dir, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut all = vec!["diff"];
+    all.extend_from_slice(args);
+    let out = gd_in(d.dir.path(), &all);
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn diff_against_safetensors_compares_initializers_by_name_dtype_shape_and_elements() {
+    use common::st::{St, StTensor};
+    let st_t = |name: &str, dtype: &str, shape: &[u64], data: &[u8]| StTensor {
+        name: name.into(),
+        dtype: dtype.into(),
+        shape: shape.to_vec(),
+        data: data.to_vec(),
+    };
+    let b: [u8; 8] = [1, 0, 0, 0, 2, 0, 0, 0];
+    let d = Dir::new();
+    // `w` in raw_data, `b` (I32) in packed int32_data: where the elements
+    // lie is not compared, their digest is.
+    let typed_b = s(5, &[varint(1), varint(2)].concat());
+    d.write("m.onnx", &model_of(&[("w", 1, &[2], s(9, &W)), ("b", 6, &[2], typed_b.clone())]));
+    d.write("same.safetensors", &St::new().tensor(st_t("w", "F32", &[2], &W)).tensor(st_t("b", "I32", &[2], &b)).build());
+
+    // Identical tensors: the labels still differ (exit 1), by format.
+    let (code, out, err) = diff(&d, &["m.onnx", "same.safetensors"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(out.starts_with("an ONNX model against a safetensors model: labels differ by format"), "{out}");
+    assert!(out.contains("  2 tensors identical\n") && out.contains("every tensor is identical"), "{out}");
+    // And the reverse, with the sides named the other way round.
+    let (code, out, err) = diff(&d, &["same.safetensors", "m.onnx"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(out.starts_with("a safetensors model against an ONNX model:"), "{out}");
+    assert!(out.contains("  2 tensors identical\n") && out.contains("every tensor is identical"), "{out}");
+
+    // One element changed, a dtype changed (the same bytes as U32), a
+    // tensor missing on either side.
+    let mut w2 = W;
+    w2[7] ^= 1;
+    d.write(
+        "other.safetensors",
+        &St::new()
+            .tensor(st_t("w", "F32", &[2], &w2))
+            .tensor(st_t("b", "U32", &[2], &b))
+            .tensor(st_t("extra", "F32", &[2], &w2))
+            .build(),
+    );
+    d.write(
+        "more.onnx",
+        &model_of(&[("w", 1, &[2], s(9, &W)), ("b", 6, &[2], typed_b), ("lonely", 1, &[1], s(9, &W[..4]))]),
+    );
+    let (code, out, err) = diff(&d, &["more.onnx", "other.safetensors"]);
+    assert_eq!(code, Some(1), "{err}");
+    let sha = |bytes: &[u8]| hex(&sha(bytes));
+    for want in [
+        "  0 tensors identical\n".to_string(),
+        format!("  ~ w: F32 [2] {} -> F32 [2] {}\n", sha(&W), sha(&w2)),
+        format!("  ~ b: I32 [2] {} -> U32 [2] {}\n", sha(&b), sha(&b)),
+        "  - lonely (only in the first)\n".to_string(),
+        "  + extra (only in the second)\n".to_string(),
+    ] {
+        assert!(out.contains(&want), "want {want:?} in {out}");
+    }
+    assert!(!out.contains("every"), "{out}");
+
+    // --json: the same, as members.
+    let (code, out, err) = diff(&d, &["--json", "other.safetensors", "more.onnx"]);
+    assert_eq!(code, Some(1), "{err}");
+    let j: JsonValue = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let j = if j.get("diff").is_some() { j["diff"].clone() } else { j };
+    assert_eq!(j["formats"], serde_json::json!(["a safetensors model", "an ONNX model"]), "{j}");
+    assert_eq!((j["labels_equal"].clone(), j["tensors_identical"].clone()), (false.into(), false.into()), "{j}");
+    assert_eq!(j["identical"], 0, "{j}");
+    assert_eq!(j["changed"].as_array().map(Vec::len), Some(2), "{j}");
+    assert_eq!(j["changed"][0]["a"]["dtype"], "U32", "{j}");
+    assert_eq!(j["changed"][0]["b"]["dtype"], "I32", "{j}");
+    assert_eq!(j["only_a"][0]["tensor"]["name"], "extra", "{j}");
+    assert_eq!(j["only_b"][0]["tensor"]["name"], "lonely", "{j}");
+    assert_eq!(j["only_b"][0]["tensor"]["shape"], serde_json::json!([1]), "{j}");
+
+    // A model neither side can compare with: refused, exit 2.
+    d.write("m.gguf", b"GGUF\x03\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+    let (code, out, err) = diff(&d, &["m.onnx", "m.gguf"]);
+    assert_eq!((code, out.as_str()), (Some(2), ""), "{err}");
+}
