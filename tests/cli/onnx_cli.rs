@@ -476,3 +476,97 @@ fn diff_against_safetensors_compares_initializers_by_name_dtype_shape_and_elemen
     let (code, out, err) = diff(&d, &["m.onnx", "m.gguf"]);
     assert_eq!((code, out.as_str()), (Some(2), ""), "{err}");
 }
+
+/// The model of `model_with` around a whole initializer message `tensor`,
+/// with `extra` graph records after it.
+fn model_around(tensor: &[u8], extra: &[u8]) -> Vec<u8> {
+    let node = [s(1, b"x"), s(2, b"y"), s(4, b"Identity")].concat();
+    let graph = [s(1, &node), s(2, b"g"), s(5, tensor), extra.to_vec(), s(11, &value_info("x")), s(12, &value_info("y"))]
+        .concat();
+    [int(1, 8), s(7, &graph), s(8, &[s(1, b""), int(2, 13)].concat())].concat()
+}
+
+/// The initializer `w`: `dims`, `data_type` `dt`, then `data`'s records.
+fn w_tensor(dims: &[u64], dt: u64, data: &[u8]) -> Vec<u8> {
+    let mut t: Vec<u8> = dims.iter().flat_map(|&d| int(1, d)).collect();
+    t.extend(int(2, dt));
+    t.extend(s(8, b"w"));
+    t.extend_from_slice(data);
+    t
+}
+
+#[test]
+fn every_refusal_of_the_model_names_the_file_the_field_path_and_the_offset() {
+    let d = Dir::new();
+    let w = w_tensor(&[2], 1, &s(9, &W));
+    // The initializer's message starts at byte 27 (as in `refused`).
+    let neg = [vec![0x08], vec![0xff; 9], vec![0x01], int(2, 1), s(8, b"w")].concat();
+    let idx = [int(1, 1), int(2, 7), s(8, b"i"), s(9, &[1, 0, 0, 0, 0, 0, 0, 0])].concat();
+    let sparse = s(15, &[s(1, &w), s(2, &idx), int(3, 2)].concat());
+    let nested = {
+        // ModelProto 1, graph 2, value_info 3, its type 4, each sequence two
+        // more: the tensor_type of the 48th sequence is level 101.
+        let mut t = s(1, &int(1, 1));
+        for _ in 0..48 {
+            t = s(4, &s(1, &t));
+        }
+        [int(1, 8), s(7, &s(13, &[s(1, b"v"), s(2, &t)].concat()))].concat()
+    };
+    let mut ir2 = raw();
+    ir2[1] = 2;
+    let mut ir14 = raw();
+    ir14[1] = 14;
+    let n = raw().len();
+    let cases: Vec<(&str, Vec<u8>, String)> = vec![
+        ("dup.onnx", model_around(&w, &s(5, &w)), "byte 27: graph.initializer: two entries with the key 'w'".into()),
+        (
+            "segment.onnx",
+            model_around(&w_tensor(&[2], 1, &[s(9, &W), s(3, &int(1, 0))].concat()), b""),
+            // The segment record, 17 bytes into the tensor.
+            "byte 44: graph.initializer[0]: a segment: v1 labels whole tensors only".into(),
+        ),
+        (
+            "nodata.onnx",
+            model_around(&w_tensor(&[2], 1, b""), b""),
+            "byte 27, tensor 'w': graph.initializer[0]: 2 elements and no data".into(),
+        ),
+        (
+            "dtype.onnx",
+            model_around(&w_tensor(&[2], 27, &s(9, &W)), b""),
+            "byte 27, tensor 'w': graph.initializer[0]: data_type 27 is not in the table".into(),
+        ),
+        ("negdim.onnx", model_around(&neg, b""), "byte 27, tensor 'w': graph.initializer[0]: a negative dim -1".into()),
+        (
+            "sparse.onnx",
+            model_around(&w, &sparse),
+            // The sparse initializer's values: its record at 44, its message at 46.
+            "byte 46, tensor 'w': graph.sparse_initializer[0]: a sparse initializer named as a dense one ('w')".into(),
+        ),
+        ("nograph.onnx", int(1, 8), "byte 0: ModelProto: no graph".into()),
+        (
+            "twice.onnx",
+            [raw(), int(1, 8)].concat(),
+            format!("byte {n}: ir_version: a non-repeated field written in two records"),
+        ),
+        (
+            "split.onnx",
+            [int(1, 8), s(7, &s(2, b"g")), s(7, &s(2, b"h"))].concat(),
+            "byte 7: graph: a non-repeated field written in two records".into(),
+        ),
+        ("unknown.onnx", [raw(), int(9, 1)].concat(), format!("byte {n}: ModelProto: field number 9 is not in ModelProto")),
+        ("ir2.onnx", ir2, "byte 0: ModelProto.ir_version: 2: only IR versions 3 to 13 are read".into()),
+        ("ir14.onnx", ir14, "byte 0: ModelProto.ir_version: 14: only IR versions 3 to 13 are read".into()),
+        (
+            "deep.onnx",
+            nested,
+            format!("byte 242: graph.value_info[0].type{}.tensor_type: a message nested more than 100 deep", ".sequence_type.elem_type".repeat(48)),
+        ),
+    ];
+    for (name, bytes, want) in &cases {
+        d.write(name, bytes);
+        let out = gd_in(d.dir.path(), &[name]);
+        let err = text(&out.stderr);
+        assert_eq!((out.status.code(), text(&out.stdout)), (Some(2), String::new()), "{name}: {err}");
+        assert_eq!(err, format!("gguf-digest: {name}: {want}\n"), "{name}");
+    }
+}
