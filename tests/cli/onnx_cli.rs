@@ -413,7 +413,10 @@ fn diff_against_safetensors_compares_initializers_by_name_dtype_shape_and_elemen
     // lie is not compared, their digest is.
     let typed_b = s(5, &[varint(1), varint(2)].concat());
     d.write("m.onnx", &model_of(&[("w", 1, &[2], s(9, &W)), ("b", 6, &[2], typed_b.clone())]));
-    d.write("same.safetensors", &St::new().tensor(st_t("w", "F32", &[2], &W)).tensor(st_t("b", "I32", &[2], &b)).build());
+    d.write(
+        "same.safetensors",
+        &St::new().tensor(st_t("w", "F32", &[2], &W)).tensor(st_t("b", "I32", &[2], &b)).build(),
+    );
 
     // Identical tensors: the labels still differ (exit 1), by format.
     let (code, out, err) = diff(&d, &["m.onnx", "same.safetensors"]);
@@ -481,8 +484,9 @@ fn diff_against_safetensors_compares_initializers_by_name_dtype_shape_and_elemen
 /// with `extra` graph records after it.
 fn model_around(tensor: &[u8], extra: &[u8]) -> Vec<u8> {
     let node = [s(1, b"x"), s(2, b"y"), s(4, b"Identity")].concat();
-    let graph = [s(1, &node), s(2, b"g"), s(5, tensor), extra.to_vec(), s(11, &value_info("x")), s(12, &value_info("y"))]
-        .concat();
+    let graph =
+        [s(1, &node), s(2, b"g"), s(5, tensor), extra.to_vec(), s(11, &value_info("x")), s(12, &value_info("y"))]
+            .concat();
     [int(1, 8), s(7, &graph), s(8, &[s(1, b""), int(2, 13)].concat())].concat()
 }
 
@@ -553,13 +557,20 @@ fn every_refusal_of_the_model_names_the_file_the_field_path_and_the_offset() {
             [int(1, 8), s(7, &s(2, b"g")), s(7, &s(2, b"h"))].concat(),
             "byte 7: graph: a non-repeated field written in two records".into(),
         ),
-        ("unknown.onnx", [raw(), int(9, 1)].concat(), format!("byte {n}: ModelProto: field number 9 is not in ModelProto")),
+        (
+            "unknown.onnx",
+            [raw(), int(9, 1)].concat(),
+            format!("byte {n}: ModelProto: field number 9 is not in ModelProto"),
+        ),
         ("ir2.onnx", ir2, "byte 0: ModelProto.ir_version: 2: only IR versions 3 to 13 are read".into()),
         ("ir14.onnx", ir14, "byte 0: ModelProto.ir_version: 14: only IR versions 3 to 13 are read".into()),
         (
             "deep.onnx",
             nested,
-            format!("byte 242: graph.value_info[0].type{}.tensor_type: a message nested more than 100 deep", ".sequence_type.elem_type".repeat(48)),
+            format!(
+                "byte 242: graph.value_info[0].type{}.tensor_type: a message nested more than 100 deep",
+                ".sequence_type.elem_type".repeat(48)
+            ),
         ),
     ];
     for (name, bytes, want) in &cases {

@@ -152,8 +152,9 @@ impl TensorsDiff {
 
     /// Compares the first model's rows `a` with the second's `b`.
     pub fn new(formats: (&'static str, &'static str), a: Vec<TensorRow>, b: Vec<TensorRow>) -> TensorsDiff {
-        let by_name =
-            |v: &[TensorRow]| -> BTreeMap<String, TensorRow> { v.iter().map(|t| (t.name.clone(), t.clone())).collect() };
+        let by_name = |v: &[TensorRow]| -> BTreeMap<String, TensorRow> {
+            v.iter().map(|t| (t.name.clone(), t.clone())).collect()
+        };
         let (ma, mb) = (by_name(&a), by_name(&b));
         let same_elements = |t: &TensorRow, other: &[TensorRow]| {
             other

@@ -12,12 +12,12 @@ use sha2::{Digest as _, Sha256};
 use super::model::Model;
 use super::skeleton::Writer;
 use super::wire::{Msg, Slot, Val};
+use crate::Result;
 use crate::format::{AnyModel, DiffSection, FileFormat as _, Side, diff_same};
 use crate::hash::Digest;
 use crate::render::DiffOptions;
 use crate::tensors_diff::{LeafDiff, LeafStyle, TensorRow, TensorsDiff, safetensors_rows};
 use crate::text::escape_bytes;
-use crate::Result;
 
 /// How two ONNX models' diff is shown (its paths and values escaped as
 /// they are made).
@@ -137,7 +137,8 @@ pub fn against(
     opts: &DiffOptions,
 ) -> Option<Result<Box<dyn DiffSection>>> {
     if let Some(st) = other.downcast_ref::<crate::safetensors::Model>() {
-        let d = TensorsDiff::sided(side, (super::Onnx.what(), other.what()), rows(me, mine), safetensors_rows(st, theirs));
+        let d =
+            TensorsDiff::sided(side, (super::Onnx.what(), other.what()), rows(me, mine), safetensors_rows(st, theirs));
         return Some(Ok(Box::new(d)));
     }
     diff_same(me, mine, other, theirs, side, |a, da, b, db| Ok(diff(a, da, b, db, opts)))

@@ -22,9 +22,7 @@ pub mod wire;
 use std::path::{Path, PathBuf};
 
 use crate::facts::Facts;
-use crate::format::{
-    self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side,
-};
+use crate::format::{self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side};
 use crate::hash::{Digest, Job, Sha256Digest};
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::Source;
