@@ -22,9 +22,7 @@ pub mod wire;
 use std::path::Path;
 
 use crate::facts::Facts;
-use crate::format::{
-    self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side, diff_same,
-};
+use crate::format::{self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side};
 use crate::hash::{Digest, Job, Sha256Digest};
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::Source;
@@ -127,7 +125,7 @@ impl format::Opened for Model {
         side: Side,
         opts: &DiffOptions,
     ) -> Option<crate::Result<Box<dyn DiffSection>>> {
-        diff_same(self, mine, other, theirs, side, |a, da, b, db| Ok(diff::diff(a, da, b, db, opts)))
+        diff::against(self, mine, other, theirs, side, opts)
     }
 
     /// The initializers' dtypes.
