@@ -58,9 +58,10 @@ What it implements, section by section:
   X8  (docs/SPEC.md Part VI): each `P.onnx` is an ONNX model named by its
       relative path, its digest onnx_oracle.py's label; the files its
       tensors' external data name (relative to its directory) are its own,
-      no component of their own, and a file named by two models (two ONNX
-      models, or an ONNX model and a weights model) is an error. Part IV D2
-      rule 4 still lists `*.onnx` among the FILEs: X8 is the later rule.
+      taken out of every other grouping. Errors: a named file that is no
+      file of the directory (missing, or below a skipped entry); a file
+      named by two ONNX models, or by one and an index; a `.onnx` file
+      named as external data.
   §4  the skeleton: "MDIR" || LE_u32(1) || LE_u64(C) || for each component
       in ascending (kind, name): kind || H(name) || digest.
 
@@ -430,20 +431,22 @@ def group(root: bytes, files: dict[bytes, bytes], arg: Path) -> list[Component]:
         what = f"{arg}: {show(rel)}"
         label, externals = onnx_model(os.path.join(root, rel), d, what)
         for f in externals:
+            if f not in files:
+                raise Rejected(f"{what}: its external file {show(f)} is not a file of the directory (missing, or skipped)")
             if f in owner and owner[f] != rel:
                 raise Rejected(f"{what}: its external file {show(f)} is named by {show(owner[f])} too")
             if f.endswith(ONNX_SUFFIX):
                 raise Rejected(f"{what}: its external file {show(f)} is an ONNX model")
             owner[f] = rel
-        comps.append(Component(b"ONNX", rel, [rel] + [f for f in externals if f in files], digest=label))
+        comps.append(Component(b"ONNX", rel, [rel] + externals, digest=label))
     for d, all_names in sorted(by_dir.items()):
         names = [n for n in all_names if join(d, n) not in owner]
         taken: dict[bytes, bytes] = {}  # name -> the index that lists it
         weights_models(d, names, root, arg, taken, comps)
         for n in sorted(all_names):
             f = join(d, n)
-            if f in owner and (n in taken or any(f in c.files for c in comps if c.kind != b"ONNX")):
-                raise Rejected(f"{arg}: {show(f)}: named by the ONNX model {show(owner[f])} and a weights model")
+            if f in owner and n in taken:
+                raise Rejected(f"{arg}: {show(f)}: named by the ONNX model {show(owner[f])} and by {show(taken[n])}")
         for n in sorted(names):
             if n in taken or n.endswith(ST_SUFFIX) or n.endswith(GGUF_SUFFIX) or n.endswith(ONNX_SUFFIX):
                 continue
