@@ -219,8 +219,8 @@ impl Cache {
         // Not synced before the rename (docs/adr/0033, "No fsync"): a crash
         // may leave the store empty, cut or the previous one, which its
         // SHA-256 refuses or which holds only true older entries; it can
-        // lose entries, never make a wrong one trusted; and the sync was a
-        // first run's largest cost of the cache (docs/BENCHMARKS.md).
+        // lose entries, never make a wrong one trusted; and the sync was
+        // the one cost of a first run that waited on the disk.
         let written = f.write_all(&bytes);
         drop(f);
         if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, self.dir.join(STORE))) {
