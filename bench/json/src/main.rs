@@ -1,30 +1,34 @@
-//! The `--json` document of one model of N tensors, written two ways from
+//! The `--json` document of one model of N tensors, written three ways from
 //! the same in-memory model (as a format's `Model` holds it: a list of
-//! tensors and a list of digests):
+//! tensors and a list of digests), call for call as
+//! crates/formats/src/{gguf,safetensors}/json.rs write an entry:
 //!
-//! - `writer`: the product's `JsonWriter` (crates/core/src/output.rs), call
-//!   for call as crates/formats/src/{gguf,safetensors}/json.rs write an entry;
-//! - `serde`: the candidate of issue #32 item 8, `Serialize` impls over
-//!   iterators into one `serde_json::Serializer` (pretty), the tensors a
-//!   sequence collected from an iterator: no `Value` tree, no `Vec` of
-//!   entries.
+//! - `writer`: the product's `JsonWriter` (crates/core/src/output.rs): since
+//!   docs/adr/0045 serde_json's formatter and `Serialize` values;
+//! - `handwritten`: the hand-written writer it replaced (src/handwritten.rs);
+//! - `serde`: each entry a `Serialize` impl over iterators into one
+//!   `serde_json::Serializer` (pretty), the tensors a sequence collected
+//!   from an iterator: no `Value` tree, no `Vec` of entries.
 //!
 //! Shapes: `gguf` (bench/memory.py's 10^6-tensor file: names `blk.NNNNNNN`,
-//! one dim, F32 of one element) and `safetensors` (the same tensors as
-//! safetensors names them, one file, one metadata group).
+//! one dim, F32 of one element; one name in 10^5 not UTF-8) and
+//! `safetensors` (the same tensors as safetensors names them, one file, one
+//! metadata group).
 //!
-//!   json-bench check [N]          both ways byte for byte, both shapes, N small
+//!   json-bench check [N]          the three ways byte for byte, both shapes
 //!   json-bench MODE SHAPE N       one document to stdout (a BufWriter, as the
-//!                                 command's), the time to stderr
+//!                                 command's), the writing's time to stderr
 //!
 //! bench/json.sh runs the modes interleaved through bench/measure.py (wall
-//! time and peak RSS of each process).
+//! time, CPU time and peak RSS of each process).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{self, BufWriter, Write};
 use std::time::Instant;
 
-use gguf_digest_core::output::{JsonWriter, begin_document, end_document};
+use gguf_digest_core::output::{JsonWriter, begin_document};
+
+mod handwritten;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Value as JsonValue, json};
 
@@ -113,110 +117,136 @@ fn st_model(n: usize) -> Model<StTensor> {
     }
 }
 
-// ---- the product's writer, as gguf/json.rs and safetensors/json.rs call it ----
+// ---- the writers, call for call as gguf/json.rs and safetensors/json.rs write an entry ----
 
-fn writer_gguf(w: &mut JsonWriter<'_>, m: &Model<GgufTensor>) -> io::Result<()> {
-    w.begin_object()?;
-    w.str_field("path", &m.path)?;
-    w.str_field("label", &m.label)?;
-    w.field("version", Some(3))?;
-    w.field("byte_order", Some("little"))?;
-    w.field("alignment", 32)?;
-    w.field("data_start", Some(1000u64))?;
-    w.field("kv_count", 1)?;
-    w.field("tensor_count", m.tensors.len())?;
-    w.field("tensor_bytes", 4 * m.tensors.len() as u64)?;
-    w.key("shards")?;
-    w.begin_array()?;
-    w.begin_object()?;
-    w.str_field("path", &m.path)?;
-    w.field("size", 1000u64)?;
-    w.end_object()?;
-    w.end_array()?;
-    w.key("kvs")?;
-    w.begin_array()?;
-    w.begin_object()?;
-    w.name_field("key", b"general.alignment")?;
-    w.str_field("type", "UINT32")?;
-    for (k, v) in [("value", json!(32))] {
-        w.key(k)?;
-        w.tree(&v)?;
-    }
-    w.end_object()?;
-    w.end_array()?;
-    w.key("tensors")?;
-    w.begin_array()?;
-    for (t, sha) in m.tensors.iter().zip(&m.digests) {
-        w.begin_object()?;
-        w.name_field("name", &t.name)?;
-        w.u64s_field("dims", &t.dims)?;
-        w.u64s_field("stored_dims", &t.stored_dims)?;
-        w.str_field("type", t.type_name)?;
-        w.field("type_id", t.type_id)?;
-        w.field("nbytes", t.nbytes)?;
-        w.field("offset", t.offset)?;
-        w.field("stored_offset", t.stored_offset)?;
-        w.field("shard", t.shard)?;
-        w.str_field("sha256", &hex::encode(sha))?;
-        w.end_object()?;
-    }
-    w.end_array()?;
-    w.end_object()
+/// The entry functions for one writer type (the product's `JsonWriter`, or
+/// the hand-written one it replaced: the same calls).
+macro_rules! entries {
+    ($module:ident, $W:ident) => {
+        mod $module {
+            use super::*;
+            #[allow(unused_imports)]
+            use crate::handwritten::HandWriter;
+
+            pub(crate) fn writer_document(
+                out: &mut dyn Write,
+                tool: &str,
+                entry: &dyn Fn(&mut $W<'_>) -> io::Result<()>,
+            ) -> io::Result<()> {
+                let mut w = $W::pretty(out);
+                // begin_document's members
+                w.begin_object()?;
+                w.field("format", gguf_digest_core::output::JSON_FORMAT)?;
+                w.str_field("spec", "canonical-skeleton-v1")?;
+                w.str_field("tool", tool)?;
+                w.key("files")?;
+                w.begin_array()?;
+                entry(&mut w)?;
+                w.end_array()?;
+                w.end_object()?;
+                drop(w);
+                out.write_all(b"\n")
+            }
+
+            pub(crate) fn writer_gguf(w: &mut $W<'_>, m: &Model<GgufTensor>) -> io::Result<()> {
+                w.begin_object()?;
+                w.str_field("path", &m.path)?;
+                w.str_field("label", &m.label)?;
+                w.field("version", Some(3))?;
+                w.field("byte_order", Some("little"))?;
+                w.field("alignment", 32)?;
+                w.field("data_start", Some(1000u64))?;
+                w.field("kv_count", 1)?;
+                w.field("tensor_count", m.tensors.len())?;
+                w.field("tensor_bytes", 4 * m.tensors.len() as u64)?;
+                w.key("shards")?;
+                w.begin_array()?;
+                w.begin_object()?;
+                w.str_field("path", &m.path)?;
+                w.field("size", 1000u64)?;
+                w.end_object()?;
+                w.end_array()?;
+                w.key("kvs")?;
+                w.begin_array()?;
+                w.begin_object()?;
+                w.name_field("key", b"general.alignment")?;
+                w.str_field("type", "UINT32")?;
+                for (k, v) in [("value", json!(32))] {
+                    w.key(k)?;
+                    w.tree(&v)?;
+                }
+                w.end_object()?;
+                w.end_array()?;
+                w.key("tensors")?;
+                w.begin_array()?;
+                for (t, sha) in m.tensors.iter().zip(&m.digests) {
+                    w.begin_object()?;
+                    w.name_field("name", &t.name)?;
+                    w.u64s_field("dims", &t.dims)?;
+                    w.u64s_field("stored_dims", &t.stored_dims)?;
+                    w.str_field("type", t.type_name)?;
+                    w.field("type_id", t.type_id)?;
+                    w.field("nbytes", t.nbytes)?;
+                    w.field("offset", t.offset)?;
+                    w.field("stored_offset", t.stored_offset)?;
+                    w.field("shard", t.shard)?;
+                    w.str_field("sha256", &hex::encode(sha))?;
+                    w.end_object()?;
+                }
+                w.end_array()?;
+                w.end_object()
+            }
+
+            pub(crate) fn writer_st(w: &mut $W<'_>, m: &Model<StTensor>) -> io::Result<()> {
+                w.begin_object()?;
+                w.str_field("path", &m.path)?;
+                w.str_field("format", "safetensors")?;
+                w.str_field("spec", "safetensors-skeleton-v1")?;
+                w.str_field("label", &m.label)?;
+                w.field("tensor_count", m.tensors.len())?;
+                w.field("tensor_bytes", 4 * m.tensors.len() as u64)?;
+                w.key("files")?;
+                w.begin_array()?;
+                w.begin_object()?;
+                w.str_field("path", &m.path)?;
+                w.field("size", 1000u64)?;
+                w.field("metadata_group", Some(0))?;
+                w.end_object()?;
+                w.end_array()?;
+                w.key("metadata_groups")?;
+                w.begin_array()?;
+                w.begin_object()?;
+                w.str_field("sha256", &hex::encode(digest(1)))?;
+                w.key("metadata")?;
+                w.begin_object()?;
+                w.str_field("format", "pt")?;
+                w.end_object()?;
+                w.end_object()?;
+                w.end_array()?;
+                w.key("tensors")?;
+                w.begin_array()?;
+                for (t, sha) in m.tensors.iter().zip(&m.digests) {
+                    w.begin_object()?;
+                    w.name_field("name", t.name.as_bytes())?;
+                    w.str_field("dtype", t.dtype)?;
+                    w.u64s_field("shape", &t.shape)?;
+                    w.field("nbytes", t.nbytes)?;
+                    w.field("offset", t.offset)?;
+                    w.u64s_field("data_offsets", &[t.begin, t.end])?;
+                    w.field("file", t.file)?;
+                    w.field("metadata_group", Some(0usize))?;
+                    w.str_field("sha256", &hex::encode(sha))?;
+                    w.end_object()?;
+                }
+                w.end_array()?;
+                w.end_object()
+            }
+        }
+    };
 }
 
-fn writer_st(w: &mut JsonWriter<'_>, m: &Model<StTensor>) -> io::Result<()> {
-    w.begin_object()?;
-    w.str_field("path", &m.path)?;
-    w.str_field("format", "safetensors")?;
-    w.str_field("spec", "safetensors-skeleton-v1")?;
-    w.str_field("label", &m.label)?;
-    w.field("tensor_count", m.tensors.len())?;
-    w.field("tensor_bytes", 4 * m.tensors.len() as u64)?;
-    w.key("files")?;
-    w.begin_array()?;
-    w.begin_object()?;
-    w.str_field("path", &m.path)?;
-    w.field("size", 1000u64)?;
-    w.field("metadata_group", Some(0))?;
-    w.end_object()?;
-    w.end_array()?;
-    w.key("metadata_groups")?;
-    w.begin_array()?;
-    w.begin_object()?;
-    w.str_field("sha256", &hex::encode(digest(1)))?;
-    w.key("metadata")?;
-    w.begin_object()?;
-    w.str_field("format", "pt")?;
-    w.end_object()?;
-    w.end_object()?;
-    w.end_array()?;
-    w.key("tensors")?;
-    w.begin_array()?;
-    for (t, sha) in m.tensors.iter().zip(&m.digests) {
-        w.begin_object()?;
-        w.name_field("name", t.name.as_bytes())?;
-        w.str_field("dtype", t.dtype)?;
-        w.u64s_field("shape", &t.shape)?;
-        w.field("nbytes", t.nbytes)?;
-        w.field("offset", t.offset)?;
-        w.u64s_field("data_offsets", &[t.begin, t.end])?;
-        w.field("file", t.file)?;
-        w.field("metadata_group", Some(0usize))?;
-        w.str_field("sha256", &hex::encode(sha))?;
-        w.end_object()?;
-    }
-    w.end_array()?;
-    w.end_object()
-}
-
-fn writer_document(out: &mut dyn Write, entry: &dyn Fn(&mut JsonWriter<'_>) -> io::Result<()>) -> io::Result<()> {
-    let mut w = JsonWriter::pretty(out);
-    begin_document(&mut w)?;
-    entry(&mut w)?;
-    end_document(&mut w)?;
-    drop(w);
-    out.write_all(b"\n")
-}
+entries!(product, JsonWriter);
+entries!(hand, HandWriter);
 
 // ---- the candidate: Serialize over iterators ----
 
@@ -236,7 +266,12 @@ where
 
 /// A name as `name_field` writes it: lossy text, and its bytes in hex
 /// under `KEY_hex` when it is not UTF-8.
-fn name_entry<M: SerializeMap>(m: &mut M, key: &'static str, hex_key: &'static str, bytes: &[u8]) -> Result<(), M::Error> {
+fn name_entry<M: SerializeMap>(
+    m: &mut M,
+    key: &'static str,
+    hex_key: &'static str,
+    bytes: &[u8],
+) -> Result<(), M::Error> {
     match std::str::from_utf8(bytes) {
         Ok(s) => m.serialize_entry(key, s),
         Err(_) => {
@@ -425,11 +460,17 @@ fn write(mode: &str, shape: &str, n: usize, out: &mut dyn Write) -> io::Result<f
     let tool = tool();
     let t = Instant::now();
     match (mode, &g, &st) {
-        ("writer", Some(m), _) => writer_document(out, &|w| writer_gguf(w, m))?,
-        ("writer", _, Some(m)) => writer_document(out, &|w| writer_st(w, m))?,
+        ("writer", Some(m), _) => product::writer_document(out, &tool, &|w| product::writer_gguf(w, m))?,
+        ("writer", _, Some(m)) => product::writer_document(out, &tool, &|w| product::writer_st(w, m))?,
+        ("handwritten", Some(m), _) => hand::writer_document(out, &tool, &|w| hand::writer_gguf(w, m))?,
+        ("handwritten", _, Some(m)) => hand::writer_document(out, &tool, &|w| hand::writer_st(w, m))?,
         ("serde", Some(m), _) => serde_document(out, &Document { tool, entry: GgufEntry(m) })?,
         ("serde", _, Some(m)) => serde_document(out, &Document { tool, entry: StEntry(m) })?,
-        _ => return Err(io::Error::other("usage: json-bench check [N] | json-bench writer|serde gguf|safetensors N")),
+        _ => {
+            return Err(io::Error::other(
+                "usage: json-bench check [N] | json-bench writer|handwritten|serde gguf|safetensors N",
+            ));
+        }
     }
     out.flush()?;
     Ok(t.elapsed().as_secs_f64())
@@ -441,12 +482,13 @@ fn main() -> io::Result<()> {
     if arg(0) == Some("check") {
         let n: usize = arg(1).map_or(200_001, |s| s.parse().expect("N"));
         for shape in ["gguf", "safetensors"] {
-            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
             write("writer", shape, n, &mut a)?;
             write("serde", shape, n, &mut b)?;
+            write("handwritten", shape, n, &mut c)?;
             let _: JsonValue = serde_json::from_slice(&a).expect("the writer's document parses");
-            assert!(a == b, "{shape}: the two documents differ");
-            println!("{shape}: {n} tensors, {} bytes, byte for byte the same", a.len());
+            assert!(a == b && a == c, "{shape}: the documents differ");
+            println!("{shape}: {n} tensors, {} bytes, byte for byte the same three ways", a.len());
         }
         return Ok(());
     }
