@@ -131,6 +131,11 @@ pub trait FileFormat: Sync + 'static {
     /// contract §3), or `None` when a directory never holds the format as
     /// weights (its files are then `FILE` components).
     fn component_kind(&self) -> Option<DirectoryKind>;
+
+    /// Which files of a directory form the format's components, and how one
+    /// is opened (directory contract §3, docs/adr/0047); `None` when its
+    /// files are `FILE` components.
+    fn directory_rule(&self) -> Option<&'static dyn crate::directory_rule::DirectoryRule>;
 }
 
 /// A kind of directory component (directory contract §3): its four bytes

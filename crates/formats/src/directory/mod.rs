@@ -10,6 +10,7 @@ pub mod group;
 pub mod inspect;
 pub mod members;
 pub mod model;
+mod open;
 pub mod skeleton;
 pub mod walk;
 
