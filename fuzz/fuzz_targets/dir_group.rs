@@ -254,7 +254,7 @@ fn empty_index(input: &Input) -> bool {
 
 fn run(input: &Input, files: &[Vec<u8>]) -> Result<Vec<Plan>, String> {
     let listed = &input.listed;
-    let mut lister = |path: &[u8], _: &'static dyn gguf_digest_core::directory_rule::DirectoryRule| {
+    let mut lister = |path: &[u8], _: &'static dyn gguf_digest_core::format::directory_rule::DirectoryRule| {
         gguf_digest::Result::Ok(listed.get(path).cloned().unwrap_or_default())
     };
     group(files, &mut lister).map_err(|e| {

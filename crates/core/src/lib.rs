@@ -21,7 +21,6 @@
 
 pub mod cache;
 pub mod check;
-pub mod directory_rule;
 pub mod error;
 pub mod facts;
 pub mod format;

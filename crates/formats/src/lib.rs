@@ -22,7 +22,7 @@
 // (`crate::hash`, `crate::source`, ...): a format file reads the same in
 // this crate as it did beside the core.
 pub(crate) use gguf_digest_core::{
-    Error, ErrorKind, Result, directory_rule, error, facts, format, hash, json, output, render, schedule, source, text,
+    Error, ErrorKind, Result, error, facts, format, hash, json, output, render, schedule, source, text,
 };
 
 pub mod directory;

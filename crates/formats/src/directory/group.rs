@@ -10,8 +10,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::directory_rule::{Claims, DirectoryRule, ListHead, Planned, joined, refused, split};
 use crate::error::{Error, Result};
+use crate::format::directory_rule::{Claims, DirectoryRule, ListHead, Planned, joined, refused, split};
 use crate::format::{DirectoryKind, FileFormat};
 use crate::formats::FORMATS;
 use crate::text::escape_bytes;

@@ -14,9 +14,9 @@ use crate::directory::group::{Plan, group};
 use crate::directory::model::{Audit, Component, JobRef, Model, Part, SourceAt};
 use crate::directory::skeleton::Kind;
 use crate::directory::walk::{Found, Tree, walk, walk_within};
-use crate::directory_rule::{DirectoryRule, Held, Placed};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::OpenOptions;
+use crate::format::directory_rule::{DirectoryRule, Held, Placed};
 use crate::source::{Last, Root, Source};
 
 /// What a Git LFS pointer file begins with.

@@ -121,7 +121,7 @@ impl FileFormat for Gguf {
         Some(DirectoryKind { bytes: b"GGUF", words: "GGUF weights" })
     }
 
-    fn directory_rule(&self) -> Option<&'static dyn crate::directory_rule::DirectoryRule> {
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
         Some(&dir_rule::Rule)
     }
 }

@@ -286,7 +286,7 @@ impl FileFormat for Ollama {
         None
     }
 
-    fn directory_rule(&self) -> Option<&'static dyn crate::directory_rule::DirectoryRule> {
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
         None
     }
 }

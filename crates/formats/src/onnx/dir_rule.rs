@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::directory_rule::{Claims, DirectoryRule, Held, ListHead, Placed, Planned, joined, split};
 use crate::error::{Error, Result};
+use crate::format::directory_rule::{Claims, DirectoryRule, Held, ListHead, Placed, Planned, joined, split};
 use crate::format::{AnyModel, OpenOptions};
 use crate::source::Source;
 

@@ -120,7 +120,7 @@ impl FileFormat for Onnx {
         Some(DirectoryKind { bytes: b"ONNX", words: "ONNX model" })
     }
 
-    fn directory_rule(&self) -> Option<&'static dyn crate::directory_rule::DirectoryRule> {
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
         Some(&dir_rule::Rule)
     }
 }

@@ -121,7 +121,7 @@ impl FileFormat for Pytorch {
         Some(DirectoryKind { bytes: b"PTCH", words: "PyTorch checkpoint" })
     }
 
-    fn directory_rule(&self) -> Option<&'static dyn crate::directory_rule::DirectoryRule> {
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
         Some(&dir_rule::Rule)
     }
 }

@@ -7,8 +7,8 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use crate::directory_rule::{Claims, DirectoryRule, Family, Held, ListHead, Placed, Planned, by_last_name};
 use crate::error::{Error, Result};
+use crate::format::directory_rule::{Claims, DirectoryRule, Family, Held, ListHead, Placed, Planned, by_last_name};
 use crate::format::{AnyModel, OpenOptions};
 use crate::source::Source;
 

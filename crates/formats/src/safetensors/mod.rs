@@ -130,7 +130,7 @@ impl FileFormat for Safetensors {
         Some(DirectoryKind { bytes: b"SFTN", words: "safetensors weights" })
     }
 
-    fn directory_rule(&self) -> Option<&'static dyn crate::directory_rule::DirectoryRule> {
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
         Some(&dir_rule::Rule)
     }
 }
