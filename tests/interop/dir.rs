@@ -47,6 +47,11 @@
 //!   (`scripts/interop/dir_pt_trees.py`): `pytorch_model.bin` in every
 //!   layout one label; the other `.bin`, `.pt`, `.pth` PTCH or FILE as Part V
 //!   takes them; 9 trees the contract refuses.
+//! * (h) revision 3: ONNX models saved by the real `onnx` package
+//!   (`scripts/interop/dir_onnx_trees.py`): inline, one external file, a
+//!   file per tensor, a size threshold, typed fields, reordered, in an
+//!   `onnx/` folder: one label per place; one element or one metadata value
+//!   changed: another; 4 trees the contract refuses.
 //!
 //! Every tree is compared with the binary: the oracle's label, byte for
 //! byte. Temporary files go to a temporary directory. A missing venv or
@@ -507,4 +512,42 @@ fn g_pytorch_checkpoints_in_directories_as_the_oracle_says() {
         let refused = matches!(c["name"].as_str(), Some("training_args.bin" | "scripted.pt"));
         assert_eq!(c["note"].is_string(), refused, "a note says why a candidate is a FILE, only then: {c}");
     }
+}
+
+/// Revision 3 (SPEC Part IV D2 rule 4, Part VI X8) against dir_oracle.py,
+/// whose ONNX rule is written from SPEC alone (its models labelled by
+/// onnx_oracle.py): one model saved by `onnx.save_model` inline, with all
+/// tensors in one external file, a file per tensor, a size threshold, typed
+/// fields instead of `raw_data`, initializers and metadata reordered: one
+/// label; in an `onnx/` folder (its data named `weights.bin`, no PyTorch
+/// candidate then): one label; one element or one metadata value changed:
+/// another each. Two models naming one file, a missing file, a `..`
+/// location, a model named as another's data: exit 2.
+#[test]
+fn h_onnx_models_in_directories_as_the_oracle_says() {
+    let Some(py) = prerequisites(WHAT) else { return };
+    let dir = tempdir();
+    let t = Instant::now();
+    let run = command(&py.python, &scripts().join("dir_onnx_trees.py"))
+        .arg(dir.path())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run dir_onnx_trees.py: {e}"));
+    assert!(run.status.success(), "{}", describe("dir_onnx_trees.py", &run));
+    eprintln!("dir_onnx_trees.py: {:.1}s", t.elapsed().as_secs_f64());
+    let v = last_json_line(&run.stdout).unwrap_or_else(|e| panic!("dir_onnx_trees.py: {e}"));
+    let list = |k: &str| v[k].as_array().unwrap_or_else(|| panic!("dir_onnx_trees.py printed no list {k}")).clone();
+    let trees: Vec<Tree> = list("trees")
+        .iter()
+        .map(|t| Tree { path: s(t, "path").into(), group: s(t, "group"), what: s(t, "what"), label: s(t, "label") })
+        .collect();
+    let rejected: Vec<Bad> = list("rejected")
+        .iter()
+        .map(|r| Bad { path: s(r, "path").into(), what: s(r, "what"), oracle: s(r, "oracle") })
+        .collect();
+    assert!(trees.iter().filter(|t| t.group == "A").count() >= 6, "every layout of the model");
+    assert!(rejected.len() >= 4, "rejected trees: {}", rejected.len());
+    let w = Written { trees, rejected, contested: Vec::new() };
+    assert_groups(&w.trees, |t| t.label.clone(), "the oracle");
+    assert_trees_labelled(py, &w.trees);
+    assert_rejected(&w);
 }

@@ -19,6 +19,8 @@ use crate::output::JsonWriter;
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::{ReadMode, Source};
 
+pub mod directory_rule;
+
 /// How to open a model, whatever its format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpenOptions {
@@ -182,6 +184,11 @@ pub trait FileFormat: Sync + 'static {
     /// contract §3), or `None` when a directory never holds the format as
     /// weights (its files are then `FILE` components).
     fn component_kind(&self) -> Option<DirectoryKind>;
+
+    /// Which files of a directory form the format's components, and how one
+    /// is opened (directory contract §3, docs/adr/0047); `None` when its
+    /// files are `FILE` components.
+    fn directory_rule(&self) -> Option<&'static dyn directory_rule::DirectoryRule>;
 }
 
 /// A kind of directory component (directory contract §3): its four bytes

@@ -277,6 +277,10 @@ impl FileFormat for Ollama {
         // A manifest in a directory is a file of it.
         None
     }
+
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
+        None
+    }
 }
 
 impl format::Opened for Model {

@@ -9,6 +9,7 @@
 //! [`Onnx`], listed in `formats::FORMATS`.
 
 pub mod diff;
+mod dir_rule;
 mod error;
 pub mod inspect;
 mod json;
@@ -102,9 +103,11 @@ impl FileFormat for Onnx {
     }
 
     fn component_kind(&self) -> Option<DirectoryKind> {
-        // Directory revision 3 (ONNX components, SPEC X8) is not
-        // implemented yet: a model in a directory stays a FILE component.
-        None
+        Some(DirectoryKind { bytes: b"ONNX", words: "ONNX model" })
+    }
+
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
+        Some(&dir_rule::Rule)
     }
 }
 
