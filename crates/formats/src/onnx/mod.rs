@@ -98,10 +98,6 @@ impl FileFormat for Onnx {
         Model::from_source(source, opts).map(AnyModel::new)
     }
 
-    fn partial(&self, _source: Source, _opts: &InspectOptions) -> Option<String> {
-        None
-    }
-
     fn component_kind(&self) -> Option<DirectoryKind> {
         Some(DirectoryKind { bytes: b"ONNX", words: "ONNX model" })
     }
