@@ -19,6 +19,8 @@ use crate::output::JsonWriter;
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::{ReadMode, Source};
 
+pub mod directory_rule;
+
 /// How to open a model, whatever its format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpenOptions {
@@ -182,6 +184,11 @@ pub trait FileFormat: Sync + 'static {
     /// contract §3), or `None` when a directory never holds the format as
     /// weights (its files are then `FILE` components).
     fn component_kind(&self) -> Option<DirectoryKind>;
+
+    /// Which files of a directory form the format's components, and how one
+    /// is opened (directory contract §3, docs/adr/0047); `None` when its
+    /// files are `FILE` components.
+    fn directory_rule(&self) -> Option<&'static dyn directory_rule::DirectoryRule>;
 }
 
 /// A kind of directory component (directory contract §3): its four bytes
@@ -449,41 +456,35 @@ pub fn run_job(
 /// format's entry ends here, so a model all of whose files held a lease,
 /// labelled without the cache, gets exactly the format's members.
 pub fn end_entry(w: &mut JsonWriter<'_>, sources: &[&Source]) -> io::Result<()> {
-    let mut seen = std::collections::HashSet::new();
-    let unleased: Vec<(&Path, String)> = sources
-        .iter()
-        .filter_map(|s| Some((s.path(), s.lease_unavailable()?)))
-        .filter(|(p, _)| seen.insert(*p))
-        .collect();
-    if !unleased.is_empty() {
-        w.key("read_lease_unavailable")?;
-        w.begin_array()?;
-        for (p, why) in unleased {
-            w.begin_object()?;
-            w.name_field("path", p.as_os_str().as_encoded_bytes())?;
-            w.str_field("why", &why)?;
-            w.end_object()?;
-        }
-        w.end_array()?;
-    }
-    let mut seen = std::collections::HashSet::new();
-    let cached: Vec<(&Path, bool)> = sources
-        .iter()
-        .filter_map(|s| Some((s.path(), s.bytes_from_cache()?)))
-        .filter(|(p, _)| seen.insert(*p))
-        .collect();
-    if !cached.is_empty() {
-        w.key("cache")?;
-        w.begin_array()?;
-        for (p, from_cache) in cached {
-            w.begin_object()?;
-            w.name_field("path", p.as_os_str().as_encoded_bytes())?;
-            w.str_field("bytes", bytes_word(from_cache))?;
-            w.end_object()?;
-        }
-        w.end_array()?;
-    }
+    per_file(w, "read_lease_unavailable", sources, "why", |s| s.lease_unavailable())?;
+    per_file(w, "cache", sources, "bytes", |s| s.bytes_from_cache().map(|c| bytes_word(c).to_string()))?;
     w.end_object()
+}
+
+/// The member `key` of an entry: one `{"path", field}` per file (each path
+/// once) that `value` says something of; left out when it says nothing.
+fn per_file(
+    w: &mut JsonWriter<'_>,
+    key: &str,
+    sources: &[&Source],
+    field: &str,
+    value: impl Fn(&Source) -> Option<String>,
+) -> io::Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    let said: Vec<(&Path, String)> =
+        sources.iter().filter_map(|s| Some((s.path(), value(s)?))).filter(|(p, _)| seen.insert(*p)).collect();
+    if said.is_empty() {
+        return Ok(());
+    }
+    w.key(key)?;
+    w.begin_array()?;
+    for (p, v) in said {
+        w.begin_object()?;
+        w.name_field("path", p.as_os_str().as_encoded_bytes())?;
+        w.str_field(field, &v)?;
+        w.end_object()?;
+    }
+    w.end_array()
 }
 
 /// How a file's bytes were had, in `--json` and statements: `"cache"` or `"read"`.

@@ -8,6 +8,7 @@
 mod arrays;
 mod cursor;
 pub mod diff;
+mod dir_rule;
 mod error;
 mod facts;
 mod ggml_type;
@@ -114,6 +115,10 @@ impl FileFormat for Gguf {
 
     fn component_kind(&self) -> Option<DirectoryKind> {
         Some(DirectoryKind { bytes: b"GGUF", words: "GGUF weights" })
+    }
+
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
+        Some(&dir_rule::Rule)
     }
 }
 

@@ -277,6 +277,10 @@ impl FileFormat for Ollama {
         // A manifest in a directory is a file of it.
         None
     }
+
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
+        None
+    }
 }
 
 impl format::Opened for Model {
@@ -349,6 +353,24 @@ crate::format::sections!(inspect::Inspection, diff::Diff);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_not_in_the_store_is_said_so_not_an_io_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifests = dir.path().join("manifests");
+        std::fs::create_dir(&manifests).unwrap();
+        // A store without the manifest, and no store at all.
+        for root in [dir.path().to_path_buf(), dir.path().join("nowhere")] {
+            let manifest = root.join("manifests/registry.ollama.ai/library/nope/latest");
+            let e = Model::open("ollama:nope", &root, &manifest, OpenOptions::default()).unwrap_err();
+            assert!(
+                matches!(e.kind().of::<OllamaErrorKind>(), Some(OllamaErrorKind::NoSuchModel { manifest: m }) if *m == manifest),
+                "{e}"
+            );
+            assert!(e.to_string().contains("no such model in the store (no manifest "), "{e}");
+            assert!(!e.is_not_found(), "{e}");
+        }
+    }
 
     #[test]
     fn name_parts_are_valid_as_ollama_says() {

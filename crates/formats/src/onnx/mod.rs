@@ -9,6 +9,7 @@
 //! [`Onnx`], listed in `formats::FORMATS`.
 
 pub mod diff;
+mod dir_rule;
 mod error;
 pub mod inspect;
 mod json;
@@ -22,9 +23,7 @@ pub mod wire;
 use std::path::Path;
 
 use crate::facts::Facts;
-use crate::format::{
-    self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side, diff_same,
-};
+use crate::format::{self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side};
 use crate::hash::{Digest, Job, Sha256Digest};
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::Source;
@@ -104,9 +103,11 @@ impl FileFormat for Onnx {
     }
 
     fn component_kind(&self) -> Option<DirectoryKind> {
-        // Directory revision 3 (ONNX components, SPEC X8) is not
-        // implemented yet: a model in a directory stays a FILE component.
-        None
+        Some(DirectoryKind { bytes: b"ONNX", words: "ONNX model" })
+    }
+
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
+        Some(&dir_rule::Rule)
     }
 }
 
@@ -127,7 +128,7 @@ impl format::Opened for Model {
         side: Side,
         opts: &DiffOptions,
     ) -> Option<crate::Result<Box<dyn DiffSection>>> {
-        diff_same(self, mine, other, theirs, side, |a, da, b, db| Ok(diff::diff(a, da, b, db, opts)))
+        diff::against(self, mine, other, theirs, side, opts)
     }
 
     /// The initializers' dtypes.

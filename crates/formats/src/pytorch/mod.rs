@@ -9,6 +9,7 @@
 //! its [`FileFormat`], [`Pytorch`], listed in `formats::FORMATS`.
 
 pub mod diff;
+mod dir_rule;
 pub mod dtype;
 mod error;
 pub mod inspect;
@@ -110,6 +111,10 @@ impl FileFormat for Pytorch {
 
     fn component_kind(&self) -> Option<DirectoryKind> {
         Some(DirectoryKind { bytes: b"PTCH", words: "PyTorch checkpoint" })
+    }
+
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
+        Some(&dir_rule::Rule)
     }
 }
 

@@ -6,6 +6,7 @@
 //! [`Labelled`] and its [`FileFormat`], [`Safetensors`].
 
 pub mod diff;
+mod dir_rule;
 mod dtype;
 mod error;
 mod header;
@@ -127,6 +128,10 @@ impl FileFormat for Safetensors {
 
     fn component_kind(&self) -> Option<DirectoryKind> {
         Some(DirectoryKind { bytes: b"SFTN", words: "safetensors weights" })
+    }
+
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
+        Some(&dir_rule::Rule)
     }
 }
 
