@@ -9,6 +9,7 @@
 //! [`Onnx`], listed in `formats::FORMATS`.
 
 pub mod diff;
+mod dir_rule;
 mod error;
 pub mod inspect;
 mod json;
@@ -19,7 +20,7 @@ pub mod skeleton;
 pub mod tensor;
 pub mod wire;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::facts::Facts;
 use crate::format::{self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side};
@@ -93,20 +94,8 @@ impl FileFormat for Onnx {
         sniff(head)
     }
 
-    fn claims_path(&self, _path: &Path) -> bool {
-        false
-    }
-
     fn open(&self, source: Source, opts: OpenOptions) -> crate::Result<AnyModel> {
         Model::from_source(source, opts).map(AnyModel::new)
-    }
-
-    fn first_shard_of(&self, _later: &Path) -> Option<PathBuf> {
-        None
-    }
-
-    fn approximate_bytes(&self, _path: &Path) -> Option<u64> {
-        None
     }
 
     fn partial(&self, _source: Source, _opts: &InspectOptions) -> Option<String> {
@@ -114,9 +103,11 @@ impl FileFormat for Onnx {
     }
 
     fn component_kind(&self) -> Option<DirectoryKind> {
-        // Directory revision 3 (ONNX components, SPEC X8) is not
-        // implemented yet: a model in a directory stays a FILE component.
-        None
+        Some(DirectoryKind { bytes: b"ONNX", words: "ONNX model" })
+    }
+
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
+        Some(&dir_rule::Rule)
     }
 }
 
@@ -150,10 +141,6 @@ impl format::Opened for Model {
 
     fn shard_alone_names_model(&self) -> bool {
         false
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
