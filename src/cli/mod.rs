@@ -342,7 +342,7 @@ fn run(args: &Args) -> io::Result<u8> {
     #[cfg(feature = "remote")]
     let threads = match threads {
         0 if args.files.iter().any(|f| matches!(crate::Input::by_spelling(f), Some(crate::Input::Url(_)))) => {
-            read.connections.max(1).min(crate::MAX_THREADS)
+            read.connections.clamp(1, crate::MAX_THREADS)
         }
         n => n,
     };

@@ -169,7 +169,7 @@ impl RemoteUrl {
 /// What a URL opens to.
 pub enum Remote {
     /// One object, as a source every format reads.
-    Object(Source),
+    Object(Box<Source>),
     /// A prefix ending in `/`: a place whose objects are listed.
     Prefix(Beside),
 }
