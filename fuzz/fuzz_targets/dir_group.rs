@@ -1,5 +1,6 @@
 //! Fuzz target: the directory walker's name grouping (directory contract §3),
-//! `gguf_digest_formats::directory::group::group`, on names alone.
+//! `gguf_digest_formats::directory::group::group` (every format's rule
+//! through the registry), on names alone.
 //!
 //! The input is read as a list of content files (relative paths) and, for
 //! each index among them, the plain names its `weight_map` lists. Most
@@ -23,7 +24,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use gguf_digest_formats::directory::group::{Planned, group};
+use gguf_digest_formats::directory::group::{Plan, group};
 use libfuzzer_sys::fuzz_target;
 
 const ST: &[u8] = b".safetensors";
@@ -251,10 +252,11 @@ fn empty_index(input: &Input) -> bool {
     input.files.iter().any(|f| f.ends_with(INDEX) && input.listed.get(f).is_none_or(Vec::is_empty))
 }
 
-fn run(input: &Input, files: &[Vec<u8>]) -> Result<Vec<Planned>, String> {
+fn run(input: &Input, files: &[Vec<u8>]) -> Result<Vec<Plan>, String> {
     let listed = &input.listed;
-    let mut lister =
-        |path: &[u8]| -> gguf_digest::Result<Vec<Vec<u8>>> { Ok(listed.get(path).cloned().unwrap_or_default()) };
+    let mut lister = |path: &[u8], _: &'static dyn gguf_digest_core::format::directory_rule::DirectoryRule| {
+        gguf_digest::Result::Ok(listed.get(path).cloned().unwrap_or_default())
+    };
     group(files, &mut lister).map_err(|e| {
         let msg = e.to_string();
         assert!(!msg.is_empty(), "an error without a message");
@@ -263,20 +265,21 @@ fn run(input: &Input, files: &[Vec<u8>]) -> Result<Vec<Planned>, String> {
 }
 
 /// The plan as comparable components, checking each one's shape.
-fn comps(plan: &[Planned], inputs: &BTreeSet<&[u8]>) -> BTreeSet<Comp> {
+fn comps(plan: &[Plan], inputs: &BTreeSet<&[u8]>) -> BTreeSet<Comp> {
     let mut out = BTreeSet::new();
     let mut seen: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     let mut keys = BTreeSet::new();
     for c in plan {
-        let (comp, all): (Comp, Vec<Vec<u8>>) = match c {
-            Planned::File(name) => {
+        let (name, index, files) = (&c.planned.name, &c.planned.head, &c.planned.files);
+        let (comp, all): (Comp, Vec<Vec<u8>>) = match c.kind.bytes() {
+            b"FILE" => {
                 assert!(
                     !name.ends_with(ST) && !name.ends_with(GGUF) && !name.ends_with(INDEX),
                     "FILE {name:?} has a weights suffix"
                 );
                 ((b'F', name.clone(), None, vec![name.clone()]), vec![name.clone()])
             }
-            Planned::Safetensors { name, index, files } => {
+            b"SFTN" => {
                 let (d, _) = split(name);
                 for f in files {
                     assert_eq!(split(f).0, d, "{f:?} is not in the directory of {name:?}");
@@ -297,13 +300,18 @@ fn comps(plan: &[Planned], inputs: &BTreeSet<&[u8]>) -> BTreeSet<Comp> {
                 };
                 ((b'S', name.clone(), index.clone(), sorted), all)
             }
-            Planned::Gguf { name, files } => {
+            b"GGUF" => {
                 check_set(name, files, GGUF);
                 ((b'G', name.clone(), None, files.clone()), files.clone())
             }
-            // PyTorch (directory contract revision 3): `pytorch_model*.bin`
-            // and its index, whose files are all in its directory.
-            Planned::Pytorch { name, index, files } => {
+            // Any other checkpoint candidate (directory contract revision
+            // 3): one file, named by its path.
+            b"PTCH" if index.is_none() && files == &[name.clone()] => {
+                ((b'C', name.clone(), None, vec![name.clone()]), vec![name.clone()])
+            }
+            // PyTorch: `pytorch_model*.bin` and its index, whose files are
+            // all in its directory.
+            b"PTCH" => {
                 let (d, _) = split(name);
                 for f in files {
                     assert_eq!(split(f).0, d, "{f:?} is not in the directory of {name:?}");
@@ -316,8 +324,7 @@ fn comps(plan: &[Planned], inputs: &BTreeSet<&[u8]>) -> BTreeSet<Comp> {
                 sorted.sort();
                 ((b'P', name.clone(), index.clone(), sorted), all)
             }
-            // Any other checkpoint candidate: one file, named by its path.
-            Planned::Checkpoint(name) => ((b'C', name.clone(), None, vec![name.clone()]), vec![name.clone()]),
+            other => panic!("a kind no input here makes: {other:?}"),
         };
         assert!(keys.insert((comp.0, comp.1.clone())), "two components {:?} {:?}", comp.0 as char, comp.1);
         for f in all {

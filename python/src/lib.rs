@@ -364,9 +364,7 @@ fn relabel(
                 match results.get(u) {
                     Some(Ok(label)) => Ok(label.clone()),
                     Some(Err(e)) => Err(e.repeat()),
-                    None => Err(gguf_digest::Error::from(std::io::Error::other(
-                        "internal error: a listed file was not labelled (please report it)",
-                    ))),
+                    None => Err(gguf_digest::Error::internal("a listed file was not labelled")),
                 },
             );
         }

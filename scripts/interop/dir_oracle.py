@@ -13,7 +13,12 @@ independent oracles of this folder:
   * GGUF models: ollama_oracle.py's GGUF skeleton (from
     canonical-skeleton-v1.md; gguf-py's GGUFReader only splits a file into
     its fields), imported lazily, so a directory without a `.gguf` file
-    needs no gguf-py. Shard sets are joined here, by §5 of that contract.
+    needs no gguf-py. Shard sets are joined here, by §5 of that contract;
+  * PyTorch checkpoints (revision 3): pt_oracle.py (from docs/SPEC.md Part
+    V, standard library only), imported lazily;
+  * ONNX models: onnx_oracle.py (from docs/SPEC.md Part VI, standard
+    library only), imported lazily; the external data files a model names
+    are recorded as it resolves them.
 
 What it implements, section by section:
 
@@ -38,6 +43,25 @@ What it implements, section by section:
       then every other file as FILE. A file an index lists is taken out of
       every other grouping, whatever its suffix (the contract says "whatever
       its own name's prefix"; this oracle reads that for the suffix too).
+  rev. 3 (docs/SPEC.md Part IV D2 rule 3, written from SPEC alone):
+      `pytorch_model.bin`, `pytorch_model-NNNNN-of-MMMMM.bin` and
+      `pytorch_model.bin.index.json` of one directory are one PTCH model
+      named `d/pytorch_model`, grouped by the safetensors rules above (`.bin`
+      for `.safetensors`: the index first, the files it lists its own,
+      `pytorch_model.bin` beside it listed alone); its digest pt_oracle.py's
+      label (of the file, the shard set, or the index), and a failure an
+      error. Every other `P.bin`, `P.pt`, `P.pth` (case-sensitive; a file no
+      index took) is a candidate: PTCH named `d/P.<ext>` with the label of
+      that one file alone when pt_oracle.py accepts it, else FILE with
+      pt_oracle.py's refusal as its note; one holding a Git LFS pointer, or
+      that cannot be read, is an error. `*.ckpt` is a FILE.
+  X8  (docs/SPEC.md Part VI): each `P.onnx` is an ONNX model named by its
+      relative path, its digest onnx_oracle.py's label; the files its
+      tensors' external data name (relative to its directory) are its own,
+      taken out of every other grouping. Errors: a named file that is no
+      file of the directory (missing, or below a skipped entry); a file
+      named by two ONNX models, or by one and an index; a `.onnx` file
+      named as external data.
   §4  the skeleton: "MDIR" || LE_u32(1) || LE_u64(C) || for each component
       in ascending (kind, name): kind || H(name) || digest.
 
@@ -72,6 +96,7 @@ import re
 import stat
 import struct
 import sys
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,6 +113,13 @@ SHARED_MARKER = b".huggingface-shared-blobs"
 ST_SUFFIX = b".safetensors"
 INDEX_SUFFIX = b".safetensors.index.json"
 GGUF_SUFFIX = b".gguf"
+# Revision 3 (D2 rule 3): the checkpoint `pytorch_model` and its index, and
+# the other checkpoint candidates by suffix (not `.ckpt`); X8: ONNX models.
+PT_PREFIX = b"pytorch_model"
+PT_SUFFIX = b".bin"
+PT_INDEX_SUFFIX = b".bin.index.json"
+PT_CANDIDATE_SUFFIXES = (b".bin", b".pt", b".pth")
+ONNX_SUFFIX = b".onnx"
 LFS_PREFIX = b"version https://git-lfs.github.com/spec/v1"
 CHUNK = 1 << 20
 
@@ -283,20 +315,25 @@ def index_names(path: Path, what: str) -> list[bytes]:
     return list(out)
 
 
-def group(root: bytes, files: dict[bytes, bytes], arg: Path) -> list[Component]:
-    by_dir: dict[bytes, list[bytes]] = {}
-    for rel in files:
-        d, _, name = rel.rpartition(b"/")
-        by_dir.setdefault(d, []).append(name)
-    comps: list[Component] = []
-    for d, names in sorted(by_dir.items()):
-        names_set = set(names)
-        taken: dict[bytes, bytes] = {}  # name -> the index that lists it
-        indexes = sorted(n for n in names if n.endswith(INDEX_SUFFIX))
-        index_of: dict[bytes, bytes] = {}  # P -> index name
+def weights_models(
+    d: bytes, names: list[bytes], root: bytes, arg: Path, taken: dict[bytes, bytes], comps: list[Component]
+) -> None:
+    """D2 rules 1 to 3 in one directory `d`: the indexes first (safetensors'
+    `P.safetensors.index.json`, and `pytorch_model.bin.index.json`), then
+    the shard sets and single files of safetensors, GGUF and the checkpoint
+    `pytorch_model` ("grouped exactly as rule 1 groups a safetensors model,
+    `.bin` for `.safetensors`"). `taken` gets every file an index lists."""
+    names_set = set(names)
+    # (index suffix, weights suffix, kind, the one prefix the rule takes or None for any)
+    rules = ((INDEX_SUFFIX, ST_SUFFIX, b"SFTN", None), (PT_INDEX_SUFFIX, PT_SUFFIX, b"PTCH", PT_PREFIX))
+    index_of: dict[tuple[bytes, bytes], bytes] = {}  # (kind, P) -> index name
+    all_indexes: list[bytes] = []
+    for index_suffix, suffix, kind, only in rules:
+        indexes = sorted(n for n in names if n.endswith(index_suffix) and (only is None or n == only + index_suffix))
+        all_indexes += indexes
         for ix in indexes:
-            p = ix[: -len(INDEX_SUFFIX)]
-            index_of[p] = ix
+            p = ix[: -len(index_suffix)]
+            index_of[(kind, p)] = ix
             what = f"{arg}: {show(join(d, ix))}"
             listed = index_names(Path(os.fsdecode(os.path.join(root, join(d, ix)))), what)
             for f in listed:
@@ -305,53 +342,121 @@ def group(root: bytes, files: dict[bytes, bytes], arg: Path) -> list[Component]:
                 if f in taken:
                     raise Rejected(f"{what}: {show(f)} is listed by {show(taken[f])} too")
                 taken[f] = ix
-            # Revision 2: P.safetensors beside its index is the index's only
-            # file (transformers loads it alone and never reads the index).
-            single = p + ST_SUFFIX
+            # Revision 2: P.safetensors (P.bin) beside its index is the index's
+            # only file (transformers loads it alone and never reads the index).
+            single = p + suffix
             if single in names_set and listed != [single]:
                 raise Rejected(
                     f"{arg}: {show(join(d, p))}: {show(single)} lies beside its index, which must then list it alone"
                 )
-            comps.append(Component(b"SFTN", join(d, p), [join(d, ix)] + [join(d, f) for f in listed], join(d, ix)))
-        for ix in indexes:
-            if ix in taken:
-                raise Rejected(f"{arg}: {show(join(d, ix))}: an index listed as a weights file")
-        # Safetensors files not listed by an index, and GGUF files.
-        for suffix, kind in ((ST_SUFFIX, b"SFTN"), (GGUF_SUFFIX, b"GGUF")):
-            singles: dict[bytes, bytes] = {}
-            sets: dict[bytes, dict[int, dict[int, bytes]]] = {}
-            for n in sorted(names):
-                if not n.endswith(suffix):
-                    continue
-                s = stem_of(n[: -len(suffix)])
-                p = s[0] if s else n[: -len(suffix)]
-                if kind == b"SFTN" and p in index_of:
-                    if n not in taken or taken[n] != index_of[p]:
-                        raise Rejected(f"{arg}: {show(join(d, p))}: {show(n)} is not one of the files of {show(index_of[p])}")
-                    continue
-                if n in taken:
-                    continue
-                if s:
-                    sets.setdefault(p, {}).setdefault(s[2], {})[s[1]] = n
-                else:
-                    singles[p] = n
-            for p in sorted(set(singles) | set(sets)):
-                name = join(d, p)
-                counts = sets.get(p, {})
-                if p in singles and counts:
-                    raise Rejected(f"{arg}: {show(name)}: a single file beside shards")
-                if len(counts) > 1:
-                    raise Rejected(f"{arg}: {show(name)}: shards of two counts {sorted(counts)}")
-                if p in singles:
-                    comps.append(Component(kind, name, [join(d, singles[p])]))
-                    continue
-                ((m, shards),) = counts.items()
-                missing = [i for i in range(1, m + 1) if i not in shards]
-                if missing:
-                    raise Rejected(f"{arg}: {show(name)}: shard {missing[0]} of {m} missing")
-                comps.append(Component(kind, name, [join(d, shards[i]) for i in range(1, m + 1)], extra={"count": m}))
+            comps.append(Component(kind, join(d, p), [join(d, ix)] + [join(d, f) for f in listed], join(d, ix)))
+    for ix in all_indexes:
+        if ix in taken:
+            raise Rejected(f"{arg}: {show(join(d, ix))}: an index listed as a weights file")
+    # Files not listed by an index: safetensors, GGUF, pytorch_model.
+    for suffix, kind, only in ((ST_SUFFIX, b"SFTN", None), (GGUF_SUFFIX, b"GGUF", None), (PT_SUFFIX, b"PTCH", PT_PREFIX)):
+        singles: dict[bytes, bytes] = {}
+        sets: dict[bytes, dict[int, dict[int, bytes]]] = {}
         for n in sorted(names):
-            if n in taken or n in indexes or n.endswith(ST_SUFFIX) or n.endswith(GGUF_SUFFIX):
+            if not n.endswith(suffix):
+                continue
+            s = stem_of(n[: -len(suffix)])
+            p = s[0] if s else n[: -len(suffix)]
+            if only is not None and p != only:
+                continue
+            if kind != b"GGUF" and (kind, p) in index_of:
+                if n not in taken or taken[n] != index_of[(kind, p)]:
+                    raise Rejected(
+                        f"{arg}: {show(join(d, p))}: {show(n)} is not one of the files of {show(index_of[(kind, p)])}"
+                    )
+                continue
+            if n in taken:
+                continue
+            if s:
+                sets.setdefault(p, {}).setdefault(s[2], {})[s[1]] = n
+            else:
+                singles[p] = n
+        for p in sorted(set(singles) | set(sets)):
+            name = join(d, p)
+            counts = sets.get(p, {})
+            if p in singles and counts:
+                raise Rejected(f"{arg}: {show(name)}: a single file beside shards")
+            if len(counts) > 1:
+                raise Rejected(f"{arg}: {show(name)}: shards of two counts {sorted(counts)}")
+            if p in singles:
+                comps.append(Component(kind, name, [join(d, singles[p])]))
+                continue
+            ((m, shards),) = counts.items()
+            missing = [i for i in range(1, m + 1) if i not in shards]
+            if missing:
+                raise Rejected(f"{arg}: {show(name)}: shard {missing[0]} of {m} missing")
+            comps.append(Component(kind, name, [join(d, shards[i]) for i in range(1, m + 1)], extra={"count": m}))
+    for ix in all_indexes:
+        taken.setdefault(ix, ix)
+
+
+def onnx_model(model: bytes, rel_dir: bytes, what: str) -> tuple[bytes, list[bytes]]:
+    """X8: an ONNX model's digest (onnx_oracle.py's label, Part VI) and the
+    relative paths (below `rel_dir`) of the external data files it names (X6)."""
+    import onnx_oracle  # standard library only; imported when a directory holds a .onnx
+
+    locations: list[bytes] = []
+
+    class Recording(onnx_oracle.Oracle):
+        def resolve(self, t: Any, loc: bytes) -> str:
+            found = super().resolve(t, loc)
+            locations.append(loc)
+            return found
+
+    try:
+        skeleton = Recording(Path(os.fsdecode(model))).skeleton()
+    except (onnx_oracle.OnnxError, OSError) as e:
+        raise Rejected(f"{what}: {e}{looks_lfs([Path(os.fsdecode(model))])}") from e
+    return H(skeleton), list(dict.fromkeys(join(rel_dir, loc) for loc in locations))
+
+
+def group(root: bytes, files: dict[bytes, bytes], arg: Path) -> list[Component]:
+    by_dir: dict[bytes, list[bytes]] = {}
+    for rel in files:
+        d, _, name = rel.rpartition(b"/")
+        by_dir.setdefault(d, []).append(name)
+    comps: list[Component] = []
+    # X8: every P.onnx is a model, its external data files its own (and no
+    # component of their own), wherever below the model's directory they lie.
+    owner: dict[bytes, bytes] = {}  # relative path -> the ONNX model naming it
+    for rel in sorted(files):
+        if not rel.endswith(ONNX_SUFFIX):
+            continue
+        d = rel.rpartition(b"/")[0]
+        what = f"{arg}: {show(rel)}"
+        label, externals = onnx_model(os.path.join(root, rel), d, what)
+        for f in externals:
+            if f not in files:
+                raise Rejected(f"{what}: its external file {show(f)} is not a file of the directory (missing, or skipped)")
+            if f in owner and owner[f] != rel:
+                raise Rejected(f"{what}: its external file {show(f)} is named by {show(owner[f])} too")
+            if f.endswith(ONNX_SUFFIX):
+                raise Rejected(f"{what}: its external file {show(f)} is an ONNX model")
+            owner[f] = rel
+        comps.append(Component(b"ONNX", rel, [rel] + externals, digest=label))
+    for d, all_names in sorted(by_dir.items()):
+        names = [n for n in all_names if join(d, n) not in owner]
+        taken: dict[bytes, bytes] = {}  # name -> the index that lists it
+        weights_models(d, names, root, arg, taken, comps)
+        for n in sorted(all_names):
+            f = join(d, n)
+            if f in owner and n in taken:
+                raise Rejected(f"{arg}: {show(f)}: named by the ONNX model {show(owner[f])} and by {show(taken[n])}")
+        for n in sorted(names):
+            if n in taken or n.endswith(ST_SUFFIX) or n.endswith(GGUF_SUFFIX) or n.endswith(ONNX_SUFFIX):
+                continue
+            s = stem_of(n[: -len(PT_SUFFIX)]) if n.endswith(PT_SUFFIX) else None
+            if n.endswith(PT_SUFFIX) and (n == PT_PREFIX + PT_SUFFIX or (s is not None and s[0] == PT_PREFIX)):
+                continue
+            if n.endswith(PT_CANDIDATE_SUFFIXES):
+                # D2 rule 3: a candidate, PTCH when Part V takes it as one
+                # file, else FILE with why (decided when digested).
+                comps.append(Component(b"PTCH?", join(d, n), [join(d, n)]))
                 continue
             comps.append(Component(b"FILE", join(d, n), [join(d, n)]))
     return comps
@@ -423,10 +528,58 @@ def gguf_set_skeleton(paths: list[Path], name: str) -> bytes:
     return b"".join(out)
 
 
+PT_REFUSALS = (ValueError, RecursionError, NotImplementedError, zipfile.BadZipFile)
+
+
+def pt_label(path: Path, one_file: bool) -> bytes:
+    """pt_oracle.py's label (Part V): of the model `path` names (a file, its
+    first shard, its index: P8), or, `one_file`, of that one file alone."""
+    import pt_oracle  # standard library only; imported when a directory holds a checkpoint
+
+    if not one_file:
+        return bytes.fromhex(pt_oracle.label_path(path))
+    ck = pt_oracle.read_file(path)
+    root = pt_oracle.Encoder(ck).value(ck.root, 0, ())
+    return H(pt_oracle.MAGIC + pt_oracle.le_u32(pt_oracle.VERSION) + root)
+
+
+def pt_candidate(c: Component, root: bytes, files: dict[bytes, bytes], arg: Path) -> None:
+    """D2 rule 3's other `.bin`, `.pt`, `.pth`: PTCH with its label when Part
+    V accepts it as one file, else FILE with why; a Git LFS pointer or a
+    file that cannot be read is an error."""
+    import pt_oracle
+
+    path = Path(os.fsdecode(os.path.join(root, c.files[0])))
+    lfs = looks_lfs([path])
+    if lfs:
+        raise Rejected(f"{arg}: {show(c.name)}: a checkpoint's name{lfs}")
+    try:
+        c.digest = pt_label(path, one_file=True)
+        c.kind = b"PTCH"
+    except OSError as e:
+        raise Rejected(f"{arg}: {show(c.name)}: {e}") from e
+    except (pt_oracle.Rejected, *PT_REFUSALS) as e:
+        c.kind = b"FILE"
+        c.extra["note"] = str(e)
+        c.digest = file_sha256(files[c.files[0]])
+
+
 def digest(c: Component, root: bytes, files: dict[bytes, bytes], arg: Path) -> bytes:
     paths = [Path(os.fsdecode(os.path.join(root, f))) for f in c.files]
     if c.kind == b"FILE":
         return file_sha256(files[c.files[0]])
+    if c.kind == b"PTCH?":
+        pt_candidate(c, root, files, arg)
+        return c.digest
+    if c.kind == b"PTCH":
+        import pt_oracle
+
+        try:
+            return pt_label(paths[0], one_file=False)
+        except (pt_oracle.Rejected, OSError, *PT_REFUSALS) as e:
+            raise Rejected(f"{arg}: {show(c.name)}: {e}{looks_lfs(paths)}") from e
+    if c.kind == b"ONNX":
+        return c.digest  # onnx_model labelled it while grouping
     try:
         if c.kind == b"SFTN":
             if c.index is not None:
@@ -474,6 +627,7 @@ def label_dir(arg: Path | str) -> dict[str, Any]:
                 "name_hex": c.name.hex(),
                 "digest": c.digest.hex(),
                 "files": [show(f) for f in c.files],
+                **({"note": c.extra["note"]} if "note" in c.extra else {}),
             }
             for c in comps
         ],
@@ -500,6 +654,8 @@ def main() -> None:
         if args.components:
             for c in r["components"]:
                 print(f"  {c['kind']} {c['digest']} {c['name']}")
+                if "note" in c:
+                    print(f"    note: {c['note']}")
     if args.json:
         print(json.dumps({"dirs": out}))
 

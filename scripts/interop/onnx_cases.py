@@ -2,13 +2,18 @@
 oracle's verdict on each (docs/SPEC.md Part VI).
 
 usage: onnx_cases.py OUT [--stride K]
+       onnx_cases.py --have-wheels   (exit 0 when every fixture wheel is there)
 
 Into OUT it writes, with the real onnx package (1.22.0):
 
   * for each model -- those onnx_check.py builds with onnx.helper, the six
     ONNX models silero-vad 6.2.3's wheel ships (the pinned wheel
     scripts/setup-python.sh downloads with the PyTorch fixtures, read from
-    the zip, never installed), and every K-th backend test model of the onnx
+    the zip, never installed), the ONNX models of the five pinned wheels of
+    ONNX_WHEELS (openwakeword's nine, nudenet's, basic-pitch's, rapidocr's
+    three, and onnxruntime's three test models, mul_1.onnx among them: IR 3,
+    which onnx.checker refuses and the contract labels, SPEC X1), and every
+    K-th backend test model of the onnx
     wheel (K = 1: all 1,914) -- its variants (as loaded, raw_data, typed
     fields, reordered, external data in one file and one file per tensor at
     size thresholds 0 and 1024; onnx_check.variants) and its mutations (one
@@ -18,7 +23,8 @@ Into OUT it writes, with the real onnx package (1.22.0):
     crafted, worked).
 
 It prints one JSON line: {"files": [{"path", "case", "group", "label",
-"refusal"}]} where `group` is "same" for a variant (every variant of a case
+"refusal"}], "models", "backend", "checker": {case: onnx.checker's verdict
+on each wheel model, "ok" or its error}} where `group` is "same" for a variant (every variant of a case
 must have one label), "mut:<what>" for a mutation (a label of its own),
 "meta-base" for the model a metadata mutation starts from, "other" for the
 rest; `label` is the oracle's label (null when it refuses) and `refusal` its
@@ -43,6 +49,16 @@ import onnx_oracle as oracle  # noqa: E402
 import prereq  # noqa: E402
 
 SILERO_WHEEL = "silero_vad-6.2.3-py3-none-any.whl"
+# The ONNX fixtures' wheels (scripts/setup-python.sh downloads them beside
+# the PyTorch fixtures), as a glob each (onnxruntime's names its Python and
+# machine), with the number of ONNX models each ships.
+ONNX_WHEELS = {
+    "openwakeword-0.5.1-py3-none-any.whl": 9,
+    "nudenet-3.4.2-py3-none-any.whl": 1,
+    "basic_pitch-0.4.0-py2.py3-none-any.whl": 1,
+    "rapidocr_onnxruntime-1.4.4-py3-none-any.whl": 3,
+    "onnxruntime-1.20.1-*.whl": 3,
+}
 
 
 def verdict(path: Path) -> tuple[str | None, str | None]:
@@ -64,7 +80,40 @@ def silero_models() -> dict[str, onnx.ModelProto]:
     return out
 
 
+def wheel_path(pattern: str) -> Path | None:
+    found = sorted(prereq.pt_wheel_dir().glob(pattern))
+    return found[0] if found else None
+
+
+def wheel_models() -> dict[str, onnx.ModelProto]:
+    """Every ONNX model the ONNX_WHEELS ship, read from the zips."""
+    out = {}
+    for pattern, want in ONNX_WHEELS.items():
+        wheel = wheel_path(pattern)
+        if wheel is None:
+            raise SystemExit(f"no ONNX fixture wheel {prereq.pt_wheel_dir() / pattern} (scripts/setup-python.sh)")
+        n = 0
+        with zipfile.ZipFile(wheel) as z:
+            for name in sorted(z.namelist()):
+                if name.endswith(".onnx"):
+                    out[f"{wheel.name.split('-')[0]}/{Path(name).name}"] = onnx.load_model_from_string(z.read(name))
+                    n += 1
+        if n != want:
+            raise SystemExit(f"{wheel}: {n} ONNX models, want {want}")
+    return out
+
+
+def checker(m: onnx.ModelProto) -> str:
+    try:
+        onnx.checker.check_model(m)
+        return "ok"
+    except Exception as e:  # noqa: BLE001  the checker's verdict, whatever it raises
+        return f"{type(e).__name__}: {e}".splitlines()[0]
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["--have-wheels"]:
+        return 0 if all(wheel_path(p) for p in ONNX_WHEELS) else 1
     out = Path(argv[0]).resolve()
     stride = 1
     if "--stride" in argv:
@@ -83,6 +132,8 @@ def main(argv: list[str]) -> int:
         "built/sparse": check.sparse_model(),
     }
     models.update(silero_models())
+    wheels = wheel_models()
+    models.update(wheels)
     data = Path(onnx.__file__).parent / "backend" / "test" / "data"
     backend = sorted(glob.glob(str(data / "**" / "*.onnx"), recursive=True))[::stride]
     for f in backend:
@@ -114,7 +165,8 @@ def main(argv: list[str]) -> int:
     for p in sorted((out / "r").rglob("*.onnx")):
         if str(p) not in seen:
             add(p, "written by onnx_check", "other")
-    print(json.dumps({"files": files, "models": len(models), "backend": len(backend)}))
+    verdicts = {case: checker(m) for case, m in wheels.items()}
+    print(json.dumps({"files": files, "models": len(models), "backend": len(backend), "checker": verdicts}))
     return 0
 
 

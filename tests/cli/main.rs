@@ -24,6 +24,7 @@ mod cache;
 mod containment;
 mod dir_inspect_diff;
 mod dir_label;
+mod dir_onnx;
 mod docs;
 mod error_arguments;
 mod faults;

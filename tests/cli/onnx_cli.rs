@@ -373,3 +373,211 @@ fn many_tensors_naming_one_range_meet_the_work_bound() {
         "{err}"
     );
 }
+
+/// An ONNX model whose main graph's initializers are `inits` (name, ONNX
+/// `data_type`, dims, the tensor's data records).
+fn model_of(inits: &[(&str, u64, &[u64], Vec<u8>)]) -> Vec<u8> {
+    let node = [s(1, b"x"), s(2, b"y"), s(4, b"Identity")].concat();
+    let mut graph = [s(1, &node), s(2, b"g")].concat();
+    for (name, dt, dims, data) in inits {
+        let mut t: Vec<u8> = dims.iter().flat_map(|&d| int(1, d)).collect();
+        t.extend(int(2, *dt));
+        t.extend(s(8, name.as_bytes()));
+        t.extend_from_slice(data);
+        graph.extend(s(5, &t));
+    }
+    graph.extend([s(11, &value_info("x")), s(12, &value_info("y"))].concat());
+    [int(1, 8), s(7, &graph), s(8, &[s(1, b""), int(2, 13)].concat())].concat()
+}
+
+/// `diff` of the two files in `d`: exit code, stdout, stderr.
+fn diff(d: &Dir, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut all = vec!["diff"];
+    all.extend_from_slice(args);
+    let out = gd_in(d.dir.path(), &all);
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn diff_against_safetensors_compares_initializers_by_name_dtype_shape_and_elements() {
+    use common::st::{St, StTensor};
+    let st_t = |name: &str, dtype: &str, shape: &[u64], data: &[u8]| StTensor {
+        name: name.into(),
+        dtype: dtype.into(),
+        shape: shape.to_vec(),
+        data: data.to_vec(),
+    };
+    let b: [u8; 8] = [1, 0, 0, 0, 2, 0, 0, 0];
+    let d = Dir::new();
+    // `w` in raw_data, `b` (I32) in packed int32_data: where the elements
+    // lie is not compared, their digest is.
+    let typed_b = s(5, &[varint(1), varint(2)].concat());
+    d.write("m.onnx", &model_of(&[("w", 1, &[2], s(9, &W)), ("b", 6, &[2], typed_b.clone())]));
+    d.write(
+        "same.safetensors",
+        &St::new().tensor(st_t("w", "F32", &[2], &W)).tensor(st_t("b", "I32", &[2], &b)).build(),
+    );
+
+    // Identical tensors: the labels still differ (exit 1), by format.
+    let (code, out, err) = diff(&d, &["m.onnx", "same.safetensors"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(out.starts_with("an ONNX model against a safetensors model: labels differ by format"), "{out}");
+    assert!(out.contains("  2 tensors identical\n") && out.contains("every tensor is identical"), "{out}");
+    // And the reverse, with the sides named the other way round.
+    let (code, out, err) = diff(&d, &["same.safetensors", "m.onnx"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(out.starts_with("a safetensors model against an ONNX model:"), "{out}");
+    assert!(out.contains("  2 tensors identical\n") && out.contains("every tensor is identical"), "{out}");
+
+    // One element changed, a dtype changed (the same bytes as U32), a
+    // tensor missing on either side.
+    let mut w2 = W;
+    w2[7] ^= 1;
+    d.write(
+        "other.safetensors",
+        &St::new()
+            .tensor(st_t("w", "F32", &[2], &w2))
+            .tensor(st_t("b", "U32", &[2], &b))
+            .tensor(st_t("extra", "F32", &[2], &w2))
+            .build(),
+    );
+    d.write(
+        "more.onnx",
+        &model_of(&[("w", 1, &[2], s(9, &W)), ("b", 6, &[2], typed_b), ("lonely", 1, &[1], s(9, &W[..4]))]),
+    );
+    let (code, out, err) = diff(&d, &["more.onnx", "other.safetensors"]);
+    assert_eq!(code, Some(1), "{err}");
+    let sha = |bytes: &[u8]| hex(&sha(bytes));
+    for want in [
+        "  0 tensors identical\n".to_string(),
+        format!("  ~ w: F32 [2] {} -> F32 [2] {}\n", sha(&W), sha(&w2)),
+        format!("  ~ b: I32 [2] {} -> U32 [2] {}\n", sha(&b), sha(&b)),
+        "  - lonely (only in the first)\n".to_string(),
+        "  + extra (only in the second)\n".to_string(),
+    ] {
+        assert!(out.contains(&want), "want {want:?} in {out}");
+    }
+    assert!(!out.contains("every"), "{out}");
+
+    // --json: the same, as members.
+    let (code, out, err) = diff(&d, &["--json", "other.safetensors", "more.onnx"]);
+    assert_eq!(code, Some(1), "{err}");
+    let j: JsonValue = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let j = if j.get("diff").is_some() { j["diff"].clone() } else { j };
+    assert_eq!(j["formats"], serde_json::json!(["a safetensors model", "an ONNX model"]), "{j}");
+    assert_eq!((j["labels_equal"].clone(), j["tensors_identical"].clone()), (false.into(), false.into()), "{j}");
+    assert_eq!(j["identical"], 0, "{j}");
+    assert_eq!(j["changed"].as_array().map(Vec::len), Some(2), "{j}");
+    assert_eq!(j["changed"][0]["a"]["dtype"], "U32", "{j}");
+    assert_eq!(j["changed"][0]["b"]["dtype"], "I32", "{j}");
+    assert_eq!(j["only_a"][0]["tensor"]["name"], "extra", "{j}");
+    assert_eq!(j["only_b"][0]["tensor"]["name"], "lonely", "{j}");
+    assert_eq!(j["only_b"][0]["tensor"]["shape"], serde_json::json!([1]), "{j}");
+
+    // A model neither side can compare with: refused, exit 2.
+    d.write("m.gguf", b"GGUF\x03\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+    let (code, out, err) = diff(&d, &["m.onnx", "m.gguf"]);
+    assert_eq!((code, out.as_str()), (Some(2), ""), "{err}");
+}
+
+/// The model of `model_with` around a whole initializer message `tensor`,
+/// with `extra` graph records after it.
+fn model_around(tensor: &[u8], extra: &[u8]) -> Vec<u8> {
+    let node = [s(1, b"x"), s(2, b"y"), s(4, b"Identity")].concat();
+    let graph =
+        [s(1, &node), s(2, b"g"), s(5, tensor), extra.to_vec(), s(11, &value_info("x")), s(12, &value_info("y"))]
+            .concat();
+    [int(1, 8), s(7, &graph), s(8, &[s(1, b""), int(2, 13)].concat())].concat()
+}
+
+/// The initializer `w`: `dims`, `data_type` `dt`, then `data`'s records.
+fn w_tensor(dims: &[u64], dt: u64, data: &[u8]) -> Vec<u8> {
+    let mut t: Vec<u8> = dims.iter().flat_map(|&d| int(1, d)).collect();
+    t.extend(int(2, dt));
+    t.extend(s(8, b"w"));
+    t.extend_from_slice(data);
+    t
+}
+
+#[test]
+fn every_refusal_of_the_model_names_the_file_the_field_path_and_the_offset() {
+    let d = Dir::new();
+    let w = w_tensor(&[2], 1, &s(9, &W));
+    // The initializer's message starts at byte 27 (as in `refused`).
+    let neg = [vec![0x08], vec![0xff; 9], vec![0x01], int(2, 1), s(8, b"w")].concat();
+    let idx = [int(1, 1), int(2, 7), s(8, b"i"), s(9, &[1, 0, 0, 0, 0, 0, 0, 0])].concat();
+    let sparse = s(15, &[s(1, &w), s(2, &idx), int(3, 2)].concat());
+    let nested = {
+        // ModelProto 1, graph 2, value_info 3, its type 4, each sequence two
+        // more: the tensor_type of the 48th sequence is level 101.
+        let mut t = s(1, &int(1, 1));
+        for _ in 0..48 {
+            t = s(4, &s(1, &t));
+        }
+        [int(1, 8), s(7, &s(13, &[s(1, b"v"), s(2, &t)].concat()))].concat()
+    };
+    let mut ir2 = raw();
+    ir2[1] = 2;
+    let mut ir14 = raw();
+    ir14[1] = 14;
+    let n = raw().len();
+    let cases: Vec<(&str, Vec<u8>, String)> = vec![
+        ("dup.onnx", model_around(&w, &s(5, &w)), "byte 27: graph.initializer: two entries with the key 'w'".into()),
+        (
+            "segment.onnx",
+            model_around(&w_tensor(&[2], 1, &[s(9, &W), s(3, &int(1, 0))].concat()), b""),
+            // The segment record, 17 bytes into the tensor.
+            "byte 44: graph.initializer[0]: a segment: v1 labels whole tensors only".into(),
+        ),
+        (
+            "nodata.onnx",
+            model_around(&w_tensor(&[2], 1, b""), b""),
+            "byte 27, tensor 'w': graph.initializer[0]: 2 elements and no data".into(),
+        ),
+        (
+            "dtype.onnx",
+            model_around(&w_tensor(&[2], 27, &s(9, &W)), b""),
+            "byte 27, tensor 'w': graph.initializer[0]: data_type 27 is not in the table".into(),
+        ),
+        ("negdim.onnx", model_around(&neg, b""), "byte 27, tensor 'w': graph.initializer[0]: a negative dim -1".into()),
+        (
+            "sparse.onnx",
+            model_around(&w, &sparse),
+            // The sparse initializer's values: its record at 44, its message at 46.
+            "byte 46, tensor 'w': graph.sparse_initializer[0]: a sparse initializer named as a dense one ('w')".into(),
+        ),
+        ("nograph.onnx", int(1, 8), "byte 0: ModelProto: no graph".into()),
+        (
+            "twice.onnx",
+            [raw(), int(1, 8)].concat(),
+            format!("byte {n}: ir_version: a non-repeated field written in two records"),
+        ),
+        (
+            "split.onnx",
+            [int(1, 8), s(7, &s(2, b"g")), s(7, &s(2, b"h"))].concat(),
+            "byte 7: graph: a non-repeated field written in two records".into(),
+        ),
+        (
+            "unknown.onnx",
+            [raw(), int(9, 1)].concat(),
+            format!("byte {n}: ModelProto: field number 9 is not in ModelProto"),
+        ),
+        ("ir2.onnx", ir2, "byte 0: ModelProto.ir_version: 2: only IR versions 3 to 13 are read".into()),
+        ("ir14.onnx", ir14, "byte 0: ModelProto.ir_version: 14: only IR versions 3 to 13 are read".into()),
+        (
+            "deep.onnx",
+            nested,
+            format!(
+                "byte 242: graph.value_info[0].type{}.tensor_type: a message nested more than 100 deep",
+                ".sequence_type.elem_type".repeat(48)
+            ),
+        ),
+    ];
+    for (name, bytes, want) in &cases {
+        d.write(name, bytes);
+        let out = gd_in(d.dir.path(), &[name]);
+        let err = text(&out.stderr);
+        assert_eq!((out.status.code(), text(&out.stdout)), (Some(2), String::new()), "{name}: {err}");
+        assert_eq!(err, format!("gguf-digest: {name}: {want}\n"), "{name}");
+    }
+}

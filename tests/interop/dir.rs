@@ -43,6 +43,16 @@
 //!   one label; a changed token, pooling mode, an added `chat_template`:
 //!   another each; an extra `model.safetensors` beside the index: exit 2.
 //!
+//! * (g) revision 3: PyTorch checkpoints saved by real PyTorch
+//!   (`scripts/interop/dir_pt_trees.py`): `pytorch_model.bin` in every
+//!   layout one label; the other `.bin`, `.pt`, `.pth` PTCH or FILE as Part V
+//!   takes them; 9 trees the contract refuses.
+//! * (h) revision 3: ONNX models saved by the real `onnx` package
+//!   (`scripts/interop/dir_onnx_trees.py`): inline, one external file, a
+//!   file per tensor, a size threshold, typed fields, reordered, in an
+//!   `onnx/` folder: one label per place; one element or one metadata value
+//!   changed: another; 4 trees the contract refuses.
+//!
 //! Every tree is compared with the binary: the oracle's label, byte for
 //! byte. Temporary files go to a temporary directory. A missing venv or
 //! package prints one `SKIPPED: <why>` line and the tests pass without
@@ -431,4 +441,113 @@ fn e_a_skeleton_built_by_hand() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{}", describe("dir_oracle.py", &out));
     let out = gguf_digest(&[root.as_os_str()]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{}", describe("gguf-digest", &out));
+}
+
+/// `dir_pt_trees.py OUT` run by the Python that has torch: PyTorch
+/// checkpoint trees (contract revision 3) with dir_oracle.py's labels and
+/// each tree's component kinds by name.
+fn write_pt(py: &'static Py, out: &Path) -> (Written, Vec<BTreeMap<String, String>>) {
+    let t = Instant::now();
+    let run = command(py.path("torch_python"), &scripts().join("dir_pt_trees.py"))
+        .arg(out)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run dir_pt_trees.py: {e}"));
+    assert!(run.status.success(), "{}", describe("dir_pt_trees.py", &run));
+    eprintln!("dir_pt_trees.py: {:.1}s", t.elapsed().as_secs_f64());
+    let v = last_json_line(&run.stdout).unwrap_or_else(|e| panic!("dir_pt_trees.py: {e}"));
+    let list = |k: &str| v[k].as_array().unwrap_or_else(|| panic!("dir_pt_trees.py printed no list {k}")).clone();
+    let trees = list("trees")
+        .iter()
+        .map(|t| Tree { path: s(t, "path").into(), group: s(t, "group"), what: s(t, "what"), label: s(t, "label") })
+        .collect();
+    let kinds = list("trees")
+        .iter()
+        .map(|t| {
+            let k = t["kinds"].as_object().unwrap_or_else(|| panic!("dir_pt_trees.py: no kinds in {t}"));
+            k.iter().map(|(name, kind)| (name.clone(), kind.as_str().unwrap_or_default().to_string())).collect()
+        })
+        .collect();
+    let rejected = list("rejected")
+        .iter()
+        .map(|r| Bad { path: s(r, "path").into(), what: s(r, "what"), oracle: s(r, "oracle") })
+        .collect();
+    (Written { trees, rejected, contested: Vec::new() }, kinds)
+}
+
+/// Revision 3 (SPEC Part IV D2 rule 3) against dir_oracle.py, whose PTCH
+/// rule is written from SPEC Parts IV and V alone (its checkpoints labelled
+/// by pt_oracle.py): `pytorch_model.bin` zip or legacy, sharded with and
+/// without its index, beside an index listing it alone, an index listing
+/// files of other names: one label; one weight changed: another. Beside
+/// it, the other `.bin`, `.pt`, `.pth` candidates: PTCH when Part V takes
+/// them as one file (so `optimizer.pt` re-saved in the legacy format keeps
+/// the label), FILE otherwise (a pickle of a script's class, a TorchScript
+/// archive), `*.ckpt` and `PYTORCH_MODEL.BIN` always FILE; `inspect --json`
+/// gives every component the oracle's kind and each refused candidate a
+/// note. The trees the contract refuses (a single file beside shards, a
+/// partial `pytorch_model.bin` beside its index, missing or unlisted
+/// shards, two counts, `pytorch_model.bin` not a checkpoint or refused, a
+/// candidate holding a Git LFS pointer) exit 2.
+#[test]
+fn g_pytorch_checkpoints_in_directories_as_the_oracle_says() {
+    let Some(py) = prerequisites(WHAT) else { return };
+    let dir = tempdir();
+    let (w, kinds) = write_pt(py, dir.path());
+    assert!(w.trees.iter().filter(|t| t.group == "A").count() >= 7, "every layout of the checkpoint");
+    assert!(w.rejected.len() >= 9, "rejected trees: {}", w.rejected.len());
+    assert_groups(&w.trees, |t| t.label.clone(), "the oracle");
+    assert_trees_labelled(py, &w.trees);
+    assert_rejected(&w);
+    let (c, want) = w.trees.iter().zip(&kinds).find(|(t, _)| t.group == "C").expect("a tree of candidates");
+    for (name, kind) in [("optimizer.pt", "PTCH"), ("training_args.bin", "FILE"), ("scripted.pt", "FILE")] {
+        assert_eq!(want.get(name).map(String::as_str), Some(kind), "the oracle's kind of {name}");
+    }
+    let out = gguf_digest(&[OsStr::new("inspect"), OsStr::new("--json"), c.path.as_os_str()]);
+    assert!(out.status.success(), "{}", describe("gguf-digest inspect --json", &out));
+    let v: Json = serde_json::from_slice(&out.stdout).expect("inspect --json prints JSON");
+    let comps = v["components"].as_array().expect("inspect --json lists components");
+    let got: BTreeMap<String, String> = comps.iter().map(|c| (s(c, "name"), s(c, "kind"))).collect();
+    assert_eq!(&got, want, "inspect's kinds are the oracle's");
+    for c in comps {
+        let refused = matches!(c["name"].as_str(), Some("training_args.bin" | "scripted.pt"));
+        assert_eq!(c["note"].is_string(), refused, "a note says why a candidate is a FILE, only then: {c}");
+    }
+}
+
+/// Revision 3 (SPEC Part IV D2 rule 4, Part VI X8) against dir_oracle.py,
+/// whose ONNX rule is written from SPEC alone (its models labelled by
+/// onnx_oracle.py): one model saved by `onnx.save_model` inline, with all
+/// tensors in one external file, a file per tensor, a size threshold, typed
+/// fields instead of `raw_data`, initializers and metadata reordered: one
+/// label; in an `onnx/` folder (its data named `weights.bin`, no PyTorch
+/// candidate then): one label; one element or one metadata value changed:
+/// another each. Two models naming one file, a missing file, a `..`
+/// location, a model named as another's data: exit 2.
+#[test]
+fn h_onnx_models_in_directories_as_the_oracle_says() {
+    let Some(py) = prerequisites(WHAT) else { return };
+    let dir = tempdir();
+    let t = Instant::now();
+    let run = command(&py.python, &scripts().join("dir_onnx_trees.py"))
+        .arg(dir.path())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run dir_onnx_trees.py: {e}"));
+    assert!(run.status.success(), "{}", describe("dir_onnx_trees.py", &run));
+    eprintln!("dir_onnx_trees.py: {:.1}s", t.elapsed().as_secs_f64());
+    let v = last_json_line(&run.stdout).unwrap_or_else(|e| panic!("dir_onnx_trees.py: {e}"));
+    let list = |k: &str| v[k].as_array().unwrap_or_else(|| panic!("dir_onnx_trees.py printed no list {k}")).clone();
+    let trees: Vec<Tree> = list("trees")
+        .iter()
+        .map(|t| Tree { path: s(t, "path").into(), group: s(t, "group"), what: s(t, "what"), label: s(t, "label") })
+        .collect();
+    let rejected: Vec<Bad> = list("rejected")
+        .iter()
+        .map(|r| Bad { path: s(r, "path").into(), what: s(r, "what"), oracle: s(r, "oracle") })
+        .collect();
+    assert!(trees.iter().filter(|t| t.group == "A").count() >= 6, "every layout of the model");
+    assert!(rejected.len() >= 4, "rejected trees: {}", rejected.len());
+    let w = Written { trees, rejected, contested: Vec::new() };
+    assert_groups(&w.trees, |t| t.label.clone(), "the oracle");
+    assert_trees_labelled(py, &w.trees);
+    assert_rejected(&w);
 }

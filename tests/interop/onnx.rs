@@ -7,8 +7,11 @@
 //! `scripts/interop/onnx_cases.py` writes, for the models onnx_check.py
 //! builds with `onnx.helper`, the six ONNX models of `silero-vad` 6.2.3's
 //! pinned wheel (downloaded with the PyTorch fixtures by
-//! scripts/setup-python.sh, read from the zip) and every K-th backend test
-//! model of the onnx wheel, each model's variants (as loaded, every tensor in
+//! scripts/setup-python.sh, read from the zip), the seventeen ONNX models
+//! of five more pinned wheels (`openwakeword` 0.5.1, `nudenet` 3.4.2,
+//! `basic-pitch` 0.4.0, `rapidocr-onnxruntime` 1.4.4, and `onnxruntime`
+//! 1.20.1's own test models, `mul_1.onnx` among them) and every K-th backend
+//! test model of the onnx wheel, each model's variants (as loaded, every tensor in
 //! `raw_data`, in its typed field, initializers and metadata reordered,
 //! `onnx.save_model(save_as_external_data=True)` in one file and one file per
 //! tensor at size thresholds 0 and 1024) and mutations (one element, an
@@ -21,7 +24,12 @@
 //! * every variant of a model has one label (so where the bytes lie is not
 //!   content), and every mutation gives another;
 //! * `--no-mmap` and `--check` of a sums list agree on every variant with
-//!   external data.
+//!   external data;
+//! * `mul_1.onnx`, which `onnx.checker` refuses, is labelled (SPEC X1).
+//!
+//! And `torch.onnx.export` by a real PyTorch (`scripts/interop/onnx_torch.py`):
+//! one small module exported twice, each with its external data laid out
+//! three ways by onnx, all one label, the oracle's.
 //!
 //! K is `GGUF_DIGEST_ONNX_STRIDE` (default 10: 192 of the 1,914 backend
 //! models, under three minutes on two busy cores; 1 takes all, about 15
@@ -94,6 +102,24 @@ fn onnx_labels_agree_with_the_blind_oracle_across_encodings_and_change_with_cont
     let all = cases(&v);
     assert!(v["models"].as_u64().unwrap_or(0) > 11, "{}", v["models"]);
     assert!(all.iter().any(|c| c.case.starts_with("silero/")), "no silero-vad model");
+    // The models of the pinned PyPI wheels (ONNX_WHEELS), each in every
+    // variant and mutation below, like the others.
+    for (prefix, n) in
+        [("openwakeword/", 9), ("nudenet/", 1), ("basic_pitch/", 1), ("rapidocr_onnxruntime/", 3), ("onnxruntime/", 3)]
+    {
+        let models: std::collections::BTreeSet<&str> =
+            all.iter().filter(|c| c.case.starts_with(prefix)).map(|c| c.case.as_str()).collect();
+        assert_eq!(models.len(), n, "{prefix}: {models:?}");
+    }
+    // onnxruntime's mul_1.onnx (IR 3): onnx.checker refuses it (an
+    // initializer that is no graph input, an IR 3 rule), the contract labels
+    // it (SPEC X1: the label does not run the checker's rules).
+    let mul = &v["checker"]["onnxruntime/mul_1.onnx"];
+    assert!(mul.as_str().is_some_and(|c| c != "ok"), "onnx.checker on mul_1.onnx: {mul}");
+    assert!(
+        all.iter().any(|c| c.case == "onnxruntime/mul_1.onnx" && c.group == "same" && c.oracle.is_some()),
+        "mul_1.onnx is not labelled"
+    );
 
     // Every file the oracle labels, labelled alike by the binary.
     let labelled: Vec<&Case> = all.iter().filter(|c| c.oracle.is_some()).collect();
@@ -172,4 +198,27 @@ fn onnx_labels_agree_with_the_blind_oracle_across_encodings_and_change_with_cont
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// `torch.onnx.export` of a small module by a real PyTorch (Debian's
+/// python3-torch), twice in two processes, each saved again by onnx with
+/// its external data in one file, one file per tensor and above a
+/// threshold (`scripts/interop/onnx_torch.py`): every file's label is the
+/// blind oracle's, and all of them are one label.
+#[test]
+fn torch_onnx_export_with_external_data_agrees_with_the_oracle_and_is_one_label() {
+    let Some(py) = prerequisites(WHAT) else { return };
+    let dir = tempfile::Builder::new().prefix("gguf-digest-onnx-torch-").tempdir().expect("a temporary directory");
+    let v = py.run("onnx_torch.py", &[dir.path()]);
+    let files = v["files"].as_array().expect("onnx_torch.py printed files");
+    assert_eq!(files.len(), 8, "{v}");
+    let paths: Vec<PathBuf> = files.iter().map(|f| PathBuf::from(f["path"].as_str().expect("a path"))).collect();
+    let got = labels(&paths.iter().collect::<Vec<_>>(), &[]);
+    for (f, g) in files.iter().zip(&got) {
+        assert_eq!(f["label"].as_str(), Some(g.as_str()), "{f} (torch {})", v["torch"]);
+    }
+    assert!(got.iter().all(|l| l == &got[0]), "not one label: {got:?}");
+    assert!(files.iter().any(|f| f["layout"] == "one file per tensor"), "{v}");
+    let pread = labels(&paths.iter().collect::<Vec<_>>(), &["--no-mmap"]);
+    assert_eq!(pread, got, "--no-mmap");
 }

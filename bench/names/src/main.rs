@@ -1,6 +1,6 @@
 //! The parser's check for repeated names on 10^6 tensor names as
 //! bench/memory.py writes them (`blk.%07d`, held inline as the parser's
-//! `Name` holds them): the hand-written table of src/gguf/name.rs against
+//! `Name` holds them): the hand-written table of crates/formats/src/gguf/name.rs against
 //! the same table on `hashbrown::HashTable<u32>` (the candidate of
 //! docs/adr/0037), interleaved round by round; the median of each and the
 //! ratio hashbrown / hand-written, and each table's allocation.
@@ -11,7 +11,7 @@ use std::time::Instant;
 use hashbrown::HashTable;
 
 /// The product's table, as it is.
-#[path = "../../../src/gguf/name.rs"]
+#[path = "../../../crates/formats/src/gguf/name.rs"]
 mod name;
 
 /// The candidate: an entry's index in a `HashTable<u32>`, the name read

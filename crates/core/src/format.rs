@@ -19,6 +19,8 @@ use crate::output::JsonWriter;
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::{ReadMode, Source};
 
+pub mod directory_rule;
+
 /// How to open a model, whatever its format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpenOptions {
@@ -88,12 +90,52 @@ pub fn file_size(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
+/// The parts of a shard's file name, `<prefix>-NNNNN-of-MMMMM<ext>` (five
+/// digits each, as `llama.cpp` and `transformers` name split sets): the
+/// prefix (possibly empty), the number and the count, from the name's
+/// bytes. Which numbers a set may have is each format's own rule.
+pub fn shard_name_parts<'n>(name: &'n [u8], ext: &str) -> Option<(&'n [u8], u64, u64)> {
+    let stem = name.strip_suffix(ext.as_bytes())?;
+    // "-NNNNN-of-MMMMM" is 15 bytes.
+    let (prefix, tail) = stem.split_at_checked(stem.len().checked_sub(15)?)?;
+    let no = five_digits(tail.get(1..6)?)?;
+    let count = five_digits(tail.get(10..)?)?;
+    (tail.first() == Some(&b'-') && tail.get(6..10)? == b"-of-").then_some((prefix, no, count))
+}
+
+/// Five ASCII digits as a number.
+fn five_digits(s: &[u8]) -> Option<u64> {
+    if s.len() == 5 && s.iter().all(u8::is_ascii_digit) { std::str::from_utf8(s).ok()?.parse().ok() } else { None }
+}
+
+/// Why `name`, a file name read from an input (an index's list of
+/// files), is not a plain name of a file beside it, if it is not: empty,
+/// `.` or `..`, or holding `/`, `\` or NUL. Only a plain name may become
+/// a path.
+pub fn not_plain_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("is empty")
+    } else if name == "." || name == ".." {
+        Some("names a directory")
+    } else if name.contains(['/', '\\']) {
+        Some("holds a path separator")
+    } else if name.contains('\0') {
+        Some("holds a NUL byte")
+    } else {
+        None
+    }
+}
+
 /// A file format, as the registry (`formats::FORMATS` in the formats crate) lists it:
 /// how a file of it is recognised and opened, what `inspect` shows of one
 /// it could not label, and its place in a directory. Implemented once, in
 /// the format's folder, on a unit type that stands for the format
-/// (`gguf::Gguf`); every item is required, so a new format answers every
-/// question or does not compile (docs/adr/0032-one-registry-of-formats.md).
+/// (`gguf::Gguf`). What decides how a file is recognised and what a
+/// directory makes of it is required, so a new format answers it or does
+/// not compile (docs/adr/0032-one-registry-of-formats.md); the questions
+/// most formats answer with "nothing" (no claim by name, no shard sets, no
+/// estimate beyond the file, no partial text) have that answer as their
+/// default, and a folder states only what differs.
 pub trait FileFormat: Sync + 'static {
     /// What a model of the format is, in words: "a GGUF model".
     fn what(&self) -> &'static str;
@@ -107,30 +149,46 @@ pub trait FileFormat: Sync + 'static {
     fn claims_bytes(&self, head: &[u8]) -> bool;
 
     /// Whether a file is the format's by its name or place alone, whatever
-    /// its bytes (a safetensors index, a manifest in an Ollama store).
-    fn claims_path(&self, path: &Path) -> bool;
+    /// its bytes (a safetensors index, a manifest in an Ollama store). By
+    /// default none is.
+    fn claims_path(&self, _path: &Path) -> bool {
+        false
+    }
 
     /// Opens the model an open file holds: its other files are opened
     /// beside it, beneath the same root.
     fn open(&self, source: Source, opts: OpenOptions) -> Result<AnyModel>;
 
-    /// For a later shard of a set (by its name), the set's first shard.
-    fn first_shard_of(&self, later: &Path) -> Option<PathBuf>;
+    /// For a later shard of a set (by its name), the set's first shard. By
+    /// default the format has no shard sets.
+    fn first_shard_of(&self, _later: &Path) -> Option<PathBuf> {
+        None
+    }
 
     /// About how many bytes labelling `path` reads, when its name says the
     /// format's files are more than itself (a first shard, an index);
-    /// `None` leaves it to the file's own size.
-    fn approximate_bytes(&self, path: &Path) -> Option<u64>;
+    /// `None`, the default, leaves it to the file's own size.
+    fn approximate_bytes(&self, _path: &Path) -> Option<u64> {
+        None
+    }
 
     /// The text `inspect` shows of a file of the format it could not label
     /// (read from the start, as a stream's metadata is); `None` when the
-    /// format shows nothing of such a file or nothing could be read.
-    fn partial(&self, source: Source, opts: &InspectOptions) -> Option<String>;
+    /// format shows nothing of such a file (the default) or nothing could
+    /// be read.
+    fn partial(&self, _source: Source, _opts: &InspectOptions) -> Option<String> {
+        None
+    }
 
     /// The kind of a component of this format in a directory (directory
     /// contract §3), or `None` when a directory never holds the format as
     /// weights (its files are then `FILE` components).
     fn component_kind(&self) -> Option<DirectoryKind>;
+
+    /// Which files of a directory form the format's components, and how one
+    /// is opened (directory contract §3, docs/adr/0047); `None` when its
+    /// files are `FILE` components.
+    fn directory_rule(&self) -> Option<&'static dyn directory_rule::DirectoryRule>;
 }
 
 /// A kind of directory component (directory contract §3): its four bytes
@@ -260,8 +318,10 @@ pub trait Opened: Labelled + Any {
     fn shard_alone_names_model(&self) -> bool;
 
     /// What labelling the model warns of, one line each (a directory's
-    /// partial downloads); empty for most.
-    fn warnings(&self) -> Vec<String>;
+    /// partial downloads); empty for most, the default.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// The model as `Any`, for [`AnyModel::downcast_ref`].
     fn as_any(&self) -> &dyn Any;
@@ -396,41 +456,35 @@ pub fn run_job(
 /// format's entry ends here, so a model all of whose files held a lease,
 /// labelled without the cache, gets exactly the format's members.
 pub fn end_entry(w: &mut JsonWriter<'_>, sources: &[&Source]) -> io::Result<()> {
-    let mut seen = std::collections::HashSet::new();
-    let unleased: Vec<(&Path, String)> = sources
-        .iter()
-        .filter_map(|s| Some((s.path(), s.lease_unavailable()?)))
-        .filter(|(p, _)| seen.insert(*p))
-        .collect();
-    if !unleased.is_empty() {
-        w.key("read_lease_unavailable")?;
-        w.begin_array()?;
-        for (p, why) in unleased {
-            w.begin_object()?;
-            w.name_field("path", p.as_os_str().as_encoded_bytes())?;
-            w.str_field("why", &why)?;
-            w.end_object()?;
-        }
-        w.end_array()?;
-    }
-    let mut seen = std::collections::HashSet::new();
-    let cached: Vec<(&Path, bool)> = sources
-        .iter()
-        .filter_map(|s| Some((s.path(), s.bytes_from_cache()?)))
-        .filter(|(p, _)| seen.insert(*p))
-        .collect();
-    if !cached.is_empty() {
-        w.key("cache")?;
-        w.begin_array()?;
-        for (p, from_cache) in cached {
-            w.begin_object()?;
-            w.name_field("path", p.as_os_str().as_encoded_bytes())?;
-            w.str_field("bytes", bytes_word(from_cache))?;
-            w.end_object()?;
-        }
-        w.end_array()?;
-    }
+    per_file(w, "read_lease_unavailable", sources, "why", |s| s.lease_unavailable())?;
+    per_file(w, "cache", sources, "bytes", |s| s.bytes_from_cache().map(|c| bytes_word(c).to_string()))?;
     w.end_object()
+}
+
+/// The member `key` of an entry: one `{"path", field}` per file (each path
+/// once) that `value` says something of; left out when it says nothing.
+fn per_file(
+    w: &mut JsonWriter<'_>,
+    key: &str,
+    sources: &[&Source],
+    field: &str,
+    value: impl Fn(&Source) -> Option<String>,
+) -> io::Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    let said: Vec<(&Path, String)> =
+        sources.iter().filter_map(|s| Some((s.path(), value(s)?))).filter(|(p, _)| seen.insert(*p)).collect();
+    if said.is_empty() {
+        return Ok(());
+    }
+    w.key(key)?;
+    w.begin_array()?;
+    for (p, v) in said {
+        w.begin_object()?;
+        w.name_field("path", p.as_os_str().as_encoded_bytes())?;
+        w.str_field(field, &v)?;
+        w.end_object()?;
+    }
+    w.end_array()
 }
 
 /// How a file's bytes were had, in `--json` and statements: `"cache"` or `"read"`.
@@ -445,4 +499,39 @@ pub fn finish(model: &dyn Labelled, data_sha256: Vec<Sha256Digest>) -> Result<Di
         s.check_unchanged()?;
     }
     Digest::of_skeleton(data_sha256, |data, sink| model.write_skeleton(data, sink))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_names_are_cut_into_prefix_number_and_count() {
+        let parts = |n: &str, ext| shard_name_parts(n.as_bytes(), ext).map(|(p, no, c)| (p.to_vec(), no, c));
+        assert_eq!(parts("m-00002-of-00003.bin", ".bin"), Some((b"m".to_vec(), 2, 3)));
+        assert_eq!(parts("-00000-of-00000.gguf", ".gguf"), Some((Vec::new(), 0, 0)));
+        assert_eq!(parts("a-b-99999-of-00001.x", ".x"), Some((b"a-b".to_vec(), 99_999, 1)));
+        for bad in ["m-00002-of-00003.bin.x", "m-0002-of-00003.bin", "m-00002-of-0003.bin", "m_00002-of-00003.bin"] {
+            assert_eq!(parts(bad, ".bin"), None, "{bad}");
+        }
+        for bad in ["m-00002_of-00003.bin", "m-0000a-of-00003.bin", "00002-of-00003.bin", "m-00002-of-00003.BIN"] {
+            assert_eq!(parts(bad, ".bin"), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_plain_names_pass() {
+        assert_eq!(not_plain_name("model-00001-of-00002.bin"), None);
+        assert_eq!(not_plain_name(".hidden"), None);
+        for (bad, why) in [
+            ("", "is empty"),
+            (".", "names a directory"),
+            ("..", "names a directory"),
+            ("../x", "holds a path separator"),
+            ("a\\b", "holds a path separator"),
+            ("a\0b", "holds a NUL byte"),
+        ] {
+            assert_eq!(not_plain_name(bad), Some(why), "{bad:?}");
+        }
+    }
 }

@@ -8,6 +8,8 @@
 use std::io::{self, Write};
 use std::path::Path;
 
+use serde::Serialize;
+use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 use serde_json::{Map, Value as JsonValue, json};
 
 use crate::error::{Error, Hint};
@@ -174,155 +176,158 @@ pub fn put_name(obj: &mut Map<String, JsonValue>, field: &str, bytes: &[u8]) {
     }
 }
 
-/// Writes JSON a value at a time, byte for byte as serde_json prints the
-/// same tree (pretty: two-space indent, `": "`; compact: no blanks), so that
-/// a document of a million tensors is never held whole: each entry goes to
-/// the output as it is made (its records from the model itself).
+/// Writes JSON a value at a time, so that a document of a million tensors
+/// is never held whole: each entry goes to the output as it is made (its
+/// records from the model itself). Every byte is serde_json's: the layout
+/// (commas, new lines, indent, `": "`) is its `PrettyFormatter` or
+/// `CompactFormatter`, and every value is written by its `Serialize` impl
+/// through a `serde_json::Serializer` on that same formatter, so the
+/// document is the one `serde_json::to_writer_pretty` prints of the same
+/// tree, strings escaped by serde_json alike (docs/adr/0045-json-writer.md).
 ///
 /// Callers pair every `begin_*` with its `end_*` and put a `key` before
-/// each value in an object; the writer keeps only the nesting depth.
+/// each value in an object; the writer keeps one small frame per open
+/// container (the nesting the code writes, never the input's).
 pub struct JsonWriter<'w> {
     out: &'w mut dyn Write,
-    pretty: bool,
-    depth: usize,
-    /// The container being written has a value already (a comma is due).
-    has_value: bool,
-    /// A key was written; its value follows without a separator.
-    after_key: bool,
+    style: Style,
+    /// The open containers, innermost last: an array (`true`) or an
+    /// object, and whether it has no member yet.
+    open: Vec<(bool, bool)>,
+}
+
+/// serde_json's two layouts.
+enum Style {
+    Pretty(PrettyFormatter<'static>),
+    Compact(CompactFormatter),
+}
+
+/// The writer's formatter, lent to a `serde_json::Serializer` for one value
+/// (its indent and state carry on from the containers the writer opened).
+struct Lent<'a>(&'a mut Style);
+
+/// Hands each layout call to the formatter of the style.
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
+        $(fn $name<W: ?Sized + Write>(&mut self, w: &mut W $(, $arg: $ty)*) -> io::Result<()> {
+            match self.0 {
+                Style::Pretty(f) => f.$name(w $(, $arg)*),
+                Style::Compact(f) => f.$name(w $(, $arg)*),
+            }
+        })*
+    };
+}
+
+impl Formatter for Lent<'_> {
+    delegate! {
+        begin_array();
+        end_array();
+        begin_array_value(first: bool);
+        end_array_value();
+        begin_object();
+        end_object();
+        begin_object_key(first: bool);
+        end_object_key();
+        begin_object_value();
+        end_object_value();
+    }
 }
 
 impl<'w> JsonWriter<'w> {
     /// A writer of `serde_json::to_writer_pretty`'s format.
     pub fn pretty(out: &'w mut dyn Write) -> Self {
-        JsonWriter { out, pretty: true, depth: 0, has_value: false, after_key: false }
+        JsonWriter { out, style: Style::Pretty(PrettyFormatter::new()), open: Vec::new() }
     }
 
     /// A writer of `serde_json::to_writer`'s (compact) format.
     pub fn compact(out: &'w mut dyn Write) -> Self {
-        JsonWriter { out, pretty: false, depth: 0, has_value: false, after_key: false }
+        JsonWriter { out, style: Style::Compact(CompactFormatter), open: Vec::new() }
     }
 
-    /// The comma (after the first member) and, pretty, the new line and indent.
-    fn separator(&mut self) -> io::Result<()> {
-        if self.has_value {
-            self.out.write_all(b",")?;
-        }
-        if self.pretty {
-            self.newline()?;
-        }
-        Ok(())
-    }
-
-    fn newline(&mut self) -> io::Result<()> {
-        self.out.write_all(b"\n")?;
-        for _ in 0..self.depth {
-            self.out.write_all(b"  ")?;
-        }
-        Ok(())
-    }
-
-    /// Before a value: nothing after a key or at the top; in an array, the separator.
+    /// Before a value: in an array, its separator (after a key or at the
+    /// top, nothing: the key wrote its own).
     fn before_value(&mut self) -> io::Result<()> {
-        if self.after_key {
-            self.after_key = false;
-            Ok(())
-        } else if self.depth > 0 {
-            self.separator()
-        } else {
-            Ok(())
+        if let Some((true, first)) = self.open.last_mut() {
+            let was_first = std::mem::replace(first, false);
+            Lent(&mut self.style).begin_array_value(&mut *self.out, was_first)?;
         }
-    }
-
-    fn begin(&mut self, open: &[u8]) -> io::Result<()> {
-        self.before_value()?;
-        self.out.write_all(open)?;
-        self.depth = self.depth.saturating_add(1);
-        self.has_value = false;
         Ok(())
     }
 
-    fn end(&mut self, close: &[u8]) -> io::Result<()> {
-        self.depth = self.depth.saturating_sub(1);
-        if self.has_value && self.pretty {
-            self.newline()?;
+    /// After a value: the formatter notes it (in pretty, the closing
+    /// bracket then goes on a line of its own).
+    fn after_value(&mut self) -> io::Result<()> {
+        match self.open.last() {
+            Some((true, _)) => Lent(&mut self.style).end_array_value(&mut *self.out),
+            Some((false, _)) => Lent(&mut self.style).end_object_value(&mut *self.out),
+            None => Ok(()),
         }
-        self.out.write_all(close)?;
-        self.has_value = true;
-        Ok(())
     }
 
     /// Opens an object (as a value: after a key, in an array, or at the top).
     pub fn begin_object(&mut self) -> io::Result<()> {
-        self.begin(b"{")
+        self.before_value()?;
+        Lent(&mut self.style).begin_object(&mut *self.out)?;
+        self.open.push((false, true));
+        Ok(())
     }
 
     /// Closes the innermost object.
     pub fn end_object(&mut self) -> io::Result<()> {
-        self.end(b"}")
+        self.open.pop();
+        Lent(&mut self.style).end_object(&mut *self.out)?;
+        self.after_value()
     }
 
     /// Opens an array.
     pub fn begin_array(&mut self) -> io::Result<()> {
-        self.begin(b"[")
+        self.before_value()?;
+        Lent(&mut self.style).begin_array(&mut *self.out)?;
+        self.open.push((true, true));
+        Ok(())
     }
 
     /// Closes the innermost array.
     pub fn end_array(&mut self) -> io::Result<()> {
-        self.end(b"]")
+        self.open.pop();
+        Lent(&mut self.style).end_array(&mut *self.out)?;
+        self.after_value()
     }
 
     /// A member's key; its value is written next.
     pub fn key(&mut self, key: &str) -> io::Result<()> {
-        self.separator()?;
-        serde_json::to_writer(&mut *self.out, key)?;
-        self.out.write_all(if self.pretty { b": " } else { b":" })?;
-        self.after_key = true;
-        Ok(())
+        let first = match self.open.last_mut() {
+            Some((false, first)) => std::mem::replace(first, false),
+            _ => return Err(io::Error::other("a JSON key outside an object")),
+        };
+        Lent(&mut self.style).begin_object_key(&mut *self.out, first)?;
+        // A string alone makes no layout call: just the quoted, escaped key.
+        key.serialize(&mut serde_json::Serializer::with_formatter(&mut *self.out, Lent(&mut self.style)))?;
+        let mut f = Lent(&mut self.style);
+        f.end_object_key(&mut *self.out)?;
+        f.begin_object_value(&mut *self.out)
     }
 
     /// A string value.
     pub fn str(&mut self, s: &str) -> io::Result<()> {
-        self.before_value()?;
-        serde_json::to_writer(&mut *self.out, s)?;
-        self.has_value = true;
-        Ok(())
+        self.value(s)
     }
 
-    /// A value: a number, bool, `null` (`None`), or a small tree written
-    /// as serde_json would nest it here.
-    pub fn value(&mut self, v: impl Into<JsonValue>) -> io::Result<()> {
-        self.tree(&v.into())
+    /// A value, written by its `Serialize` impl: a number, a bool, `null`
+    /// (`None`), a string, or a small tree, nested at this depth.
+    pub fn value(&mut self, v: impl Serialize) -> io::Result<()> {
+        self.before_value()?;
+        v.serialize(&mut serde_json::Serializer::with_formatter(&mut *self.out, Lent(&mut self.style)))?;
+        self.after_value()
     }
 
     /// A tree, as serde_json would print it at this depth.
     pub fn tree(&mut self, v: &JsonValue) -> io::Result<()> {
-        match v {
-            JsonValue::Object(m) => {
-                self.begin_object()?;
-                for (k, v) in m {
-                    self.key(k)?;
-                    self.tree(v)?;
-                }
-                self.end_object()
-            }
-            JsonValue::Array(a) => {
-                self.begin_array()?;
-                for v in a {
-                    self.tree(v)?;
-                }
-                self.end_array()
-            }
-            scalar => {
-                self.before_value()?;
-                serde_json::to_writer(&mut *self.out, scalar)?;
-                self.has_value = true;
-                Ok(())
-            }
-        }
+        self.value(v)
     }
 
     /// `key: value`.
-    pub fn field(&mut self, key: &str, v: impl Into<JsonValue>) -> io::Result<()> {
+    pub fn field(&mut self, key: &str, v: impl Serialize) -> io::Result<()> {
         self.key(key)?;
         self.value(v)
     }
@@ -335,12 +340,21 @@ impl<'w> JsonWriter<'w> {
 
     /// `key: [numbers]`.
     pub fn u64s_field(&mut self, key: &str, values: &[u64]) -> io::Result<()> {
+        self.field(key, values)
+    }
+
+    /// `key: [...]`, the elements serialized from an iterator as it yields
+    /// them: nothing collected.
+    pub fn seq_field<I>(&mut self, key: &str, items: I) -> io::Result<()>
+    where
+        I: IntoIterator,
+        I::Item: Serialize,
+    {
         self.key(key)?;
-        self.begin_array()?;
-        for &v in values {
-            self.value(v)?;
-        }
-        self.end_array()
+        self.before_value()?;
+        let mut ser = serde_json::Serializer::with_formatter(&mut *self.out, Lent(&mut self.style));
+        serde::Serializer::collect_seq(&mut ser, items)?;
+        self.after_value()
     }
 
     /// A name as [`put_name`] puts it: lossily as text, and when it is not
@@ -501,6 +515,28 @@ mod tests {
         put_name(&mut o, "m", b"ok");
         o.insert("d".into(), json!([]));
         assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string_pretty(&JsonValue::Object(o)).unwrap());
+    }
+
+    #[test]
+    fn sequences_come_from_iterators_and_keys_belong_in_objects() {
+        let mut out = Vec::new();
+        let mut w = JsonWriter::pretty(&mut out);
+        w.begin_object().unwrap();
+        w.seq_field("a", (0..3u64).map(|i| i * 2)).unwrap();
+        w.seq_field("e", std::iter::empty::<u64>()).unwrap();
+        w.key("n").unwrap();
+        w.begin_array().unwrap();
+        w.value(f64::NAN).unwrap();
+        w.value(Some(0.1f32)).unwrap();
+        w.end_array().unwrap();
+        w.end_object().unwrap();
+        let want = json!({"a": [0, 2, 4], "e": [], "n": [null, 0.1]});
+        assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string_pretty(&want).unwrap());
+        let mut out = Vec::new();
+        let mut w = JsonWriter::compact(&mut out);
+        assert!(w.key("k").is_err(), "a key at the top");
+        w.begin_array().unwrap();
+        assert!(w.key("k").is_err(), "a key in an array");
     }
 
     #[test]

@@ -137,35 +137,13 @@ pub fn hash_front_to_back_with(
     progress: &ProgressCallback<'_>,
 ) -> Result<Vec<Sha256Digest>> {
     let sources = model.sources();
-    // By address: a model of a thousand blobs would otherwise search the
-    // list once per job.
-    let numbers: std::collections::HashMap<*const Source, usize> =
-        sources.iter().enumerate().map(|(n, s)| (*s as *const Source, n)).collect();
-    let file_no = |s: &Source| numbers.get(&(s as *const Source)).copied().unwrap_or(usize::MAX);
-    // The reading order, from each job's place computed once. Jobs are not
-    // kept: each holds its tensor's name, and a model may have a million;
-    // the reader and the hashers build each again when they come to it.
-    let mut places: Vec<(usize, u64, usize)> = Vec::with_capacity(model.job_count());
-    places.extend((0..model.job_count()).filter_map(|i| model.job(i).map(|j| (file_no(j.source), j.start, i))));
-    places.sort_unstable();
-    // A list of its own: collected in place, it would keep the places' room.
-    let mut order: Vec<usize> = Vec::with_capacity(places.len());
-    order.extend(places.iter().map(|&(_, _, i)| i));
-    drop(places);
-
+    let order = reading_order(model, &sources);
     let _one = ONE_READER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     for s in &sources {
         progress(s.stream_pos())?;
     }
     let threads = threads.max(1);
-    let largest = (0..model.job_count())
-        .filter_map(|i| model.job(i))
-        .map(|j| pieces.read_piece(j.conversion.block))
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    let fewest = threads.saturating_mul(MIN_BUFFERS_PER_THREAD).min(MAX_BUFFERS);
-    let buffers = IN_FLIGHT.checked_div(largest).unwrap_or(0).clamp(fewest, MAX_BUFFERS);
+    let (largest, buffers) = buffer_sizes(model, pieces, threads);
     let (free_tx, free_rx) = mpsc::sync_channel::<Vec<u8>>(buffers);
     for _ in 0..buffers {
         let _ = free_tx.send(Vec::new());
@@ -218,18 +196,39 @@ pub fn hash_front_to_back_with(
     });
     read?;
     let done = done.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-    // The first failure in reading order, named by its tensor.
-    if let Some((k, e)) = done.errors.into_iter().min_by_key(|&(k, _)| k) {
-        let job = order.get(k).and_then(|&i| model.job(i));
-        return Err(match job {
-            Some(j) => e.about(j.subject),
-            None => e,
-        });
-    }
-    if done.hashed != order.len() {
-        return Err(Error::internal("a tensor was not hashed"));
-    }
-    Ok(done.digests)
+    done.digests(model, &order)
+}
+
+/// The model's jobs in reading order: by file (in `sources` order), then
+/// by offset. Each job's place is computed once; jobs are not kept (each
+/// holds its tensor's name, and a model may have a million): the reader
+/// and the hashers build each again when they come to it.
+fn reading_order(model: &dyn Labelled, sources: &[&Source]) -> Vec<usize> {
+    // By address: a model of a thousand blobs would otherwise search the
+    // list once per job.
+    let numbers: std::collections::HashMap<*const Source, usize> =
+        sources.iter().enumerate().map(|(n, s)| (*s as *const Source, n)).collect();
+    let file_no = |s: &Source| numbers.get(&(s as *const Source)).copied().unwrap_or(usize::MAX);
+    let mut places: Vec<(usize, u64, usize)> = Vec::with_capacity(model.job_count());
+    places.extend((0..model.job_count()).filter_map(|i| model.job(i).map(|j| (file_no(j.source), j.start, i))));
+    places.sort_unstable();
+    // A list of its own: collected in place, it would keep the places' room.
+    let mut order: Vec<usize> = Vec::with_capacity(places.len());
+    order.extend(places.iter().map(|&(_, _, i)| i));
+    order
+}
+
+/// The largest piece any job of the model is read in, and how many
+/// buffers of it are in flight for `threads` hashing threads.
+fn buffer_sizes(model: &dyn Labelled, pieces: &PieceSizes, threads: usize) -> (usize, usize) {
+    let largest = (0..model.job_count())
+        .filter_map(|i| model.job(i))
+        .map(|j| pieces.read_piece(j.conversion.block))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let fewest = threads.saturating_mul(MIN_BUFFERS_PER_THREAD).min(MAX_BUFFERS);
+    (largest, IN_FLIGHT.checked_div(largest).unwrap_or(0).clamp(fewest, MAX_BUFFERS))
 }
 
 /// What the hashing threads have finished: every job's digest at its index
@@ -240,6 +239,24 @@ struct Done {
     hashed: usize,
     /// Failed jobs, by their place in the reading order.
     errors: Vec<(usize, Error)>,
+}
+
+impl Done {
+    /// Every job's digest; else the first failure in reading order (`order`),
+    /// named by its tensor.
+    fn digests(self, model: &dyn Labelled, order: &[usize]) -> Result<Vec<Sha256Digest>> {
+        if let Some((k, e)) = self.errors.into_iter().min_by_key(|&(k, _)| k) {
+            let job = order.get(k).and_then(|&i| model.job(i));
+            return Err(match job {
+                Some(j) => e.about(j.subject),
+                None => e,
+            });
+        }
+        if self.hashed != order.len() {
+            return Err(Error::internal("a tensor was not hashed"));
+        }
+        Ok(self.digests)
+    }
 }
 
 /// A batch being gathered: where it starts and ends in its input, and

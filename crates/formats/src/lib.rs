@@ -34,6 +34,7 @@ pub mod ollama;
 pub mod onnx;
 pub mod pytorch;
 pub mod safetensors;
+pub mod tensors_diff;
 
 // What inspect and diff show, on one renderer.
 pub mod diff;

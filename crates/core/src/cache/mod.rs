@@ -216,7 +216,12 @@ impl Cache {
         let bytes = store::encode(&entries);
         let tmp = self.dir.join(format!("{STORE}.{}.tmp", std::process::id()));
         let mut f = private_file(&tmp, true)?;
-        let written = f.write_all(&bytes).and_then(|()| f.sync_data());
+        // Not synced before the rename (docs/adr/0033, "No fsync"): a crash
+        // may leave the store empty, cut or the previous one, which its
+        // SHA-256 refuses or which holds only true older entries; it can
+        // lose entries, never make a wrong one trusted; and the sync was
+        // the one cost of a first run that waited on the disk.
+        let written = f.write_all(&bytes);
         drop(f);
         if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, self.dir.join(STORE))) {
             let _ = std::fs::remove_file(&tmp);

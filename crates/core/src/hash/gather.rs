@@ -1,7 +1,7 @@
 //! A job with a strided [`Gather`]: the elements of a view hashed in
 //! row-major order, by rows, in tiles, or element by element.
 
-use super::transpose::{GROUP, group_runs, transpose, transpose_any};
+use super::transpose::{BLOCK, GROUP, group_runs, transpose, transpose_any};
 use super::{Hasher, Job, Plan, ProgressCallback, Sha256Digest};
 use crate::error::{Error, Result};
 use crate::source::MappedRange;
@@ -191,7 +191,8 @@ fn position(base: u64, idx: &[u64], stride: &[u64]) -> Result<u64> {
 ///   index of the dimensions before it); a tile's source is, for each index
 ///   of the dimensions after `p`, one contiguous run of `b` elements, read
 ///   once (one `pread` each, or from the map), and the tile is then
-///   transposed in memory in cache-sized blocks and hashed. A tile and its
+///   transposed in memory in cache-sized blocks and hashed while it is in
+///   the core's cache (a chunk's worth of rows: [`tile_rows`]). A tile and its
 ///   transposed copy hold at most a window of bytes between them, so each
 ///   source byte is read once and memory stays bounded;
 /// - otherwise (no stride 1, or one index of `p` alone is more than a
@@ -279,8 +280,7 @@ fn walk_tiles(
     let row = tile_row_bytes(size, p, g.elem).ok_or_else(overflow)?;
     let runs = usize::try_from(row.checked_div(g.elem).ok_or_else(overflow)?).map_err(|_| overflow())?;
     let elem = usize::try_from(g.elem).map_err(|_| overflow())?;
-    // The tile's output and (unmapped) a group's runs: a window between them.
-    let per_tile = budget.checked_div(2).and_then(|h| h.checked_div(row)).unwrap_or(1).max(1).min(len_p);
+    let per_tile = tile_rows(row, g.elem, sink.chunk as u64, budget).min(len_p);
     let cap = usize::try_from(per_tile.saturating_mul(row)).map_err(|_| overflow())?;
     let mut flipped: Vec<u8> = Vec::with_capacity(cap);
     let mut read: Vec<u8> = Vec::new();
@@ -295,7 +295,8 @@ fn walk_tiles(
             let b = per_tile.min(len_p.saturating_sub(first));
             let bu = usize::try_from(b).map_err(|_| overflow())?;
             let run = b.checked_mul(g.elem).ok_or_else(overflow)?;
-            flipped.clear();
+            // Every byte of the tile is written before it is hashed: only
+            // its length changes (the last tile), never zeroed again.
             flipped.resize(bu.checked_mul(runs).and_then(|n| n.checked_mul(elem)).ok_or_else(overflow)?, 0);
             inner.fill(0);
             let start = base.checked_add(first).ok_or_else(overflow)?;
@@ -346,6 +347,24 @@ fn walk_tiles(
             return Ok(());
         }
     }
+}
+
+/// The bytes of a tile's run at the least: two cache lines of the source,
+/// so that a short tile does not read each source line in pieces.
+const RUN_BYTES: u64 = 128;
+
+/// Rows (indices of the tiled dimension) per tile, for output rows of
+/// `row` bytes of `elem`-byte elements: a chunk's worth of output, so that
+/// the tile is hashed from the core's cache right after it is transposed
+/// (a window's worth went out to memory and came back), but runs of at
+/// least [`RUN_BYTES`], whole register blocks when more than one, and the
+/// tile and (unmapped) a group's runs within half the `budget` each.
+fn tile_rows(row: u64, elem: u64, chunk: u64, budget: u64) -> u64 {
+    let most = budget.checked_div(2).and_then(|h| h.checked_div(row)).unwrap_or(1).max(1);
+    let least = RUN_BYTES.div_ceil(elem.max(1));
+    let rows = chunk.checked_div(row).unwrap_or(0).max(least).min(most);
+    let block = BLOCK as u64;
+    if rows > block { rows.saturating_sub(rows.checked_rem(block).unwrap_or(0)) } else { rows }
 }
 
 /// `len` bytes at `pos` of a job's mapped range.
@@ -423,9 +442,6 @@ mod tests {
         // read modes and with pieces from one byte to the defaults, against
         // the digest of the elements picked one by one.
         let bytes: Vec<u8> = (0..40_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("data");
-        std::fs::write(&path, &bytes).unwrap();
         // (elem, offset, size, stride), all inside the file from byte 16.
         let views: &[(u64, u64, &[u64], &[u64])] = &[
             (4, 3, &[20, 30], &[40, 1]),
@@ -446,6 +462,16 @@ mod tests {
             PieceSizes { window: 4096, chunk: 512, min_mapped: 0 },
             PieceSizes::default(),
         ];
+        assert_views(&bytes, views, &pieces);
+    }
+
+    /// Hashes each view (elem, offset, size, stride) of `bytes` (a file,
+    /// its views from byte 16) in both read modes with each of `pieces`,
+    /// against the digest of its elements picked one by one.
+    fn assert_views(bytes: &[u8], views: &[(u64, u64, &[u64], &[u64])], pieces: &[PieceSizes]) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        std::fs::write(&path, bytes).unwrap();
         for &(elem, offset, size, stride) in views {
             let mut want = Sha256::new();
             let mut idx = vec![0u64; size.len()];
@@ -473,7 +499,7 @@ mod tests {
                     subject: Subject::Tensor(b"t".to_vec()),
                     gather: Some(std::sync::Arc::new(g.clone())),
                 };
-                for pieces in pieces {
+                for &pieces in pieces {
                     let reported = std::sync::atomic::AtomicU64::new(0);
                     let progress = |n: u64| {
                         reported.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
@@ -486,5 +512,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn tiles_are_a_chunk_of_rows_with_runs_of_two_cache_lines_within_half_a_window() {
+        // A chunk's worth of output rows, rounded down to whole blocks.
+        assert_eq!(tile_rows(280, 4, 65_536, 1 << 20), 232);
+        assert_eq!(tile_rows(4096, 2, 256 << 10, 8 << 20), 64);
+        // Runs of at least 128 bytes when a chunk holds fewer rows.
+        assert_eq!(tile_rows(280, 4, 512, 1 << 20), 32);
+        assert_eq!(tile_rows(8192, 4, 256 << 10, 8 << 20), 32);
+        assert_eq!(tile_rows(100, 1, 1, 1 << 20), 128);
+        // Half a window at the most, and not rounded below a block.
+        assert_eq!(tile_rows(280, 4, 65_536, 4096), 7);
+        assert_eq!(tile_rows(280, 4, 65_536, 1), 1);
+        assert_eq!(tile_rows(3, 3, 60, 1 << 20), 40);
+    }
+
+    #[test]
+    fn tiles_cut_by_the_chunk_the_least_run_or_half_a_window_hash_as_element_by_element() {
+        // Transposes whose tiles end at every kind of boundary: a chunk of
+        // rows (rounded to blocks), the least run, half a window, and a
+        // shorter last tile; against the elements picked one by one.
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+        let views: &[(u64, u64, &[u64], &[u64])] = &[
+            (4, 0, &[300, 70], &[1, 300]),
+            (2, 3, &[513, 40], &[1, 513]),
+            (1, 0, &[1000, 9], &[1, 1000]),
+            (8, 0, &[77, 3, 50], &[1, 3850, 77]),
+            (3, 1, &[201, 11], &[1, 201]),
+        ];
+        let mut pieces = Vec::new();
+        for chunk in [512, 4096, 16_384, 65_536] {
+            for window in [4096, 1 << 20] {
+                pieces.push(PieceSizes { window, chunk, min_mapped: 0 });
+            }
+        }
+        assert_views(&bytes, views, &pieces);
     }
 }

@@ -3,7 +3,7 @@
 //! Pure: buffers in, buffers out, `None` for a buffer too short (a bug).
 
 /// Elements per side of a block transposed in registers.
-const BLOCK: usize = 8;
+pub(super) const BLOCK: usize = 8;
 
 /// The most runs transposed at a time: a group is 64 bytes of each row
 /// (one cache line written whole), and at least a block.

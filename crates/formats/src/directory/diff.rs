@@ -1,7 +1,7 @@
 //! The directory section of `gguf-digest diff`: two directories compared
 //! component by component (by kind and name, the skeleton's order). Every
 //! component added, removed or changed is named; a changed weights
-//! component goes on into its own safetensors or GGUF diff, leaf by leaf;
+//! component goes on into its own format's diff, leaf by leaf;
 //! a changed JSON file names the members that differ (`chat_template`
 //! added, `pooling_mode_mean_tokens` true → false), not only "bytes
 //! differ".

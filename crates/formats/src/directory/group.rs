@@ -1,378 +1,205 @@
 //! Which files of a directory form which component (directory contract
-//! §3), by their names alone: safetensors models (`P.safetensors`, shards
-//! `P-NNNNN-of-MMMMM.safetensors`, an index `P.safetensors.index.json`),
-//! GGUF models (`P.gguf`, shards `P-NNNNN-of-MMMMM.gguf`), PyTorch
-//! checkpoints (`pytorch_model.bin`, its shards and its index, grouped as a
-//! safetensors model; any other `P.bin`, `P.pt`, `P.pth` a candidate, a
-//! checkpoint or a file as its bytes say: revision 3, rule 3), and every
-//! other file on its own. An index's own list of files is the one thing read from
-//! a file; the caller hands it in, so this stays a pure function of names.
+//! §3), by asking every format of the registry for its rule
+//! ([`DirectoryRule`], docs/adr/0047): first the files that list others
+//! (an index, an ONNX model) are read, and each file a list names belongs
+//! to that list's component alone; then each format plans its components
+//! from the names and the lists; every file no component holds is a
+//! `FILE`. This names no format: a format's rule is in its folder. What a
+//! list names is the one thing read from a file; the caller reads it, so
+//! this stays a pure function of names.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::{Error, Result};
+use crate::format::directory_rule::{Claims, DirectoryRule, ListHead, Planned, joined, refused, split};
+use crate::format::{DirectoryKind, FileFormat};
+use crate::formats::FORMATS;
 use crate::text::escape_bytes;
 
-/// What a safetensors index's name ends in.
-const INDEX_SUFFIX: &[u8] = b".safetensors.index.json";
-
-/// The one prefix whose `.bin` files and index form a PyTorch model by name.
-const PT_PREFIX: &[u8] = b"pytorch_model";
-
-/// The PyTorch index's name.
-const PT_INDEX: &[u8] = b"pytorch_model.bin.index.json";
-
-/// The suffixes of a file that is a PyTorch checkpoint when its bytes say so.
-const PT_CANDIDATE: [&[u8]; 3] = [b".bin", b".pt", b".pth"];
-
-/// A component to be labelled, before any weights file is opened. Paths are
-/// relative to the root, `/`-separated, as raw bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Planned {
-    /// A safetensors model named `d/P`: through its index (every file it
-    /// lists), or a complete shard set in shard order, or one file.
-    Safetensors {
-        /// `d/P`.
-        name: Vec<u8>,
-        /// `d/P.safetensors.index.json`, when the model has one.
-        index: Option<Vec<u8>>,
-        /// Its weights files; for a set, shard 1 first.
-        files: Vec<Vec<u8>>,
-    },
-    /// A GGUF model named `d/P`: one file, or a complete shard set in shard
-    /// order.
-    Gguf {
-        /// `d/P`.
-        name: Vec<u8>,
-        /// Its files; for a set, shard 1 first.
-        files: Vec<Vec<u8>>,
-    },
-    /// A PyTorch model named `d/pytorch_model`: through its index, or a
-    /// complete shard set in shard order, or one file.
-    Pytorch {
-        /// `d/pytorch_model`.
-        name: Vec<u8>,
-        /// `d/pytorch_model.bin.index.json`, when the model has one.
-        index: Option<Vec<u8>>,
-        /// Its files; for a set, shard 1 first.
-        files: Vec<Vec<u8>>,
-    },
-    /// Any other `P.bin`, `P.pt` or `P.pth`: a PyTorch model named by its
-    /// relative path when the contract accepts its bytes, else a file.
-    Checkpoint(Vec<u8>),
-    /// Any other file, named by its relative path.
-    File(Vec<u8>),
+/// A component to be labelled, before any of its files is opened: its
+/// kind, the format whose rule planned it (none for a `FILE`), and its
+/// files. Paths are relative to the root, `/`-separated, raw bytes.
+#[derive(Clone)]
+pub struct Plan {
+    /// Its kind (a candidate the format's rule refuses once opened is a
+    /// `FILE` after all).
+    pub kind: DirectoryKind,
+    /// The format that planned it; `None` for a `FILE`.
+    pub format: Option<&'static dyn FileFormat>,
+    /// Its name and files.
+    pub planned: Planned,
 }
 
-/// A name's format, as its suffix says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Weights {
-    Safetensors,
-    Gguf,
-    Pytorch,
-}
-
-impl Weights {
-    fn suffix(self) -> &'static [u8] {
-        match self {
-            Weights::Safetensors => b".safetensors",
-            Weights::Gguf => b".gguf",
-            Weights::Pytorch => b".bin",
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Weights::Safetensors => "safetensors",
-            Weights::Gguf => "GGUF",
-            Weights::Pytorch => "PyTorch",
-        }
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Plan").field(&self.kind.text()).field(&self.planned).finish()
     }
 }
 
-/// What one name is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Role {
-    /// `P` + suffix, `P` the whole stem.
-    Single { prefix: Vec<u8> },
-    /// `P-NNNNN-of-MMMMM` + suffix.
-    Shard { prefix: Vec<u8>, no: u32, count: u32 },
-}
-
-fn five_digits(s: &[u8]) -> Option<u32> {
-    if s.len() != 5 || !s.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    s.iter().try_fold(0u32, |n, d| n.checked_mul(10)?.checked_add(u32::from(d.checked_sub(b'0')?)))
-}
-
-/// Reads a stem (the name without its suffix) as a shard name, else as a
-/// single file's stem (contract §3: `x-00003-of-00002` is a single file).
-fn role(stem: &[u8]) -> Role {
-    // "-NNNNN-of-MMMMM" is 15 bytes.
-    let shard = stem.len().checked_sub(15).and_then(|cut| {
-        let (prefix, tail) = stem.split_at(cut);
-        let no = five_digits(tail.get(1..6)?)?;
-        let count = five_digits(tail.get(10..15)?)?;
-        let fixed = tail.first() == Some(&b'-') && tail.get(6..10)? == b"-of-";
-        (fixed && no >= 1 && no <= count).then(|| Role::Shard { prefix: prefix.to_vec(), no, count })
-    });
-    shard.unwrap_or_else(|| Role::Single { prefix: stem.to_vec() })
-}
-
-/// `d/P`, or `P` at the root.
-fn joined(dir: &[u8], name: &[u8]) -> Vec<u8> {
-    if dir.is_empty() {
-        return name.to_vec();
-    }
-    let mut out = dir.to_vec();
-    out.push(b'/');
-    out.extend_from_slice(name);
-    out
-}
-
-/// Splits a relative path into its directory and its last name.
-fn split(path: &[u8]) -> (&[u8], &[u8]) {
-    match path.iter().rposition(|&b| b == b'/') {
-        Some(i) => (path.get(..i).unwrap_or_default(), path.get(i.saturating_add(1)..).unwrap_or_default()),
-        None => (&[], path),
+impl Plan {
+    /// Every file of the component, its head first.
+    pub fn all_files(&self) -> Vec<Vec<u8>> {
+        self.planned.head.iter().chain(&self.planned.files).cloned().collect()
     }
 }
 
-fn refused(name: &[u8], what: impl std::fmt::Display) -> Error {
-    Error::schema(format!("{}: {what}", escape_bytes(name)))
+/// Reads the list of the file at a relative path by its format's rule and
+/// answers the names it lists.
+pub type Lister<'a> = dyn FnMut(&[u8], &'static dyn DirectoryRule) -> Result<Vec<Vec<u8>>> + 'a;
+
+/// Whether `name`, as a list names a file, is a plain relative name: one
+/// component, or with `nested` several, none empty, `.` or `..`.
+fn plain(name: &[u8], nested: bool) -> bool {
+    let ok = |c: &[u8]| !c.is_empty() && c != b"." && c != b"..";
+    if nested { name.split(|&b| b == b'/').all(ok) } else { ok(name) && !name.contains(&b'/') }
 }
 
-/// Reads an index (by its relative path) and answers the names it lists.
-pub type IndexLister<'a> = dyn FnMut(&[u8]) -> Result<Vec<Vec<u8>>> + 'a;
+/// Every format with a place in a directory: its format, rule and kind.
+type Rules = Vec<(&'static dyn FileFormat, &'static dyn DirectoryRule, DirectoryKind)>;
 
-/// The files of one `(directory, format, prefix)`.
-#[derive(Debug, Default)]
-struct Family {
-    singles: Vec<Vec<u8>>,
-    /// (no, count, path).
-    shards: Vec<(u32, u32, Vec<u8>)>,
-    index: Option<Vec<u8>>,
-}
-
-/// Groups the content files of a directory into components (contract §3).
-/// `index_files` reads an index (by its relative path) and answers the
-/// plain file names it lists (its `weight_map`'s values, each once).
-/// Errors name `d/P` or the file.
-pub fn group(files: &[Vec<u8>], index_files: &mut IndexLister<'_>) -> Result<Vec<Planned>> {
-    let mut families: BTreeMap<(Vec<u8>, Weights, Vec<u8>), Family> = BTreeMap::new();
-    let mut plain = Vec::new();
-    for path in files {
-        let (dir, name) = split(path);
-        let family = |w: Weights, prefix: &[u8]| (dir.to_vec(), w, prefix.to_vec());
-        if let Some(prefix) = name.strip_suffix(INDEX_SUFFIX) {
-            families.entry(family(Weights::Safetensors, prefix)).or_default().index = Some(path.clone());
-            continue;
-        }
-        if name == PT_INDEX {
-            families.entry(family(Weights::Pytorch, PT_PREFIX)).or_default().index = Some(path.clone());
-            continue;
-        }
-        let weights = [Weights::Safetensors, Weights::Gguf].into_iter().find(|w| name.ends_with(w.suffix()));
-        let Some(w) = weights else {
-            if let Some(stem) = name.strip_suffix(Weights::Pytorch.suffix()) {
-                let pt = family(Weights::Pytorch, PT_PREFIX);
-                match role(stem) {
-                    Role::Single { prefix } if prefix == PT_PREFIX => {
-                        families.entry(pt).or_default().singles.push(path.clone());
-                        continue;
-                    }
-                    Role::Shard { prefix, no, count } if prefix == PT_PREFIX => {
-                        families.entry(pt).or_default().shards.push((no, count, path.clone()));
-                        continue;
-                    }
-                    _ => {}
-                }
-            }
-            if PT_CANDIDATE.iter().any(|s| name.ends_with(s)) {
-                plain.push(Planned::Checkpoint(path.clone()));
-            } else {
-                plain.push(Planned::File(path.clone()));
-            }
-            continue;
-        };
-        let stem = name.get(..name.len().saturating_sub(w.suffix().len())).unwrap_or_default();
-        match role(stem) {
-            Role::Single { prefix } => families.entry(family(w, &prefix)).or_default().singles.push(path.clone()),
-            Role::Shard { prefix, no, count } => {
-                families.entry(family(w, &prefix)).or_default().shards.push((no, count, path.clone()));
-            }
-        }
-    }
-
-    // Indexes first: a file an index lists is that index's alone, whatever
-    // its own name's prefix.
-    let present: BTreeSet<&[u8]> = files.iter().map(Vec::as_slice).collect();
-    let mut claimed: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-    // Index path → the files it lists.
-    let mut lists: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
+fn rules() -> Result<Rules> {
     let mut out = Vec::new();
-    // (directory, weights kind, prefix, index path) of each index.
-    type Indexed = (Vec<u8>, Weights, Vec<u8>, Vec<u8>);
-    let indexed: Vec<Indexed> = families
-        .iter()
-        .filter_map(|((dir, w, prefix), f)| f.index.clone().map(|i| (dir.clone(), *w, prefix.clone(), i)))
-        .collect();
-    for (dir, w, prefix, index) in &indexed {
-        let model = joined(dir, prefix);
-        let mut listed = Vec::new();
-        for name in index_files(index)? {
-            if name.is_empty() || name == b"." || name == b".." || name.contains(&b'/') {
-                return Err(refused(
-                    &model,
-                    format!("its index lists {}, which is not a plain file name", escape_bytes(&name)),
-                ));
-            }
-            let path = joined(dir, &name);
-            if !present.contains(path.as_slice()) {
-                return Err(refused(
-                    &model,
-                    format!("its index lists {}, which is not a file of the directory", escape_bytes(&name)),
-                ));
-            }
-            if let Some(other) = claimed.insert(path.clone(), index.clone()) {
-                return Err(refused(
-                    &path,
-                    format!("is listed by two indexes, {} and {}", escape_bytes(&other), escape_bytes(index)),
-                ));
-            }
-            listed.push(path);
-        }
-        // An index that lists no file is a model of no file, as the
-        // safetensors contract (§5) reads it and `gguf-digest INDEX` labels
-        // it: its metadata is still content.
-        lists.insert(index.clone(), listed.clone());
-        out.push(match w {
-            Weights::Pytorch => Planned::Pytorch { name: model, index: Some(index.clone()), files: listed },
-            _ => Planned::Safetensors { name: model, index: Some(index.clone()), files: listed },
-        });
-    }
-    // Then every family: its files not claimed by an index.
-    for ((dir, w, prefix), f) in families {
-        let model = joined(&dir, &prefix);
-        let is_claimed = |p: &Vec<u8>| claimed.contains_key(p);
-        if let Some(index) = &f.index {
-            // Every file of this prefix must be one its own index lists.
-            let unlisted =
-                f.singles.iter().chain(f.shards.iter().map(|s| &s.2)).find(|p| claimed.get(*p) != Some(index));
-            if let Some(p) = unlisted {
-                return Err(refused(&model, format!("{} is not listed by its index", escape_bytes(p))));
-            }
-            single_beside_index(&model, w, &f.singles, lists.get(index).map_or(&[], Vec::as_slice))?;
-            continue;
-        }
-        let singles: Vec<&Vec<u8>> = f.singles.iter().filter(|p| !is_claimed(p)).collect();
-        let mut shards: Vec<&(u32, u32, Vec<u8>)> = f.shards.iter().filter(|s| !is_claimed(&s.2)).collect();
-        // A shard of this prefix listed by another index, while this prefix
-        // has no index of its own, simply belongs to that index.
-        match (singles.as_slice(), shards.is_empty()) {
-            ([], true) => {}
-            ([one], true) => out.push(planned(w, model, vec![(*one).clone()])),
-            ([_, _, ..], _) => return Err(refused(&model, "two files claim the same model name")),
-            ([one], false) => {
-                return Err(refused(&model, format!("{} lies beside shards of the same name", escape_bytes(one))));
-            }
-            ([], false) => {
-                shards.sort();
-                let count = shards.first().map_or(0, |s| s.1);
-                if shards.iter().any(|s| s.1 != count) {
-                    return Err(refused(&model, "its shards name two different shard counts"));
-                }
-                let numbers: Vec<u32> = shards.iter().map(|s| s.0).collect();
-                let want: Vec<u32> = (1..=count).collect();
-                if numbers != want {
-                    let missing: Vec<String> =
-                        want.iter().filter(|n| !numbers.contains(n)).map(|n| format!("{n:05}")).collect();
-                    return Err(refused(
-                        &model,
-                        format!("shard set of {count} is incomplete: missing {}", missing.join(", ")),
-                    ));
-                }
-                out.push(planned(w, model, shards.into_iter().map(|s| s.2.clone()).collect()));
-            }
+    for f in FORMATS.iter().copied() {
+        if let Some(rule) = f.directory_rule() {
+            let kind = f.component_kind().ok_or_else(|| Error::internal("a directory rule with no kind"))?;
+            out.push((f, rule, kind));
         }
     }
-    // A file an index lists enters through that model only.
-    out.extend(
-        plain
-            .into_iter()
-            .filter(|p| !matches!(p, Planned::File(f) | Planned::Checkpoint(f) if claimed.contains_key(f))),
-    );
     Ok(out)
 }
 
-/// Contract §3.1 (revision 2), for any weights kind read through an index:
-/// `P<suffix>` beside `P<suffix>.index.json` must be the index's only file.
-/// `transformers` loads `P<suffix>` alone whenever it exists and never reads
-/// the index, while other readers follow the index: a split between the two
-/// would be one model to one reader and part of it to another.
-fn single_beside_index(model: &[u8], w: Weights, singles: &[Vec<u8>], listed: &[Vec<u8>]) -> Result<()> {
-    let Some(single) = singles.first() else { return Ok(()) };
-    let others: Vec<String> = listed.iter().filter(|p| *p != single).map(|p| escape_bytes(p).to_string()).collect();
-    if others.is_empty() {
-        return Ok(());
+/// Reads every list (in path order) into the claims: each list's head is
+/// its own, and each file a list names is that list's alone.
+fn claims(files: &[Vec<u8>], rules: &Rules, lister: &mut Lister<'_>) -> Result<Claims> {
+    let present: BTreeSet<&[u8]> = files.iter().map(Vec::as_slice).collect();
+    let mut heads: Vec<(&[u8], &'static dyn DirectoryRule, ListHead)> = Vec::new();
+    for path in &present {
+        if let Some((rule, head)) = rules.iter().find_map(|(_, r, _)| Some((*r, r.list_head(path)?))) {
+            heads.push((path, rule, head));
+        }
     }
-    let (_, shown) = split(single);
-    Err(refused(
-        model,
-        format!(
-            "{single} lies beside its index, which also lists {others}: transformers loads {shown} alone whenever it \
-             exists and never reads the index, while other readers follow the index, so the two would load different \
-             weights; keep {shown} alone (delete the index and the other files) or remove {shown} \
-             (its {kind} tensors then belong in a file the index lists)",
-            single = escape_bytes(single),
-            others = others.join(", "),
-            shown = escape_bytes(shown),
-            kind = w.name(),
-        ),
-    ))
+    let mut claims = Claims::default();
+    for (path, _, _) in &heads {
+        claims.by.insert(path.to_vec(), path.to_vec());
+    }
+    let is_index: BTreeMap<&[u8], bool> = heads.iter().map(|(p, _, h)| (*p, h.index)).collect();
+    for (path, rule, head) in &heads {
+        let (dir, _) = split(path);
+        let mut listed: Vec<Vec<u8>> = Vec::new();
+        for name in lister(path, *rule)? {
+            let model = &head.model;
+            if !plain(&name, head.nested) {
+                let what = format!("{} {}, which is not a plain file name", head.lists, escape_bytes(&name));
+                return Err(refused(model, what));
+            }
+            let file = joined(dir, &name);
+            if !present.contains(file.as_slice()) {
+                let what = format!("{} {}, which is not a file of the directory", head.lists, escape_bytes(&name));
+                return Err(refused(model, what));
+            }
+            if listed.contains(&file) {
+                continue;
+            }
+            if file.as_slice() == *path {
+                return Err(refused(model, format!("{} its own file", head.lists)));
+            }
+            match claims.by.get(&file) {
+                Some(other) if *other == file => {
+                    let what = format!("is named by {}, but is a model of its own", escape_bytes(path));
+                    return Err(refused(&file, what));
+                }
+                Some(other) => {
+                    let both_indexes = head.index && is_index.get(other.as_slice()) == Some(&true);
+                    let by = if both_indexes { "listed by two indexes" } else { "named by two models" };
+                    let what = format!("is {by}, {} and {}", escape_bytes(other), escape_bytes(path));
+                    return Err(refused(&file, what));
+                }
+                None => {
+                    claims.by.insert(file.clone(), path.to_vec());
+                }
+            }
+            listed.push(file);
+        }
+        claims.lists.insert(path.to_vec(), listed);
+    }
+    Ok(claims)
 }
 
-fn planned(w: Weights, name: Vec<u8>, files: Vec<Vec<u8>>) -> Planned {
-    match w {
-        Weights::Safetensors => Planned::Safetensors { name, index: None, files },
-        Weights::Gguf => Planned::Gguf { name, files },
-        Weights::Pytorch => Planned::Pytorch { name, index: None, files },
+/// Groups the content files of a directory into components (contract §3):
+/// each format's in the registry's order, then every other file alone, in
+/// the order given. `lister` reads a list (by its relative path and the
+/// rule that reads it) and answers the names it lists. Errors name `d/P`
+/// or the file.
+pub fn group(files: &[Vec<u8>], lister: &mut Lister<'_>) -> Result<Vec<Plan>> {
+    let rules = rules()?;
+    let claims = claims(files, &rules, lister)?;
+    let mut out = Vec::new();
+    // Each file, to the component that holds it.
+    let mut taken: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    for (format, rule, kind) in &rules {
+        for planned in rule.group(files, &claims)? {
+            let plan = Plan { kind: *kind, format: Some(*format), planned };
+            for f in plan.all_files() {
+                if let Some(other) = taken.insert(f.clone(), plan.planned.name.clone()) {
+                    let what = format!(
+                        "belongs to two models, {} and {}",
+                        escape_bytes(&other),
+                        escape_bytes(&plan.planned.name)
+                    );
+                    return Err(refused(&f, what));
+                }
+            }
+            out.push(plan);
+        }
     }
+    // A file a list claims enters through that list's model only: never
+    // dropped, never a FILE beside it.
+    if let Some(lost) = claims.by.keys().find(|f| !taken.contains_key(*f)) {
+        return Err(Error::internal(&format!("{}: claimed by a list, planned by no format", escape_bytes(lost))));
+    }
+    for path in files.iter().filter(|p| !taken.contains_key(*p)) {
+        let planned = Planned { name: path.clone(), head: None, files: vec![path.clone()] };
+        out.push(Plan { kind: DirectoryKind::FILE, format: None, planned });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A plan as (kind, name, head, files), comparable.
+    type Row = (&'static str, Vec<u8>, Option<Vec<u8>>, Vec<Vec<u8>>);
+
     fn names(v: &[&str]) -> Vec<Vec<u8>> {
         v.iter().map(|s| s.as_bytes().to_vec()).collect()
     }
 
-    fn no_index(_: &[u8]) -> Result<Vec<Vec<u8>>> {
-        Err(Error::schema("no index expected"))
+    fn row(kind: &'static str, name: &str, head: Option<&str>, files: &[&str]) -> Row {
+        (kind, name.as_bytes().to_vec(), head.map(|h| h.as_bytes().to_vec()), names(files))
     }
 
-    fn grouped(files: &[&str], indexes: &[(&str, &[&str])]) -> Result<Vec<Planned>> {
-        let mut lookup = |p: &[u8]| -> Result<Vec<Vec<u8>>> {
-            let found = indexes.iter().find(|(i, _)| i.as_bytes() == p);
-            found.map(|(_, l)| names(l)).ok_or_else(|| Error::schema("unknown index"))
+    fn file(name: &str) -> Row {
+        row("FILE", name, None, &[name])
+    }
+
+    fn grouped(files: &[&str], lists: &[(&str, &[&str])]) -> Result<Vec<Row>> {
+        let mut lookup = |p: &[u8], _: &'static dyn DirectoryRule| -> Result<Vec<Vec<u8>>> {
+            let found = lists.iter().find(|(i, _)| i.as_bytes() == p);
+            found.map(|(_, l)| names(l)).ok_or_else(|| Error::schema("unknown list"))
         };
-        group(&names(files), &mut lookup)
+        let plans = group(&names(files), &mut lookup)?;
+        Ok(plans.into_iter().map(|p| (p.kind.text(), p.planned.name, p.planned.head, p.planned.files)).collect())
     }
 
     #[test]
     fn a_snapshot_groups_weights_and_files() {
         let files = ["config.json", "model.safetensors", "tokenizer.json", "1_Pooling/config.json", "q/m.Q4_0.gguf"];
-        let got = group(&names(&files), &mut no_index).unwrap();
-        assert!(got.contains(&Planned::Safetensors {
-            name: b"model".to_vec(),
-            index: None,
-            files: names(&["model.safetensors"])
-        }));
-        assert!(got.contains(&Planned::Gguf { name: b"q/m.Q4_0".to_vec(), files: names(&["q/m.Q4_0.gguf"]) }));
+        let got = grouped(&files, &[]).unwrap();
+        assert!(got.contains(&row("SFTN", "model", None, &["model.safetensors"])));
+        assert!(got.contains(&row("GGUF", "q/m.Q4_0", None, &["q/m.Q4_0.gguf"])));
         for f in ["config.json", "tokenizer.json", "1_Pooling/config.json"] {
-            assert!(got.contains(&Planned::File(f.as_bytes().to_vec())), "{f}");
+            assert!(got.contains(&file(f)), "{f}");
         }
         assert_eq!(got.len(), 5);
     }
@@ -380,32 +207,17 @@ mod tests {
     #[test]
     fn shard_sets_and_indexes() {
         let set = ["m-00002-of-00002.safetensors", "m-00001-of-00002.safetensors"];
-        let got = group(&names(&set), &mut no_index).unwrap();
-        assert_eq!(got, [Planned::Safetensors { name: b"m".to_vec(), index: None, files: names(&[set[1], set[0]]) }]);
+        assert_eq!(grouped(&set, &[]).unwrap(), [row("SFTN", "m", None, &[set[1], set[0]])]);
         // An empty prefix, as for GGUF.
-        let got = group(&names(&["-00001-of-00001.gguf"]), &mut no_index).unwrap();
-        assert_eq!(got, [Planned::Gguf { name: b"".to_vec(), files: names(&["-00001-of-00001.gguf"]) }]);
+        let got = grouped(&["-00001-of-00001.gguf"], &[]).unwrap();
+        assert_eq!(got, [row("GGUF", "", None, &["-00001-of-00001.gguf"])]);
         // An index lists files whatever their prefix.
         let files = ["d/model.safetensors.index.json", "d/a.safetensors", "d/w-00001-of-00002.safetensors"];
         let got = grouped(&files, &[(files[0], &["a.safetensors", "w-00001-of-00002.safetensors"])]).unwrap();
-        assert_eq!(
-            got,
-            [Planned::Safetensors {
-                name: b"d/model".to_vec(),
-                index: Some(files[0].as_bytes().to_vec()),
-                files: names(&[files[1], files[2]])
-            }]
-        );
+        assert_eq!(got, [row("SFTN", "d/model", Some(files[0]), &[files[1], files[2]])]);
         // A name that only looks like a shard is a single file.
-        let got = group(&names(&["x-00003-of-00002.safetensors"]), &mut no_index).unwrap();
-        assert_eq!(
-            got,
-            [Planned::Safetensors {
-                name: b"x-00003-of-00002".to_vec(),
-                index: None,
-                files: names(&["x-00003-of-00002.safetensors"])
-            }]
-        );
+        let got = grouped(&["x-00003-of-00002.safetensors"], &[]).unwrap();
+        assert_eq!(got, [row("SFTN", "x-00003-of-00002", None, &["x-00003-of-00002.safetensors"])]);
     }
 
     #[test]
@@ -472,14 +284,7 @@ mod tests {
     fn a_single_file_its_index_lists_alone_is_the_model() {
         let files = ["m.safetensors.index.json", "m.safetensors"];
         let got = grouped(&files, &[(files[0], &["m.safetensors"])]).unwrap();
-        assert_eq!(
-            got,
-            [Planned::Safetensors {
-                name: b"m".to_vec(),
-                index: Some(files[0].as_bytes().to_vec()),
-                files: names(&["m.safetensors"])
-            }]
-        );
+        assert_eq!(got, [row("SFTN", "m", Some(files[0]), &["m.safetensors"])]);
     }
 
     #[test]
@@ -488,6 +293,8 @@ mod tests {
         let files = ["a/m.safetensors.index.json", "b/w.safetensors"];
         let e = grouped(&files, &[(files[0], &["w.safetensors"])]).unwrap_err().to_string();
         assert!(e.contains("not a file of the directory"), "{e}");
+        let e = grouped(&files, &[(files[0], &["../b/w.safetensors"])]).unwrap_err().to_string();
+        assert!(e.contains("not a plain file name"), "{e}");
     }
 
     #[test]
@@ -507,17 +314,18 @@ mod tests {
         )
         .unwrap();
         for want in [
-            Planned::Pytorch {
-                name: b"pytorch_model".to_vec(),
-                index: None,
-                files: names(&["pytorch_model-00001-of-00002.bin", "pytorch_model-00002-of-00002.bin"]),
-            },
-            Planned::Pytorch { name: b"d/pytorch_model".to_vec(), index: None, files: names(&["d/pytorch_model.bin"]) },
-            Planned::Checkpoint(b"w.pt".to_vec()),
-            Planned::Checkpoint(b"e/x.pth".to_vec()),
-            Planned::Checkpoint(b"other-00001-of-00002.bin".to_vec()),
-            Planned::File(b"t.ckpt".to_vec()),
-            Planned::File(b"pytorch_model.bin.json".to_vec()),
+            row(
+                "PTCH",
+                "pytorch_model",
+                None,
+                &["pytorch_model-00001-of-00002.bin", "pytorch_model-00002-of-00002.bin"],
+            ),
+            row("PTCH", "d/pytorch_model", None, &["d/pytorch_model.bin"]),
+            row("PTCH", "w.pt", None, &["w.pt"]),
+            row("PTCH", "e/x.pth", None, &["e/x.pth"]),
+            row("PTCH", "other-00001-of-00002.bin", None, &["other-00001-of-00002.bin"]),
+            file("t.ckpt"),
+            file("pytorch_model.bin.json"),
         ] {
             assert!(got.contains(&want), "{want:?} not in {got:?}");
         }
@@ -530,11 +338,12 @@ mod tests {
         .unwrap();
         assert_eq!(
             got,
-            [Planned::Pytorch {
-                name: b"pytorch_model".to_vec(),
-                index: Some(b"pytorch_model.bin.index.json".to_vec()),
-                files: names(&["a.bin", "pytorch_model-00001-of-00001.bin"]),
-            }]
+            [row(
+                "PTCH",
+                "pytorch_model",
+                Some("pytorch_model.bin.index.json"),
+                &["a.bin", "pytorch_model-00001-of-00001.bin"]
+            )]
         );
         // A shard beside its index, unlisted; two counts.
         assert!(
@@ -546,5 +355,58 @@ mod tests {
         );
         assert!(grouped(&["pytorch_model-00001-of-00002.bin", "pytorch_model-00001-of-00003.bin"], &[]).is_err());
         assert!(grouped(&["pytorch_model.bin", "pytorch_model-00001-of-00001.bin"], &[]).is_err());
+    }
+
+    #[test]
+    fn an_onnx_model_holds_the_files_it_names() {
+        let files = ["onnx/model.onnx", "onnx/model.onnx_data", "onnx/w/b.bin", "onnx/other.bin", "config.json"];
+        let got = grouped(&files, &[(files[0], &["model.onnx_data", "w/b.bin"])]).unwrap();
+        assert_eq!(
+            got,
+            [
+                row("PTCH", "onnx/other.bin", None, &["onnx/other.bin"]),
+                row("ONNX", "onnx/model.onnx", Some(files[0]), &[files[1], files[2]]),
+                file("config.json"),
+            ]
+        );
+        // Inline: the model alone.
+        assert_eq!(grouped(&["m.onnx"], &[("m.onnx", &[])]).unwrap(), [row("ONNX", "m.onnx", Some("m.onnx"), &[])]);
+        // A file a model names is not a checkpoint candidate, nor a weights file of its own.
+        let got = grouped(&["m.onnx", "weights.pt", "x.safetensors"], &[("m.onnx", &["weights.pt", "x.safetensors"])]);
+        assert_eq!(got.unwrap(), [row("ONNX", "m.onnx", Some("m.onnx"), &["weights.pt", "x.safetensors"])]);
+    }
+
+    #[test]
+    fn what_the_directory_refuses_of_an_onnx_model() {
+        type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a [&'a str])], &'a str);
+        let cases: [Case<'_>; 6] = [
+            (
+                &["m.onnx"],
+                &[("m.onnx", &["gone.bin"])],
+                "m.onnx: its external data names gone.bin, which is not a file",
+            ),
+            (
+                &["a.onnx", "b.onnx", "w.bin"],
+                &[("a.onnx", &["w.bin"]), ("b.onnx", &["w.bin"])],
+                "w.bin: is named by two models, a.onnx and b.onnx",
+            ),
+            (
+                &["a.onnx", "b.onnx"],
+                &[("a.onnx", &["b.onnx"]), ("b.onnx", &[])],
+                "b.onnx: is named by a.onnx, but is a model of its own",
+            ),
+            (&["m.onnx"], &[("m.onnx", &["m.onnx"])], "m.onnx: its external data names its own file"),
+            // Its own directory's tree only: another directory's file is not there.
+            (&["d/m.onnx", "w.bin"], &[("d/m.onnx", &["w.bin"])], "not a file of the directory"),
+            (
+                &["m.safetensors.index.json", "m.onnx", "w.safetensors"],
+                &[("m.safetensors.index.json", &["w.safetensors"]), ("m.onnx", &["w.safetensors"])],
+                "w.safetensors: is named by two models, m.onnx and m.safetensors.index.json",
+            ),
+        ];
+        for (files, lists, why) in cases {
+            let e = grouped(files, lists).unwrap_err().to_string();
+            assert!(e.contains(why), "{files:?}: {e}");
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! The directory section of `gguf-digest inspect`: every component with its
 //! kind, name, digest, files and size, then each weights component's own
-//! inspection (GGUF or safetensors) below.
+//! inspection (its format's section) below.
 
 use std::fmt::{self, Write as _};
 

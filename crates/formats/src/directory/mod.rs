@@ -1,7 +1,8 @@
 //! A directory as one model (directory contract, docs/SPEC.md Part IV):
 //! every file enters, weights through their canonical labels, every other
-//! file by its bytes. `group` decides, by names alone, which files form
-//! which component.
+//! file by its bytes. `group` decides, by names and the lists files give
+//! (indexes, ONNX models), which files form which component, asking each
+//! format's rule through the registry (docs/adr/0047); `open` opens them.
 
 pub mod diff;
 mod error;
@@ -10,6 +11,7 @@ pub mod group;
 pub mod inspect;
 pub mod members;
 pub mod model;
+mod open;
 pub mod skeleton;
 pub mod walk;
 

@@ -8,6 +8,7 @@
 mod arrays;
 mod cursor;
 pub mod diff;
+mod dir_rule;
 mod error;
 mod facts;
 mod ggml_type;
@@ -95,10 +96,6 @@ impl FileFormat for Gguf {
         head.starts_with(b"GGUF")
     }
 
-    fn claims_path(&self, _: &Path) -> bool {
-        false
-    }
-
     fn open(&self, source: Source, opts: OpenOptions) -> crate::Result<AnyModel> {
         Model::from_source(source, opts).map(AnyModel::new)
     }
@@ -118,6 +115,10 @@ impl FileFormat for Gguf {
 
     fn component_kind(&self) -> Option<DirectoryKind> {
         Some(DirectoryKind { bytes: b"GGUF", words: "GGUF weights" })
+    }
+
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
+        Some(&dir_rule::Rule)
     }
 }
 
@@ -148,10 +149,6 @@ impl format::Opened for Model {
     fn shard_alone_names_model(&self) -> bool {
         // A later shard alone is refused: it is not the first.
         false
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

@@ -17,25 +17,12 @@ pub struct ShardName {
     pub count: u64,
 }
 
-fn five_digits(s: &[u8]) -> Option<u64> {
-    if s.len() == 5 && s.iter().all(u8::is_ascii_digit) { std::str::from_utf8(s).ok()?.parse().ok() } else { None }
-}
-
 impl ShardName {
     /// Reads the shard number and count from a path, if its file name ends
     /// in exactly `-%05d-of-%05d.gguf`.
     pub fn parse(path: &Path) -> Option<ShardName> {
         use std::os::unix::ffi::OsStrExt;
-        let name = path.file_name()?.as_bytes();
-        // "-00001-of-00003.gguf" is 20 bytes.
-        let split = name.len().checked_sub(20)?;
-        let (stem, tail) = name.split_at(split);
-        let no = five_digits(tail.get(1..6)?)?;
-        let count = five_digits(tail.get(10..15)?)?;
-        let fixed = tail.first() == Some(&b'-') && tail.get(6..10)? == b"-of-" && tail.get(15..)? == b".gguf";
-        if !fixed {
-            return None;
-        }
+        let (stem, no, count) = crate::format::shard_name_parts(path.file_name()?.as_bytes(), ".gguf")?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let stem = std::ffi::OsStr::from_bytes(stem).to_os_string();
         Some(ShardName { dir, stem, no, count })

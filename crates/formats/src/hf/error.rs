@@ -24,6 +24,10 @@ pub enum HfErrorKind {
     /// missing, and the call that would download it (this tool never does).
     #[error("{0}")]
     HfNotCached(String),
+    /// No cache can be found to look in: no variable names one and there
+    /// is no home directory.
+    #[error("{0}")]
+    HfNoCache(String),
 }
 
 impl LayerError for HfErrorKind {

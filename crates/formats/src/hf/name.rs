@@ -198,10 +198,15 @@ pub fn snapshot_rel(commit: &str) -> PathBuf {
 /// would take the working directory), and `$VAR`s inside a value are not
 /// expanded.
 pub fn cache_root() -> Result<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    cache_root_from(|name| std::env::var_os(name), crate::source::home_dir())
+}
+
+/// [`cache_root`] from the variables `variable` reads and the home directory.
+fn cache_root_from(variable: impl Fn(&str) -> Option<std::ffi::OsString>, home: Option<PathBuf>) -> Result<PathBuf> {
+    let var = |name: &str| variable(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     let home = || {
-        crate::source::home_dir()
-            .ok_or_else(|| Error::from(std::io::Error::other(format!("{} is not set", crate::source::HOME_VAR))))
+        home.clone()
+            .ok_or_else(|| Error::new(HfErrorKind::HfNoCache(format!("{} is not set", crate::source::HOME_VAR))))
     };
     let expand = |p: PathBuf| -> Result<PathBuf> {
         match p.strip_prefix("~") {
@@ -226,6 +231,21 @@ pub fn cache_root() -> Result<PathBuf> {
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_cache_without_a_variable_or_a_home() {
+        let no_cache = |e: Error| {
+            assert!(matches!(e.kind().of::<HfErrorKind>(), Some(HfErrorKind::HfNoCache(_))), "{e}");
+            assert!(e.to_string().ends_with(" is not set"), "{e}");
+            assert!(!e.is_not_found(), "{e}");
+        };
+        no_cache(cache_root_from(|_| None, None).unwrap_err());
+        no_cache(cache_root_from(|v| (v == "HF_HOME").then(|| "~/hf".into()), None).unwrap_err());
+        let home = Some(PathBuf::from("/h"));
+        assert_eq!(cache_root_from(|_| None, home.clone()).unwrap(), Path::new("/h/.cache/huggingface/hub"));
+        let hf_home = |v: &str| (v == "HF_HOME").then(|| "~/hf".into());
+        assert_eq!(cache_root_from(hf_home, home).unwrap(), Path::new("/h/hf/hub"));
+    }
 
     #[test]
     fn references_name_a_models_folder_and_a_revision() {

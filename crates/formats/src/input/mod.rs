@@ -197,17 +197,23 @@ pub fn expand_arguments(args: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Error>)> 
 /// The Ollama store's root, if it holds a `manifests` directory; else an
 /// error that says no store was found, and where it was looked for.
 fn store_with_manifests() -> Result<PathBuf> {
-    let root = ollama::store_root()?;
+    let named = std::env::var_os("OLLAMA_MODELS").is_some_and(|r| !r.is_empty());
+    with_manifests(ollama::store_root()?, named)
+}
+
+/// `root` if it holds a `manifests` directory; `named`: the variable named it.
+fn with_manifests(root: PathBuf, named: bool) -> Result<PathBuf> {
     if root.join("manifests").is_dir() {
         return Ok(root);
     }
-    let which = match std::env::var_os("OLLAMA_MODELS").filter(|r| !r.is_empty()) {
-        Some(_) => "the store OLLAMA_MODELS names",
-        None => "the default store, ~/.ollama/models; OLLAMA_MODELS names another",
+    let which = if named {
+        "the store OLLAMA_MODELS names"
+    } else {
+        "the default store, ~/.ollama/models; OLLAMA_MODELS names another"
     };
     let root = crate::text::escape_name(root.as_os_str().as_encoded_bytes());
     let what = format!("no Ollama store found: {root} has no manifests directory ({which})");
-    Err(Error::from(std::io::Error::other(what)))
+    Err(Error::new(ollama::OllamaErrorKind::NoStore(what)))
 }
 
 /// About how many bytes labelling `path` reads: the sizes of every file of
@@ -253,6 +259,22 @@ pub fn label_paths<const N: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_store_without_manifests_is_no_store() {
+        let dir = tempfile::tempdir().unwrap();
+        for named in [true, false] {
+            let e = with_manifests(dir.path().to_path_buf(), named).unwrap_err();
+            assert!(
+                matches!(e.kind().of::<ollama::OllamaErrorKind>(), Some(ollama::OllamaErrorKind::NoStore(_))),
+                "{e}"
+            );
+            assert!(e.to_string().starts_with("no Ollama store found: "), "{e}");
+            assert!(!e.is_not_found());
+        }
+        std::fs::create_dir(dir.path().join("manifests")).unwrap();
+        assert_eq!(with_manifests(dir.path().to_path_buf(), true).unwrap(), dir.path());
+    }
 
     #[test]
     fn an_argument_is_told_apart_by_its_spelling_once_and_shown_as_given() {

@@ -1,4 +1,5 @@
-//! The Ollama error kinds: a model's name. (A damaged store is the core's
+//! The Ollama error kinds: a model's name, a model or a store not there.
+//! (A damaged store is the core's
 //! [`ErrorKind::DamagedStore`](crate::ErrorKind::DamagedStore): the
 //! Hugging Face cache and a directory report it too.)
 //!
@@ -20,6 +21,16 @@ pub enum OllamaErrorKind {
         /// What is wrong.
         why: String,
     },
+    /// The store holds no manifest for the model named.
+    #[error("no such model in the store (no manifest {})", .manifest.display())]
+    NoSuchModel {
+        /// Where its manifest would be.
+        manifest: std::path::PathBuf,
+    },
+    /// No store was found to look in: where it was looked for, or why
+    /// nowhere could be.
+    #[error("{0}")]
+    NoStore(String),
 }
 
 impl LayerError for OllamaErrorKind {}

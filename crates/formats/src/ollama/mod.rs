@@ -267,22 +267,18 @@ impl FileFormat for Ollama {
         Model::open_in(&path.to_string_lossy(), &store, &path, opts).map(AnyModel::new)
     }
 
-    fn first_shard_of(&self, _: &Path) -> Option<PathBuf> {
-        None
-    }
-
     fn approximate_bytes(&self, _: &Path) -> Option<u64> {
         // A manifest's own size; an `ollama:` reference's is the input
         // layer's ([`manifest_bytes`]).
         None
     }
 
-    fn partial(&self, _: Source, _: &InspectOptions) -> Option<String> {
+    fn component_kind(&self) -> Option<crate::format::DirectoryKind> {
+        // A manifest in a directory is a file of it.
         None
     }
 
-    fn component_kind(&self) -> Option<crate::format::DirectoryKind> {
-        // A manifest in a directory is a file of it.
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
         None
     }
 }
@@ -346,10 +342,6 @@ impl format::Opened for Model {
         false
     }
 
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
-    }
-
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
@@ -361,6 +353,24 @@ crate::format::sections!(inspect::Inspection, diff::Diff);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_not_in_the_store_is_said_so_not_an_io_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifests = dir.path().join("manifests");
+        std::fs::create_dir(&manifests).unwrap();
+        // A store without the manifest, and no store at all.
+        for root in [dir.path().to_path_buf(), dir.path().join("nowhere")] {
+            let manifest = root.join("manifests/registry.ollama.ai/library/nope/latest");
+            let e = Model::open("ollama:nope", &root, &manifest, OpenOptions::default()).unwrap_err();
+            assert!(
+                matches!(e.kind().of::<OllamaErrorKind>(), Some(OllamaErrorKind::NoSuchModel { manifest: m }) if *m == manifest),
+                "{e}"
+            );
+            assert!(e.to_string().contains("no such model in the store (no manifest "), "{e}");
+            assert!(!e.is_not_found(), "{e}");
+        }
+    }
 
     #[test]
     fn name_parts_are_valid_as_ollama_says() {

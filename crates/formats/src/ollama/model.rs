@@ -148,8 +148,7 @@ fn open_blob(store: &Arc<Root>, layer: &Layer, mode: ReadMode) -> Result<Source>
 
 /// The error for a manifest that is not in the store.
 fn no_such_model(manifest_path: &Path) -> Error {
-    let what = format!("no such model in the store (no manifest {})", manifest_path.display());
-    Error::new(ErrorKind::Io(std::io::Error::other(what)))
+    Error::new(crate::ollama::OllamaErrorKind::NoSuchModel { manifest: manifest_path.to_path_buf() })
 }
 
 /// Reads a small open file whole, refusing more than `limit` bytes before

@@ -9,7 +9,7 @@
 use crate::ollama::OllamaErrorKind;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::source::Root;
 
 /// The prefix of an argument that names an Ollama model.
@@ -137,14 +137,19 @@ impl ModelName {
 /// `~/.ollama/models` (the home directory as Ollama's Go finds it: `$HOME`,
 /// `%USERPROFILE%` on Windows; the same folder on macOS).
 pub fn store_root() -> Result<PathBuf> {
-    if let Some(root) = std::env::var_os("OLLAMA_MODELS").filter(|r| !r.is_empty()) {
+    store_root_from(std::env::var_os("OLLAMA_MODELS"), crate::source::home_dir())
+}
+
+/// [`store_root`] from the variable's value and the home directory.
+fn store_root_from(variable: Option<std::ffi::OsString>, home: Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(root) = variable.filter(|r| !r.is_empty()) {
         return Ok(PathBuf::from(root));
     }
-    match crate::source::home_dir() {
+    match home {
         Some(home) => Ok(home.join(".ollama").join("models")),
         None => {
             let why = format!("neither OLLAMA_MODELS nor {} is set", crate::source::HOME_VAR);
-            Err(Error::new(ErrorKind::Io(std::io::Error::other(why))))
+            Err(Error::new(OllamaErrorKind::NoStore(why)))
         }
     }
 }
@@ -180,6 +185,17 @@ mod tests {
 
     fn full(name: &str) -> String {
         ModelName::parse(name).map(|n| n.display()).unwrap_or_else(|e| format!("error: {e}"))
+    }
+
+    #[test]
+    fn no_store_without_the_variable_or_a_home() {
+        for variable in [None, Some("".into())] {
+            let e = store_root_from(variable, None).unwrap_err();
+            assert!(matches!(e.kind().of::<OllamaErrorKind>(), Some(OllamaErrorKind::NoStore(_))), "{e}");
+            assert!(e.to_string().starts_with("neither OLLAMA_MODELS nor "), "{e}");
+        }
+        assert_eq!(store_root_from(Some("s".into()), None).unwrap(), Path::new("s"));
+        assert_eq!(store_root_from(None, Some("h".into())).unwrap(), Path::new("h/.ollama/models"));
     }
 
     #[test]

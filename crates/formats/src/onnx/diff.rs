@@ -1,32 +1,39 @@
 //! The ONNX section of `diff`: two models compared by their model fields,
 //! opsets and metadata (by domain and key), the main graph's initializers
 //! (by name: dtype, shape, elements digest), inputs and outputs, and nodes
-//! by position (op type, name, inputs, outputs, each attribute by name).
+//! by position (op type, name, inputs, outputs, each attribute by name);
+//! and against a safetensors model, the main graph's initializers tensor by
+//! tensor (name, dtype, shape, elements digest).
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value as JsonValue, json};
 use sha2::{Digest as _, Sha256};
 
 use super::model::Model;
 use super::skeleton::Writer;
 use super::wire::{Msg, Slot, Val};
+use crate::Result;
+use crate::format::{AnyModel, DiffSection, FileFormat as _, Side, diff_same};
 use crate::hash::Digest;
 use crate::render::DiffOptions;
+use crate::tensors_diff::{LeafDiff, LeafStyle, TensorRow, TensorsDiff, safetensors_rows};
 use crate::text::escape_bytes;
 
-/// What differs between two models.
+/// How two ONNX models' diff is shown (its paths and values escaped as
+/// they are made).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Diff {
-    /// The two labels.
-    pub labels: (String, String),
-    /// Paths only in the first.
-    pub removed: Vec<String>,
-    /// Paths only in the second.
-    pub added: Vec<String>,
-    /// Paths in both whose values differ, with both sides as text.
-    pub changed: Vec<(String, String, String)>,
+pub struct OnnxLeaves;
+
+impl LeafStyle for OnnxLeaves {
+    const FORMAT: &'static str = "onnx";
+    const NONE_DIFFER: &'static str =
+        "no compared field differs: a subgraph, a function or a doc string elsewhere does";
+    const ESCAPE: bool = false;
 }
+
+/// What differs between two models: paths only in the first (`removed`),
+/// only in the second (`added`), and in both with other values (`changed`).
+pub type Diff = LeafDiff<OnnxLeaves>;
 
 /// Every leaf compared: a path (`initializer 'w'`, `node[3].attribute 'axis'`) and its value as text.
 fn leaves(model: &Model, digest: &Digest) -> BTreeMap<String, String> {
@@ -114,58 +121,48 @@ fn attribute(a: &Msg, enc: &dyn Fn(&Msg) -> String) -> String {
 
 /// Compares two labelled models.
 pub fn diff(a: &Model, da: &Digest, b: &Model, db: &Digest, _opts: &DiffOptions) -> Diff {
-    let la = leaves(a, da);
-    let lb = leaves(b, db);
-    let removed = la.keys().filter(|k| !lb.contains_key(*k)).cloned().collect();
-    let added = lb.keys().filter(|k| !la.contains_key(*k)).cloned().collect();
-    let changed = la
-        .iter()
-        .filter_map(|(k, va)| {
-            let vb = lb.get(k)?;
-            (va != vb).then(|| (k.clone(), va.clone(), vb.clone()))
-        })
-        .collect();
-    Diff { labels: (da.label(), db.label()), removed, added, changed }
+    LeafDiff::new(da, db, &leaves(a, da), &leaves(b, db), String::clone)
 }
 
-impl Diff {
-    /// Whether the labels are equal.
-    pub fn labels_equal(&self) -> bool {
-        self.labels.0 == self.labels.1
+/// The `diff` section of `me` against `other`: another ONNX model field by
+/// field ([`diff`]), a safetensors model tensor by tensor (the main graph's
+/// initializers against its tensors, [`TensorsDiff`]); `None` for any
+/// other kind.
+pub fn against(
+    me: &Model,
+    mine: &Digest,
+    other: &AnyModel,
+    theirs: &Digest,
+    side: Side,
+    opts: &DiffOptions,
+) -> Option<Result<Box<dyn DiffSection>>> {
+    if let Some(st) = other.downcast_ref::<crate::safetensors::Model>() {
+        let d =
+            TensorsDiff::sided(side, (super::Onnx.what(), other.what()), rows(me, mine), safetensors_rows(st, theirs));
+        return Some(Ok(Box::new(d)));
     }
+    diff_same(me, mine, other, theirs, side, |a, da, b, db| Ok(diff(a, da, b, db, opts)))
+}
 
-    /// The text report.
-    pub fn text(&self) -> String {
-        let mut s = String::new();
-        if self.labels_equal() {
-            s.push_str(&format!("same label {}\n", self.labels.0));
-            return s;
-        }
-        s.push_str(&format!("labels differ: {} {}\n", self.labels.0, self.labels.1));
-        for p in &self.removed {
-            s.push_str(&format!("  - {p}\n"));
-        }
-        for p in &self.added {
-            s.push_str(&format!("  + {p}\n"));
-        }
-        for (p, x, y) in &self.changed {
-            s.push_str(&format!("  ~ {p}: {x} -> {y}\n"));
-        }
-        if self.removed.is_empty() && self.added.is_empty() && self.changed.is_empty() {
-            s.push_str("  (no compared field differs: a subgraph, a function or a doc string elsewhere does)\n");
-        }
-        s
-    }
-
-    /// The JSON document.
-    pub fn to_json(&self) -> JsonValue {
-        json!({
-            "format": "onnx",
-            "labels_equal": self.labels_equal(),
-            "labels": [self.labels.0, self.labels.1],
-            "removed": self.removed,
-            "added": self.added,
-            "changed": self.changed.iter().map(|(p, a, b)| json!({"path": p, "a": a, "b": b})).collect::<Vec<_>>(),
+/// The main graph's initializers as rows (a name not in UTF-8 escaped).
+pub fn rows(model: &Model, digest: &Digest) -> Vec<TensorRow> {
+    let data = digest.tensor_sha256();
+    let Some(g) = model.proto().msg(7) else { return Vec::new() };
+    g.many(5)
+        .iter()
+        .filter_map(|v| {
+            let Val::T(i) = v else { return None };
+            let t = model.tensors().get(*i)?;
+            let name = match std::str::from_utf8(&t.name) {
+                Ok(n) => n.to_string(),
+                Err(_) => escape_bytes(&t.name).to_string(),
+            };
+            Some(TensorRow {
+                name,
+                dtype: t.dtype.name.into(),
+                shape: t.dims.clone(),
+                sha256: hex::encode(model.elements_sha256(*i, data)),
+            })
         })
-    }
+        .collect()
 }

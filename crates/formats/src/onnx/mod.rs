@@ -9,6 +9,7 @@
 //! [`Onnx`], listed in `formats::FORMATS`.
 
 pub mod diff;
+mod dir_rule;
 mod error;
 pub mod inspect;
 mod json;
@@ -19,12 +20,10 @@ pub mod skeleton;
 pub mod tensor;
 pub mod wire;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::facts::Facts;
-use crate::format::{
-    self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side, diff_same,
-};
+use crate::format::{self, AnyModel, DiffSection, DirectoryKind, FileFormat, Labelled, OpenOptions, Section, Side};
 use crate::hash::{Digest, Job, Sha256Digest};
 use crate::render::{DiffOptions, InspectOptions};
 use crate::source::Source;
@@ -95,20 +94,8 @@ impl FileFormat for Onnx {
         sniff(head)
     }
 
-    fn claims_path(&self, _path: &Path) -> bool {
-        false
-    }
-
     fn open(&self, source: Source, opts: OpenOptions) -> crate::Result<AnyModel> {
         Model::from_source(source, opts).map(AnyModel::new)
-    }
-
-    fn first_shard_of(&self, _later: &Path) -> Option<PathBuf> {
-        None
-    }
-
-    fn approximate_bytes(&self, _path: &Path) -> Option<u64> {
-        None
     }
 
     fn partial(&self, _source: Source, _opts: &InspectOptions) -> Option<String> {
@@ -116,9 +103,11 @@ impl FileFormat for Onnx {
     }
 
     fn component_kind(&self) -> Option<DirectoryKind> {
-        // Directory revision 3 (ONNX components, SPEC X8) is not
-        // implemented yet: a model in a directory stays a FILE component.
-        None
+        Some(DirectoryKind { bytes: b"ONNX", words: "ONNX model" })
+    }
+
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
+        Some(&dir_rule::Rule)
     }
 }
 
@@ -139,7 +128,7 @@ impl format::Opened for Model {
         side: Side,
         opts: &DiffOptions,
     ) -> Option<crate::Result<Box<dyn DiffSection>>> {
-        diff_same(self, mine, other, theirs, side, |a, da, b, db| Ok(diff::diff(a, da, b, db, opts)))
+        diff::against(self, mine, other, theirs, side, opts)
     }
 
     /// The initializers' dtypes.
@@ -152,10 +141,6 @@ impl format::Opened for Model {
 
     fn shard_alone_names_model(&self) -> bool {
         false
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

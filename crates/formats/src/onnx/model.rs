@@ -80,15 +80,28 @@ impl Model {
     }
 
     fn open(source: Source, opts: OpenOptions) -> Result<Model> {
-        if source.is_stream() {
-            return Err(onnx_err(
-                "an ONNX model cannot be read from standard input: its external data is named from its directory; name the file instead",
-            ));
-        }
-        if source.is_empty() {
-            return Err(Error::new(ErrorKind::Empty));
-        }
-        let parsed = source.parse(parse_whole)?;
+        let parsed = read_file(&source)?;
+        let beside = if parsed.tensors.iter().any(|t| matches!(t.data, Data::External(_))) {
+            Some(source.beside()?)
+        } else {
+            None
+        };
+        let mut open_external = |location: &[u8]| -> Result<Source> {
+            let beside = beside.as_ref().ok_or_else(|| Error::internal("external data without a directory"))?;
+            beside.open_below(Path::new(OsStr::from_bytes(location)), opts.read_mode)
+        };
+        Model::from_read(source, parsed, &mut open_external)
+    }
+
+    /// The model of a file already read ([`read_file`]), each external
+    /// file opened by `open_external` from its location as the model names
+    /// it (once per location): beside the model, or, in a directory, the
+    /// file the walk found there.
+    pub(crate) fn from_read(
+        source: Source,
+        parsed: Parsed,
+        open_external: &mut dyn FnMut(&[u8]) -> Result<Source>,
+    ) -> Result<Model> {
         let mut model = Model {
             source,
             parsed,
@@ -98,31 +111,55 @@ impl Model {
             job_of: Vec::new(),
             file_of: Vec::new(),
         };
-        model.open_externals(opts)?;
+        model.open_externals(open_external)?;
         model.check_work()?;
         model.make_jobs();
         Ok(model)
     }
+}
 
+/// Reads an open model file whole (X1 to X5; its external files are named,
+/// not opened): standard input and an empty file refused.
+pub(crate) fn read_file(source: &Source) -> Result<Parsed> {
+    if source.is_stream() {
+        return Err(onnx_err(
+            "an ONNX model cannot be read from standard input: its external data is named from its directory; name the file instead",
+        ));
+    }
+    if source.is_empty() {
+        return Err(Error::new(ErrorKind::Empty));
+    }
+    source.parse(parse_whole)
+}
+
+/// The distinct external locations of a model read, in the order first
+/// named: the files it needs beside it.
+pub(crate) fn locations(parsed: &Parsed) -> Vec<Vec<u8>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for t in &parsed.tensors {
+        if let Data::External(ext) = &t.data
+            && seen.insert(ext.location.as_slice())
+        {
+            out.push(ext.location.clone());
+        }
+    }
+    out
+}
+
+impl Model {
     /// Opens every external file (once per location) and checks each
     /// tensor's range in it (X6).
-    fn open_externals(&mut self, opts: OpenOptions) -> Result<()> {
+    fn open_externals(&mut self, open_external: &mut dyn FnMut(&[u8]) -> Result<Source>) -> Result<()> {
         let mut by_location: HashMap<Vec<u8>, usize> = HashMap::new();
         let mut file_of = vec![None; self.parsed.tensors.len()];
-        let beside = if self.parsed.tensors.iter().any(|t| matches!(t.data, Data::External(_))) {
-            Some(self.source.beside()?)
-        } else {
-            None
-        };
         for (i, t) in self.parsed.tensors.iter_mut().enumerate() {
             let Data::External(ext) = &t.data else { continue };
-            let Some(beside) = &beside else { continue };
             let shown_loc = crate::text::escape_bytes(&ext.location);
             let k = match by_location.get(&ext.location) {
                 Some(&k) => k,
                 None => {
-                    let rel = Path::new(OsStr::from_bytes(&ext.location));
-                    let s = beside.open_below(rel, opts.read_mode).map_err(|e| {
+                    let s = open_external(&ext.location).map_err(|e| {
                         let why = match e.kind() {
                             ErrorKind::OutsideRoot { .. } => "leads outside the model's directory".to_string(),
                             k => k.to_string(),

@@ -9,6 +9,7 @@
 //! its [`FileFormat`], [`Pytorch`], listed in `formats::FORMATS`.
 
 pub mod diff;
+mod dir_rule;
 pub mod dtype;
 mod error;
 pub mod inspect;
@@ -108,16 +109,12 @@ impl FileFormat for Pytorch {
         Some(later.with_file_name(name.sibling(1)))
     }
 
-    fn approximate_bytes(&self, _path: &Path) -> Option<u64> {
-        None
-    }
-
-    fn partial(&self, _source: Source, _opts: &InspectOptions) -> Option<String> {
-        None
-    }
-
     fn component_kind(&self) -> Option<DirectoryKind> {
         Some(DirectoryKind { bytes: b"PTCH", words: "PyTorch checkpoint" })
+    }
+
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
+        Some(&dir_rule::Rule)
     }
 }
 
@@ -167,10 +164,6 @@ impl format::Opened for Model {
         // Through an index, a shard alone opens the same index; without
         // one, a later shard alone is refused by its name.
         self.index().is_some()
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

@@ -32,24 +32,15 @@ pub struct ShardName {
     pub count: u64,
 }
 
-fn five_digits(s: &str) -> Option<u64> {
-    if s.len() == 5 && s.bytes().all(|b| b.is_ascii_digit()) { s.parse().ok() } else { None }
-}
-
 impl ShardName {
     /// The shard name a file name is, if it is one.
     pub fn parse(name: &OsStr) -> Option<ShardName> {
         let name = name.to_str()?;
-        let stem = name.strip_suffix(".bin")?;
-        // "-NNNNN-of-MMMMM" is 15 bytes, all ASCII.
-        let cut = stem.len().checked_sub(15)?;
-        let (prefix, tail) = (stem.get(..cut)?, stem.get(cut..)?);
-        let no = five_digits(tail.get(1..6)?)?;
-        let count = five_digits(tail.get(10..)?)?;
-        if !tail.starts_with('-') || tail.get(6..10)? != "-of-" || no == 0 || no > count {
+        let (prefix, no, count) = crate::format::shard_name_parts(name.as_bytes(), ".bin")?;
+        if no == 0 || no > count {
             return None;
         }
-        Some(ShardName { prefix: prefix.to_string(), no, count })
+        Some(ShardName { prefix: std::str::from_utf8(prefix).ok()?.to_string(), no, count })
     }
 
     /// The file name of shard `no` of the same set.
@@ -80,21 +71,6 @@ pub struct Index {
     pub total_size: Option<u64>,
 }
 
-/// Why `name` is not a plain file name in the index's directory, if it is not.
-pub fn not_plain(name: &str) -> Option<&'static str> {
-    if name.is_empty() {
-        Some("is empty")
-    } else if name == "." || name == ".." {
-        Some("names a directory")
-    } else if name.contains(['/', '\\']) {
-        Some("holds a path separator")
-    } else if name.contains('\0') {
-        Some("holds a NUL byte")
-    } else {
-        None
-    }
-}
-
 /// Parses an index's text (strict JSON: no repeated key, depth 64).
 pub fn parse_index(text: &[u8]) -> Result<Index> {
     let json = parse_strict(text, MAX_INDEX_DEPTH)?;
@@ -116,7 +92,7 @@ pub fn parse_index(text: &[u8]) -> Result<Index> {
                 file.kind()
             ))));
         };
-        if let Some(why) = not_plain(file) {
+        if let Some(why) = crate::format::not_plain_name(file) {
             return Err(about(Error::schema(format!(
                 "weight_map names the file '{}', which {why}: an index names files beside it only",
                 crate::text::escape_bytes(file.as_bytes())

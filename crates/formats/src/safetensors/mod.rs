@@ -6,6 +6,7 @@
 //! [`Labelled`] and its [`FileFormat`], [`Safetensors`].
 
 pub mod diff;
+mod dir_rule;
 mod dtype;
 mod error;
 mod header;
@@ -128,6 +129,10 @@ impl FileFormat for Safetensors {
     fn component_kind(&self) -> Option<DirectoryKind> {
         Some(DirectoryKind { bytes: b"SFTN", words: "safetensors weights" })
     }
+
+    fn directory_rule(&self) -> Option<&'static dyn crate::format::directory_rule::DirectoryRule> {
+        Some(&dir_rule::Rule)
+    }
 }
 
 impl format::Opened for Model {
@@ -168,10 +173,6 @@ impl format::Opened for Model {
         // Through an index, a shard alone opens the same index; without
         // one, a later shard alone is refused by its name.
         self.index().is_some()
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

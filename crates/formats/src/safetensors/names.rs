@@ -24,23 +24,15 @@ pub struct ShardName {
     pub count: u64,
 }
 
-fn five_digits(s: &str) -> Option<u64> {
-    if s.len() == 5 && s.bytes().all(|b| b.is_ascii_digit()) { s.parse().ok() } else { None }
-}
-
 impl ShardName {
     /// The shard name in `path`, if it is one.
     pub fn parse(path: &Path) -> Option<ShardName> {
         let name = path.file_name()?.to_str()?;
-        let stem = name.strip_suffix(".safetensors")?;
-        // "-NNNNN-of-MMMMM" is 15 bytes, all ASCII.
-        let cut = stem.len().checked_sub(15)?;
-        let (prefix, tail) = (stem.get(..cut)?, stem.get(cut..)?);
-        let no = five_digits(tail.get(1..6)?)?;
-        let count = five_digits(tail.get(10..)?)?;
-        if !tail.starts_with('-') || tail.get(6..10)? != "-of-" || no == 0 || no > count {
+        let (prefix, no, count) = crate::format::shard_name_parts(name.as_bytes(), ".safetensors")?;
+        if no == 0 || no > count {
             return None;
         }
+        let prefix = std::str::from_utf8(prefix).ok()?;
         Some(ShardName { prefix: path.with_file_name(prefix), no, count })
     }
 
@@ -64,18 +56,7 @@ impl ShardName {
 /// so an index can never make the tool open a file outside its directory.
 /// This is the only place where a name read from an input becomes a path.
 pub fn plain_name_in(dir: &Path, name: &str) -> Result<PathBuf> {
-    let why = if name.is_empty() {
-        Some("is empty")
-    } else if name == "." || name == ".." {
-        Some("names a directory")
-    } else if name.contains(['/', '\\']) {
-        Some("holds a path separator")
-    } else if name.contains('\0') {
-        Some("holds a NUL byte")
-    } else {
-        None
-    };
-    match why {
+    match crate::format::not_plain_name(name) {
         Some(why) => Err(Error::new(SafetensorsErrorKind::NotPlainName { name: name.to_string(), why })),
         None => Ok(dir.join(name)),
     }

@@ -51,3 +51,41 @@ pub const MAX_DEPTH: usize = 64;
 
 /// The most bytes of a statement, envelope or bundle read.
 pub const MAX_STATEMENT: u64 = 16 << 20;
+
+/// The bytes of the statement, envelope or bundle at `path`: at most
+/// [`MAX_STATEMENT`] are read, and a larger file is refused as too large
+/// (an I/O error of kind `FileTooLarge`: the file is there and readable,
+/// but more than this reader takes).
+pub(crate) fn read_limited(path: &std::path::Path) -> crate::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(MAX_STATEMENT.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_STATEMENT {
+        let e = std::io::Error::new(std::io::ErrorKind::FileTooLarge, format!("larger than {MAX_STATEMENT} bytes"));
+        return Err(e.into());
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_statement_past_the_limit_is_too_large_and_one_at_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(MAX_STATEMENT).unwrap();
+        assert_eq!(read_limited(&path).unwrap().len() as u64, MAX_STATEMENT);
+        file.set_len(MAX_STATEMENT + 1).unwrap();
+        let e = read_limited(&path).unwrap_err();
+        assert!(
+            matches!(e.kind(), crate::error::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::FileTooLarge),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), format!("larger than {MAX_STATEMENT} bytes"));
+        let e = read_limited(&dir.path().join("none.json")).unwrap_err();
+        assert!(e.is_not_found(), "{e}");
+    }
+}

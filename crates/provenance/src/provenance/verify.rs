@@ -7,7 +7,6 @@
 
 use crate::provenance::ProvenanceErrorKind;
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,7 +15,7 @@ use crate::format::AnyModel;
 use crate::format::OpenOptions;
 use crate::provenance::envelope::{self, Signed};
 use crate::provenance::keys::PublicKey;
-use crate::provenance::{MAX_STATEMENT, PAYLOAD_TYPE, subjects};
+use crate::provenance::{PAYLOAD_TYPE, read_limited, subjects};
 use crate::source::Root;
 
 /// What a statement claims, ready to be relabelled.
@@ -176,17 +175,6 @@ pub fn label_once_each(
         }
     };
     label(&unique, &mut on_unique);
-}
-
-/// Reads at most [`MAX_STATEMENT`] bytes of `path`.
-fn read_limited(path: &Path) -> std::io::Result<Vec<u8>> {
-    let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_STATEMENT.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_STATEMENT {
-        return Err(std::io::Error::other(format!("larger than {MAX_STATEMENT} bytes")));
-    }
-    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ use crate::provenance::ProvenanceErrorKind;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::provenance::{MAX_STATEMENT, PAYLOAD_TYPE, envelope};
+use crate::provenance::{PAYLOAD_TYPE, envelope, read_limited};
 
 pub use bundle::is_model_signing;
 
@@ -72,7 +72,7 @@ fn failed<T>(why: impl Into<String>) -> Result<T> {
 /// Reads the bundle at `file` and checks its signature with `method`;
 /// only then is its statement read as a manifest. Errors name the file.
 pub fn verify_signature(file: &Path, method: Method<'_>) -> Result<Verified> {
-    verify_bytes(&read_limited(file).map_err(|e| Error::from(e).in_file(file))?, method).map_err(|e| e.in_file(file))
+    verify_bytes(&read_limited(file).map_err(|e| e.in_file(file))?, method).map_err(|e| e.in_file(file))
 }
 
 /// [`verify_signature`] of a bundle's bytes.
@@ -128,16 +128,6 @@ pub fn verify_bytes(bytes: &[u8], method: Method<'_>) -> Result<Verified> {
         }
     };
     Ok(Verified { manifest: manifest::read(&b.payload)?, signer })
-}
-
-fn read_limited(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?.take(MAX_STATEMENT.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_STATEMENT {
-        return Err(std::io::Error::other(format!("larger than {MAX_STATEMENT} bytes")));
-    }
-    Ok(bytes)
 }
 
 /// Whether the file at `path` is a model_signing bundle (read up to the
