@@ -91,6 +91,8 @@ prov_reqs=('in-toto-attestation>=0.9,<0.10' 'securesystemslib[crypto]>=1.6,<2' '
 hook_req='pre-commit>=4,<5'
 sign_reqs=('model-signing==1.1.1' 'pyOpenSSL' 'sigstore-models' 'cryptography')
 onnx_req='onnx==1.22.0'
+# URL inputs (tests/remote/s3.rs): moto's S3 server, objects uploaded by boto3.
+remote_reqs=('moto[server]==5.2.5' 'boto3==1.44.8')
 bom_reqs=('cyclonedx-python-lib[json-validation]>=11,<12' 'spdx-python-model>=0.0.6,<0.1')
 scan_reqs=('fickling>=0.1.12,<0.2' 'picklescan>=1.0.5,<2')
 # The wheels holding the PyTorch fixtures (prereq.py PT_WHEELS names the files).
@@ -163,6 +165,8 @@ log "installing $onnx_req (the ONNX label's oracle check and its backend test mo
 "${pip[@]}" "$onnx_req"
 log "installing ${scan_reqs[*]} (the pickle scanners the PyTorch refusals are checked against)"
 "${pip[@]}" "${scan_reqs[@]}"
+log "installing ${remote_reqs[*]} (URL inputs: an S3 server started by tests/remote/s3.rs)"
+"${pip[@]}" "${remote_reqs[@]}"
 
 # The fixtures: downloaded, not installed (pip skips a wheel already there).
 log "downloading the PyTorch fixture wheels into $pt_fixtures"

@@ -55,6 +55,9 @@ ST_PACKAGES = [
     # scanners people run on checkpoints must flag every attack too.
     ("fickling", "fickling", "0.1."),
     ("picklescan", "picklescan.scanner", "1."),
+    # URL inputs (tests/remote/s3.rs): moto's S3 server, boto3 to upload.
+    ("moto", "moto.server", "5.2.5"),
+    ("boto3", "boto3", "1.44.8"),
 ]
 # The PyTorch fixtures: wheels `pip download --no-deps --only-binary=:all:`
 # puts in pt_wheel_dir() (scripts/setup-python.sh), never installed.

@@ -61,6 +61,36 @@ impl Model {
             let root = tree.root(f.store).ok_or_else(|| Error::internal("a file in no root"))?;
             Source::open_beneath(root, &f.at, &tree.shown_path(name), opts.read_mode, Last::NoFollow)
         };
+        let names: Vec<Vec<u8>> = tree.files.iter().map(|f| f.name.clone()).collect();
+        Model::open_listed(&names, &open, Some(&tree), &tree.shown, dir, opts)
+    }
+
+    /// Opens a remote prefix ending in `/` as a directory (docs/adr/0044):
+    /// its objects listed (`RangeDir::walk`, bounded), the names a local
+    /// walk leaves out left out, each opened below the prefix by its
+    /// relative name; grouped and labelled as a local directory of the
+    /// same files is.
+    pub fn open_place(place: &crate::source::Beside, opts: &OpenOptions) -> Result<Model> {
+        let shown = place.shown().to_path_buf();
+        let names = crate::directory::walk::listed(place.walk()?, &shown)?;
+        let open = |name: &[u8]| -> Result<Source> {
+            let rel = std::str::from_utf8(name).map_err(|_| Error::internal("an object name that is not UTF-8"))?;
+            place.open_below(Path::new(rel), opts.read_mode)
+        };
+        Model::open_listed(&names, &open, None, &shown, &shown, opts)
+    }
+
+    /// A directory's files by name (sorted, `/`-separated), each opened by
+    /// `open`; `tree` when they were walked on disk (a snapshot's blobs are
+    /// audited from it).
+    fn open_listed(
+        names: &[Vec<u8>],
+        open: &dyn Fn(&[u8]) -> Result<Source>,
+        tree: Option<&Tree>,
+        shown: &Path,
+        dir: &Path,
+        opts: &OpenOptions,
+    ) -> Result<Model> {
         // What each list's reading kept, by the list's relative path.
         let mut held: HashMap<Vec<u8>, Held> = HashMap::new();
         let mut lister = |name: &[u8], rule: &'static dyn DirectoryRule| -> Result<Vec<Vec<u8>>> {
@@ -70,8 +100,7 @@ impl Model {
             held.insert(name.to_vec(), kept);
             Ok(files)
         };
-        let names: Vec<Vec<u8>> = tree.files.iter().map(|f| f.name.clone()).collect();
-        let plans = group(&names, &mut lister).map_err(|e| e.in_file(dir))?;
+        let plans = group(names, &mut lister).map_err(|e| e.in_file(dir))?;
         let mut components = Vec::with_capacity(plans.len());
         let mut kept = Vec::new();
         let mut index_of: HashMap<Vec<u8>, usize> = HashMap::new();
@@ -79,11 +108,12 @@ impl Model {
             let component = open_component(plan, &open, &mut held, dir, opts, &mut kept, &mut index_of)?;
             components.push(component);
         }
-        Model::assemble(&tree, components, kept, &index_of, opts)
+        Model::assemble(tree, shown, components, kept, &index_of, opts)
     }
 
     fn assemble(
-        tree: &Tree,
+        tree: Option<&Tree>,
+        shown: &Path,
         components: Vec<Component>,
         indexes: Vec<Source>,
         index_of: &HashMap<Vec<u8>, usize>,
@@ -94,7 +124,7 @@ impl Model {
             jobs.extend((0..comp.job_count()).map(|t| JobRef::Part(c, t)));
         }
         let (mut audits, mut unaudited) = (Vec::new(), Vec::new());
-        if opts.verify_blobs && tree.snapshot {
+        if let Some(tree) = tree.filter(|t| opts.verify_blobs && t.snapshot) {
             // Where each file's open source is, by its shown path.
             let mut at: HashMap<PathBuf, SourceAt> = HashMap::new();
             for (c, comp) in components.iter().enumerate() {
@@ -127,9 +157,11 @@ impl Model {
                 audits.push(Audit { name: f.name.clone(), blob: blob.to_ascii_lowercase(), source });
             }
         }
-        let blobs = tree.main.path().join("blobs");
-        let incomplete = tree.incomplete.iter().map(|n| blobs.join(OsStr::from_bytes(n))).collect();
-        Ok(Model { shown: tree.shown.clone(), components, indexes, audits, unaudited, incomplete, jobs, opts: *opts })
+        let incomplete = tree.map_or_else(Vec::new, |tree| {
+            let blobs = tree.main.path().join("blobs");
+            tree.incomplete.iter().map(|n| blobs.join(OsStr::from_bytes(n))).collect()
+        });
+        Ok(Model { shown: shown.to_path_buf(), components, indexes, audits, unaudited, incomplete, jobs, opts: *opts })
     }
 }
 
