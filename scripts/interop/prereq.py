@@ -55,6 +55,9 @@ ST_PACKAGES = [
     # scanners people run on checkpoints must flag every attack too.
     ("fickling", "fickling", "0.1."),
     ("picklescan", "picklescan.scanner", "1."),
+    # The OCI registry tests (tests/interop/oci.rs): blobs pushed by ORAS's
+    # own Python client (scripts/interop/oci_push.py).
+    ("oras", "oras.provider", "0.2.43"),
 ]
 # The PyTorch fixtures: wheels `pip download --no-deps --only-binary=:all:`
 # puts in pt_wheel_dir() (scripts/setup-python.sh), never installed.

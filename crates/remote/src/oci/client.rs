@@ -54,6 +54,8 @@ pub struct Resolved {
     pub manifest: Manifest,
     /// Its digest's 64 hex digits.
     pub hex: String,
+    /// Its bytes, as the registry served them (they hash to `hex`).
+    pub text: Vec<u8>,
 }
 
 /// A client of one repository of one registry.
@@ -302,15 +304,16 @@ impl Client {
         self.rt.block_on(async {
             let named = self.reference.manifest_reference();
             let what = self.reference.to_string();
-            let (parsed, hex) = self.fetch_manifest(&named, &what, self.reference.digest.as_deref()).await?;
+            let (parsed, hex, text) = self.fetch_manifest(&named, &what, self.reference.digest.as_deref()).await?;
             match parsed {
-                Parsed::Manifest(manifest) => Ok(Resolved { manifest, hex }),
+                Parsed::Manifest(manifest) => Ok(Resolved { manifest, hex, text }),
                 Parsed::Index(list) => {
                     let chosen = manifest::pick(&list).map_err(|why| manifest_error(&what, why))?;
                     let inner_what = format!("{what} (its manifest sha256:{})", chosen.hex);
-                    let (parsed, hex) = self.fetch_manifest(&chosen.digest(), &inner_what, Some(&chosen.hex)).await?;
+                    let (parsed, hex, text) =
+                        self.fetch_manifest(&chosen.digest(), &inner_what, Some(&chosen.hex)).await?;
                     match parsed {
-                        Parsed::Manifest(manifest) => Ok(Resolved { manifest, hex }),
+                        Parsed::Manifest(manifest) => Ok(Resolved { manifest, hex, text }),
                         Parsed::Index(_) => Err(manifest_error(&inner_what, "an index inside an index".into())),
                     }
                 }
@@ -318,7 +321,7 @@ impl Client {
         })
     }
 
-    async fn fetch_manifest(&self, named: &str, what: &str, expected: Option<&str>) -> Result<(Parsed, String)> {
+    async fn fetch_manifest(&self, named: &str, what: &str, expected: Option<&str>) -> Result<(Parsed, String, Vec<u8>)> {
         let url = self.repo_url(&format!("manifests/{named}"))?;
         let mut response = self.get(url.clone(), Some(manifest::ACCEPT), None).await?;
         self.check_status(&mut response, &url, what).await?;
@@ -334,7 +337,7 @@ impl Client {
             .into());
         }
         let parsed = manifest::parse(&body, content_type.as_deref()).map_err(|why| manifest_error(what, why))?;
-        Ok((parsed, hex))
+        Ok((parsed, hex, body))
     }
 
     async fn check_status(&self, response: &mut reqwest::Response, url: &Url, what: &str) -> Result<()> {
@@ -425,6 +428,37 @@ impl Client {
         })
     }
 
+    /// `len` bytes of the blob from `start`, streamed: a range request
+    /// read a piece at a time, asked again from where it stopped when the
+    /// connection drops (a body that ends early is never handed back short).
+    pub fn range_stream(&self, d: &Descriptor, start: u64, len: u64) -> Result<RangeStream<'_>> {
+        let name = self.blob_name(d);
+        let end = start.checked_add(len).filter(|&e| e <= d.size).ok_or_else(|| {
+            manifest_error(&name, format!("a read of {len} bytes at {start} past its {} bytes", d.size))
+        })?;
+        let url = self.repo_url(&format!("blobs/{}", d.digest()))?;
+        Ok(RangeStream { client: self, url, name, at: start, end, response: None, held: Vec::new(), used: 0, drops: 0 })
+    }
+
+    async fn open_range(&self, url: &Url, name: &str, start: u64, end: u64) -> Result<reqwest::Response> {
+        let last = end.saturating_sub(1);
+        let mut response = self.get(url.clone(), None, Some((start, last))).await?;
+        self.check_status(&mut response, url, name).await?;
+        match response.status() {
+            StatusCode::PARTIAL_CONTENT => {
+                let want = format!("bytes {start}-{last}/");
+                let got = response.headers().get(CONTENT_RANGE).and_then(|v| v.to_str().ok()).unwrap_or("");
+                if !got.starts_with(&want) {
+                    return Err(http_error(url, format!("asked for bytes {start}-{last}, got a Content-Range of {got:?}")));
+                }
+                Ok(response)
+            }
+            // The whole blob: its first bytes are the range.
+            StatusCode::OK if start == 0 => Ok(response),
+            s => Err(http_error(url, format!("HTTP {s} to a range request (ranges unsupported?)"))),
+        }
+    }
+
     fn blob_name(&self, d: &Descriptor) -> String {
         format!("{} blob {}", self.reference, d.digest())
     }
@@ -477,6 +511,79 @@ async fn registry_error_code(response: &mut reqwest::Response, url: &Url) -> Opt
         Some(m) => format!("{code}: {m}"),
         None => code.to_string(),
     })
+}
+
+/// A range of a blob being read ([`Client::range_stream`]).
+pub struct RangeStream<'a> {
+    client: &'a Client,
+    url: Url,
+    name: String,
+    /// The next byte to hand over, and the end of the range.
+    at: u64,
+    end: u64,
+    response: Option<reqwest::Response>,
+    /// The last piece received, and how much of it was handed over.
+    held: Vec<u8>,
+    used: usize,
+    drops: u32,
+}
+
+impl RangeStream<'_> {
+    /// Fills `buf` with the range's next bytes: all of them, or an error.
+    pub fn read_exact(&mut self, buf: &mut [u8]) -> Result<()> {
+        let want_end = self.at.checked_add(buf.len() as u64).filter(|&e| e <= self.end);
+        if want_end.is_none() {
+            return Err(http_error(&self.url, "a read past the range asked for"));
+        }
+        let mut filled = 0usize;
+        while filled < buf.len() {
+            let held = self.held.get(self.used..).unwrap_or(&[]);
+            if !held.is_empty() {
+                let n = held.len().min(buf.len().saturating_sub(filled));
+                let (Some(dst), Some(src)) = (buf.get_mut(filled..filled.saturating_add(n)), held.get(..n)) else {
+                    return Err(Error::internal("a range piece past its buffer"));
+                };
+                dst.copy_from_slice(src);
+                filled = filled.saturating_add(n);
+                self.used = self.used.saturating_add(n);
+                self.at = self.at.saturating_add(n as u64);
+                continue;
+            }
+            self.next_piece()?;
+        }
+        Ok(())
+    }
+
+    /// The next piece of the body, the request made (again) as needed.
+    fn next_piece(&mut self) -> Result<()> {
+        let client = self.client;
+        let (url, name, at, end) = (self.url.clone(), self.name.clone(), self.at, self.end);
+        let mut response = self.response.take();
+        let got = client.rt.block_on(async {
+            let r = match response.as_mut() {
+                Some(r) => r,
+                None => response.insert(client.open_range(&url, &name, at, end).await?),
+            };
+            r.chunk().await.map_err(|e| http_error(&url, error_words(&e)))
+        });
+        match got {
+            Ok(Some(piece)) => {
+                self.response = response;
+                self.held = piece.to_vec();
+                self.used = 0;
+                Ok(())
+            }
+            // The body ended, or the connection dropped, before the range
+            // did: asked again from here, a few times.
+            Ok(None) | Err(_) if self.drops.saturating_add(1) < TRIES => {
+                self.drops = self.drops.saturating_add(1);
+                self.response = None;
+                Ok(())
+            }
+            Ok(None) => Err(http_error(&self.url, format!("the body ended at byte {} of a range ending at {}", self.at, self.end))),
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// A blob's bytes checked against its descriptor as they stream in order:

@@ -10,6 +10,7 @@
 //! apart by their media types.
 
 pub mod auth;
+pub mod blob;
 pub mod client;
 pub mod error;
 pub mod layout;
