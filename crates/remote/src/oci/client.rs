@@ -44,6 +44,8 @@ pub struct Options {
     /// The Docker config file with `auths`; `None`: `$DOCKER_CONFIG` or
     /// `~/.docker/config.json`.
     pub config: Option<PathBuf>,
+    /// Certificate authorities (a PEM file) trusted beside the system's.
+    pub ca_file: Option<PathBuf>,
 }
 
 /// A manifest as resolved: the manifest, and the SHA-256 of its bytes (of
@@ -97,7 +99,16 @@ impl Client {
         // One process-wide crypto provider for rustls; another caller
         // (object_store) may have installed it first, which is as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        if let Some(ca) = &options.ca_file {
+            let pem = std::fs::read(ca).map_err(|e| Error::from(e).in_file(ca))?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| Error::new(crate::ErrorKind::Io(std::io::Error::other(format!("not PEM certificates: {}", error_words(&e))))).in_file(ca))?;
+            for cert in certs {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        let http = builder
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(30))
             .read_timeout(Duration::from_secs(120))
@@ -749,7 +760,7 @@ mod tests {
         let cfg = dir.path().join("config.json");
         std::fs::write(&cfg, format!(r#"{{"auths": {{"127.0.0.1:{}": {{"auth": "YWxpY2U6cHc="}}}}}}"#, f.port)).unwrap();
         let r = Reference::parse(&format!("oci://127.0.0.1:{}/a/b:t", f.port)).unwrap();
-        let c = Client::new(&r, &Options { allow_http: true, config: Some(cfg) }).unwrap();
+        let c = Client::new(&r, &Options { allow_http: true, ca_file: None, config: Some(cfg) }).unwrap();
         let resolved = c.resolve().unwrap();
         assert_eq!(resolved.manifest.layers[0].hex, layer.hex);
         assert_eq!(c.blob(&resolved.manifest.layers[0], 1024).unwrap(), BLOB);
@@ -760,11 +771,11 @@ mod tests {
         assert!(seen.iter().any(|h| h.starts_with("GET /token")), "a token was asked for");
         // A tag it does not hold: not found, by name.
         let missing = Reference::parse(&format!("oci://127.0.0.1:{}/a/b:gone", f.port)).unwrap();
-        let c = Client::new(&missing, &Options { allow_http: true, config: Some(dir.path().join("config.json")) }).unwrap();
+        let c = Client::new(&missing, &Options { allow_http: true, ca_file: None, config: Some(dir.path().join("config.json")) }).unwrap();
         let e = c.resolve().unwrap_err();
         assert!(e.is_not_found() && e.to_string().contains(":gone is not in the registry (MANIFEST_UNKNOWN"), "{e}");
         // Without the basic credentials the token service refuses: said so.
-        let c = Client::new(&r, &Options { allow_http: true, config: Some(dir.path().join("none.json")) }).unwrap();
+        let c = Client::new(&r, &Options { allow_http: true, ca_file: None, config: Some(dir.path().join("none.json")) }).unwrap();
         let e = c.resolve().unwrap_err().to_string();
         assert!(e.contains("token service") && e.contains("anonymously"), "{e}");
     }
@@ -772,7 +783,7 @@ mod tests {
     #[test]
     fn credentials_go_to_the_registry_origin_only() {
         let r = Reference::parse("oci://localhost:5000/a/b:t").unwrap();
-        let c = Client::new(&r, &Options { allow_http: true, config: Some("/nonexistent/config.json".into()) }).unwrap();
+        let c = Client::new(&r, &Options { allow_http: true, ca_file: None, config: Some("/nonexistent/config.json".into()) }).unwrap();
         for (url, same) in [
             ("http://localhost:5000/v2/a/b/blobs/x", true),
             ("http://localhost:5001/v2/a/b/blobs/x", false),
