@@ -5,8 +5,9 @@
 //!
 //! The digest check (docs/adr/0046): every piece the label's reads bring
 //! is hashed again, in file order, as far as the pieces arrive in file
-//! order (a whole-blob job, metadata, a front-to-back pipeline): those
-//! bytes are read once for both. After hashing ([`RangeSource::check_unchanged`],
+//! order (a whole-blob job, metadata, a front-to-back pipeline; a gap of
+//! at most 64 KiB before a piece is read to close it): those bytes are
+//! read once for both. After hashing ([`RangeSource::check_unchanged`],
 //! which the core asks of every source before it prints a label) the rest
 //! of the blob, from the first byte not yet hashed in order, is read
 //! front to back and the digest finished: a blob whose bytes are not its
@@ -23,6 +24,10 @@ use super::error::OciErrorKind;
 use super::manifest::Descriptor;
 use crate::source::{RangeDir, RangeReader, RangeSource, ReadMode, Source};
 use crate::{Error, Result};
+
+/// The largest gap before a piece that is read to hash the piece in
+/// order (the alignment padding of GGUF and safetensors is far smaller).
+const SMALL_GAP: u64 = 64 << 10;
 
 /// Pieces hashed in file order, and the verdict once finished.
 #[derive(Debug)]
@@ -79,6 +84,14 @@ impl Blob {
     fn saw(&self, offset: u64, piece: &[u8]) -> Result<()> {
         let mut o = self.lock()?;
         let end = offset.saturating_add(piece.len() as u64);
+        // A small gap (padding between tensors, the end of the metadata
+        // before the first tensor) is read to keep the digest going.
+        let gap = offset.saturating_sub(o.next);
+        if gap > 0 && gap <= SMALL_GAP && !piece.is_empty() {
+            let bytes = self.client.blob_range(&self.descriptor, o.next, gap)?;
+            o.hasher.update(&bytes);
+            o.next = offset;
+        }
         if offset <= o.next && end > o.next {
             let skip = usize::try_from(o.next.saturating_sub(offset)).unwrap_or(usize::MAX);
             if let Some(rest) = piece.get(skip..) {
