@@ -40,6 +40,34 @@ struct InOrder {
     verdict: Option<std::result::Result<(), String>>,
 }
 
+impl InOrder {
+    /// Hashes `piece`, found at `offset`, as far as it continues the bytes
+    /// hashed so far; a gap of at most [`SMALL_GAP`] before it is read
+    /// with `fill(offset, len)` first.
+    fn offer(&mut self, offset: u64, piece: &[u8], fill: &mut dyn FnMut(u64, u64) -> Result<Vec<u8>>) -> Result<()> {
+        let end = offset.saturating_add(piece.len() as u64);
+        // A small gap (padding between tensors, the end of the metadata
+        // before the first tensor) is read to keep the digest going.
+        let gap = offset.saturating_sub(self.next);
+        if gap > 0 && gap <= SMALL_GAP && !piece.is_empty() {
+            let bytes = fill(self.next, gap)?;
+            if bytes.len() as u64 != gap {
+                return Err(Error::internal("a gap read of another length than asked"));
+            }
+            self.hasher.update(&bytes);
+            self.next = offset;
+        }
+        if offset <= self.next && end > self.next {
+            let skip = usize::try_from(self.next.saturating_sub(offset)).unwrap_or(usize::MAX);
+            if let Some(rest) = piece.get(skip..) {
+                self.hasher.update(rest);
+                self.next = end;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// One blob of a manifest, read by ranges.
 pub struct Blob {
     client: Arc<Client>,
@@ -83,23 +111,7 @@ impl Blob {
     /// hashed in order.
     fn saw(&self, offset: u64, piece: &[u8]) -> Result<()> {
         let mut o = self.lock()?;
-        let end = offset.saturating_add(piece.len() as u64);
-        // A small gap (padding between tensors, the end of the metadata
-        // before the first tensor) is read to keep the digest going.
-        let gap = offset.saturating_sub(o.next);
-        if gap > 0 && gap <= SMALL_GAP && !piece.is_empty() {
-            let bytes = self.client.blob_range(&self.descriptor, o.next, gap)?;
-            o.hasher.update(&bytes);
-            o.next = offset;
-        }
-        if offset <= o.next && end > o.next {
-            let skip = usize::try_from(o.next.saturating_sub(offset)).unwrap_or(usize::MAX);
-            if let Some(rest) = piece.get(skip..) {
-                o.hasher.update(rest);
-                o.next = end;
-            }
-        }
-        Ok(())
+        o.offer(offset, piece, &mut |at, len| self.client.blob_range(&self.descriptor, at, len))
     }
 
     fn mismatch(&self, expected: String, found: String) -> Error {
@@ -242,5 +254,42 @@ impl RangeDir for Files {
 
     fn walk(&self) -> Result<Vec<Vec<u8>>> {
         Ok(self.files.iter().map(|(n, _)| n.as_bytes().to_vec()).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fresh() -> InOrder {
+        InOrder { next: 0, hasher: Sha256::new(), verdict: None }
+    }
+
+    #[test]
+    fn pieces_in_order_overlapping_and_after_small_gaps_make_the_digest() {
+        let blob: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let mut fills = Vec::new();
+        let mut o = fresh();
+        let mut fill = |at: u64, len: u64| {
+            fills.push((at, len));
+            Ok(blob[at as usize..(at + len) as usize].to_vec())
+        };
+        o.offer(0, &blob[..100], &mut fill).unwrap(); // metadata
+        o.offer(0, &blob[..150], &mut fill).unwrap(); // read again, longer
+        o.offer(100_000, &blob[100_000..100_010], &mut fill).unwrap(); // far ahead: left for the end
+        o.offer(160, &blob[160..100_000], &mut fill).unwrap(); // after a 10-byte gap
+        o.offer(100_000, &blob[100_000..], &mut fill).unwrap();
+        assert_eq!(o.next, blob.len() as u64);
+        assert_eq!(hex::encode(o.hasher.finalize()), hex::encode(Sha256::digest(&blob)));
+        assert_eq!(fills, [(150, 10)], "only the small gap was read");
+    }
+
+    #[test]
+    fn a_large_gap_is_left_for_the_end() {
+        let mut o = fresh();
+        let mut fill = |_: u64, _: u64| -> Result<Vec<u8>> { panic!("no gap read") };
+        o.offer(0, b"abc", &mut fill).unwrap();
+        o.offer(SMALL_GAP + 4, b"z", &mut fill).unwrap();
+        assert_eq!(o.next, 3);
     }
 }
