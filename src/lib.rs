@@ -117,6 +117,13 @@ pub use gguf_digest_core::error::{Hint, LayerError, LayerKind};
 /// assert_eq!(Input::from_arg(Path::new("-")), Input::Stdin);
 /// ```
 pub use gguf_digest_formats::input::Input;
+/// ```
+/// use gguf_digest::{Input, RemoteUrl};
+/// use std::path::Path;
+/// let Input::Url(url) = Input::from_arg(Path::new("https://user:pw@host/m.gguf?sig=x")) else { panic!() };
+/// assert_eq!(url.shown(), Path::new("https://host/m.gguf"));
+/// ```
+pub use gguf_digest_formats::input::RemoteUrl;
 /// ```no_run
 /// // A file, a first shard, an index, a directory, `-`, `ollama:NAME` or `hf:ORG/NAME`.
 /// let model = gguf_digest::open_model("ollama:llama3".as_ref(), &Default::default())?;
@@ -280,6 +287,23 @@ pub mod directory {
 /// errors' kinds.
 pub mod hf {
     pub use gguf_digest_formats::hf::HfErrorKind;
+}
+
+// ---- URL inputs ----
+
+/// URL inputs (`s3://`, `gs://`, `az://`, `https://`; `http://` when
+/// allowed), read by ranges through `object_store` (feature `remote`,
+/// docs/adr/0044-remote-inputs.md): call [`remote::register`] once, then
+/// every function that takes an argument takes a URL too.
+///
+/// ```no_run
+/// gguf_digest::remote::register(gguf_digest::remote::RemoteOptions::default())?;
+/// let model = gguf_digest::open_model("s3://bucket/models/m.gguf".as_ref(), &Default::default())?;
+/// # Ok::<(), gguf_digest::Error>(())
+/// ```
+#[cfg(feature = "remote")]
+pub mod remote {
+    pub use gguf_digest_remote::{CONNECTIONS, PART, RemoteOptions, register};
 }
 
 // ---- Provenance ----

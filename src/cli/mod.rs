@@ -163,6 +163,21 @@ struct ReadArgs {
     /// Read every byte, whatever GGUF_DIGEST_CACHE says.
     #[arg(long, overrides_with = "cache")]
     no_cache: bool,
+
+    /// URL inputs: at most N range requests in flight at once, across every object.
+    #[cfg(feature = "remote")]
+    #[arg(long, value_name = "N", default_value_t = crate::remote::CONNECTIONS)]
+    connections: usize,
+
+    /// Read http:// URLs (bytes and credentials in the clear), and cloud services reached over plain HTTP.
+    #[cfg(feature = "remote")]
+    #[arg(long)]
+    allow_http: bool,
+
+    /// URL inputs: also trust the certificate authorities of this PEM file.
+    #[cfg(feature = "remote")]
+    #[arg(long, value_name = "FILE")]
+    ca_file: Option<PathBuf>,
 }
 
 impl ReadArgs {
@@ -308,6 +323,14 @@ fn run(args: &Args) -> io::Result<u8> {
         _ => {}
     }
     let read = args.command.as_ref().and_then(Command::read).unwrap_or(&args.read);
+    #[cfg(feature = "remote")]
+    crate::remote::register(crate::remote::RemoteOptions {
+        connections: read.connections.max(1),
+        allow_http: read.allow_http,
+        ca_file: read.ca_file.clone(),
+        ..Default::default()
+    })
+    .map_err(io::Error::other)?;
     let pool = hashing_pool(read.threads.map_or(0, NonZeroUsize::get)).map_err(io::Error::other)?;
     let base = OpenOptions { verify_blobs: args.verify_blobs, ..OpenOptions::default() };
     let cache = run_cache(args, read);

@@ -11,41 +11,64 @@ use std::sync::Arc;
 
 use rustix::fs::FileType;
 
-use super::{Backing, Last, ReadMode, Root, Source};
+use super::{Backing, Last, RangeDir, ReadMode, Root, Source};
 use crate::error::{Error, ErrorKind, Result, SYMBOLIC_LINK};
 
 /// A directory beneath a root, as a file in it was reached: where the
 /// files that file names are opened (a shard's siblings, an index's files,
 /// a directory argument's entries), beneath the same root.
+///
+/// Or the place a remote object lies ([`RangeDir`], docs/adr/0044): the
+/// same questions, answered by the remote side, names held to the same
+/// rule (plain names only).
 #[derive(Debug, Clone)]
 pub struct Beside {
-    root: Arc<Root>,
-    /// The directory's path beneath the root.
-    dir: PathBuf,
-    /// The directory as messages show it (what the user named, joined).
-    shown: PathBuf,
+    place: Place,
+}
+
+/// Where a [`Beside`]'s files are.
+#[derive(Debug, Clone)]
+enum Place {
+    /// A directory beneath a root.
+    Local {
+        root: Arc<Root>,
+        /// The directory's path beneath the root.
+        dir: PathBuf,
+        /// The directory as messages show it (what the user named, joined).
+        shown: PathBuf,
+    },
+    /// A remote place (a bucket's prefix, an HTTP folder).
+    Remote(Arc<dyn RangeDir>),
 }
 
 impl Beside {
     /// The directory `dir` beneath `root`, shown as `shown`.
     pub fn new(root: Arc<Root>, dir: PathBuf, shown: PathBuf) -> Beside {
-        Beside { root, dir, shown }
+        Beside { place: Place::Local { root, dir, shown } }
+    }
+
+    /// A remote place, where a remote object's files are opened.
+    pub fn remote(place: Arc<dyn RangeDir>) -> Beside {
+        Beside { place: Place::Remote(place) }
     }
 
     /// A directory the user named, under its root ([`Root::around`]).
     pub fn around(shown: &Path) -> Result<Beside> {
         let (root, dir) = Root::around(shown)?;
-        Ok(Beside { root, dir, shown: shown.to_path_buf() })
+        Ok(Beside::new(root, dir, shown.to_path_buf()))
     }
 
     /// The directory as messages show it.
     pub fn shown(&self) -> &Path {
-        &self.shown
+        match &self.place {
+            Place::Local { shown, .. } => shown,
+            Place::Remote(r) => r.shown(),
+        }
     }
 
     /// How messages show the file `name` in this directory.
     pub fn path_of(&self, name: &OsStr) -> PathBuf {
-        self.shown.join(name)
+        self.shown().join(name)
     }
 
     /// Opens the file `name` in this directory, beneath the root; a link
@@ -59,14 +82,22 @@ impl Beside {
     pub fn open_with(&self, name: &OsStr, mode: ReadMode, last: Last) -> Result<Source> {
         let shown = self.path_of(name);
         let rel = self.rel(name).map_err(|e| e.in_file(&shown))?;
-        Source::open_beneath(&self.root, &rel, &shown, mode, last)
+        match &self.place {
+            Place::Local { root, .. } => Source::open_beneath(root, &rel, &shown, mode, last),
+            // An object store has no links: `last` has nothing to refuse.
+            Place::Remote(r) => r.open(name, mode),
+        }
     }
 
     /// True when `name` here is a regular file (through links inside the
     /// root), or a link that leads out of the root: opening that one is
     /// refused, saying so, rather than passed over in silence.
     pub fn holds_file(&self, name: &OsStr) -> bool {
-        match self.rel(name).and_then(|rel| self.root.file_type(&rel)) {
+        let root = match &self.place {
+            Place::Local { root, .. } => root,
+            Place::Remote(r) => return self.rel(name).is_ok() && r.holds_file(name),
+        };
+        match self.rel(name).and_then(|rel| root.file_type(&rel)) {
             Ok(t) => t == FileType::RegularFile,
             Err(e) => matches!(e.kind(), ErrorKind::OutsideRoot { .. }),
         }
@@ -79,7 +110,7 @@ impl Beside {
     /// [`Beside::open`] opens a name. Errors carry `rel` joined to this
     /// directory as the path.
     pub fn open_below(&self, rel: &Path, mode: ReadMode) -> Result<Source> {
-        let shown = self.shown.join(rel);
+        let shown = self.shown().join(rel);
         let parts: Vec<&OsStr> = rel
             .components()
             .map(|c| match c {
@@ -87,34 +118,56 @@ impl Beside {
                 _ => Err(Error::internal("a path to open below a directory is not plain components").in_file(&shown)),
             })
             .collect::<Result<_>>()?;
-        let mut dir = self.dir.clone();
+        let (root, base) = match &self.place {
+            Place::Local { root, dir, .. } => (root, dir),
+            Place::Remote(r) => return r.open_below(rel, mode),
+        };
+        let mut dir = base.clone();
         for n in parts.iter().take(parts.len().saturating_sub(1)) {
             dir.push(n);
-            let t = self.root.entry_type(&dir).map_err(|e| e.in_file(&shown))?;
+            let t = root.entry_type(&dir).map_err(|e| e.in_file(&shown))?;
             if t != FileType::Directory {
                 return Err(Error::new(ErrorKind::NotRegularFile("a path through a link or a file, not a directory"))
                     .in_file(&shown));
             }
         }
-        Source::open_beneath(&self.root, &self.dir.join(rel), &shown, mode, Last::Follow)
+        Source::open_beneath(root, &base.join(rel), &shown, mode, Last::Follow)
     }
 
     /// The names of this directory's entries, read through a descriptor of
     /// it opened beneath the root.
     pub fn names(&self) -> Result<Vec<OsString>> {
-        self.root.entries(&self.dir).map_err(|e| e.in_file(&self.shown))
+        match &self.place {
+            Place::Local { root, dir, shown } => root.entries(dir).map_err(|e| e.in_file(shown)),
+            Place::Remote(r) => r.names(),
+        }
+    }
+
+    /// Every file below a remote place, relative names sorted
+    /// ([`RangeDir::walk`]); a local directory is walked by the directory
+    /// model's own walk, which resolves links (an internal error here).
+    pub fn walk(&self) -> Result<Vec<Vec<u8>>> {
+        match &self.place {
+            Place::Remote(r) => r.walk(),
+            Place::Local { .. } => Err(Error::internal("a local directory is walked by the directory model")),
+        }
     }
 
     /// The directory `levels` above this one as a root of its own, shown
     /// as `shown`; beneath this root, so one above it is refused.
     pub fn root_above(&self, levels: usize, shown: &Path) -> Result<Arc<Root>> {
-        let depth = self.dir.components().count();
+        let (root, dir) = match &self.place {
+            Place::Local { root, dir, .. } => (root, dir),
+            // Nothing above a remote object is opened (no `../`).
+            Place::Remote(_) => return Err(Error::new(ErrorKind::NotRegularFile("a remote object")).in_file(shown)),
+        };
+        let depth = dir.components().count();
         match depth.checked_sub(levels) {
             Some(keep) => {
-                let rel: PathBuf = self.dir.components().take(keep).collect();
-                self.root.sub(&rel, shown)
+                let rel: PathBuf = dir.components().take(keep).collect();
+                root.sub(&rel, shown)
             }
-            None => Err(self.root.outside().in_file(shown)),
+            None => Err(root.outside().in_file(shown)),
         }
     }
 
@@ -122,8 +175,12 @@ impl Beside {
     /// (callers pass names they checked; anything else is a bug).
     fn rel(&self, name: &OsStr) -> Result<PathBuf> {
         let mut parts = Path::new(name).components();
+        let dir = match &self.place {
+            Place::Local { dir, .. } => dir.as_path(),
+            Place::Remote(_) => Path::new(""),
+        };
         match (parts.next(), parts.next()) {
-            (Some(Component::Normal(n)), None) if n == name => Ok(self.dir.join(name)),
+            (Some(Component::Normal(n)), None) if n == name => Ok(dir.join(name)),
             _ => Err(Error::internal("a name to open beside a file is not a plain file name")),
         }
     }
@@ -165,6 +222,7 @@ impl Source {
         match (&self.beside, &self.backing) {
             (Some(b), _) => Ok(b.clone()),
             (None, Backing::Stream(_)) => Err(Error::internal("a stream has no directory")),
+            (None, Backing::Ranged(r)) => Ok(Beside::remote(r.beside()?)),
             (None, Backing::File(_)) => Beside::around(self.path.parent().unwrap_or(Path::new(""))),
         }
     }
@@ -173,9 +231,10 @@ impl Source {
     /// as `shown`: beneath this file's root when it was opened beneath one
     /// (one above that root is refused), else as the user named it.
     pub fn root_above(&self, levels: usize, shown: &Path) -> Result<Arc<Root>> {
-        match &self.beside {
-            Some(b) => b.root_above(levels, shown),
-            None => Root::open(shown),
+        match (&self.beside, &self.backing) {
+            (Some(b), _) => b.root_above(levels, shown),
+            (None, Backing::Ranged(r)) => Beside::remote(r.beside()?).root_above(levels, shown),
+            (None, Backing::File(_) | Backing::Stream(_)) => Root::open(shown),
         }
     }
 }

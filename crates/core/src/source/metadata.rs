@@ -35,7 +35,7 @@ impl Source {
         let r = match (&self.backing, self.mode) {
             (Backing::Stream(s), _) => parse_stream(&mut lock(s), parse),
             (Backing::File(_), ReadMode::Mmap) if !self.is_empty() => self.parse_mapped(parse),
-            (Backing::File(_), _) => self.parse_read(parse),
+            (Backing::File(_) | Backing::Ranged(_), _) => self.parse_read(parse),
         };
         r.map_err(|e| e.in_file(&self.path))
     }

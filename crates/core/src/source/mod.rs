@@ -13,7 +13,9 @@
 //! verified-leaf cache: this file's leaves found, hashed and stored), `stream.rs`, `system.rs` (process-wide:
 //! the open-file limit, memory, the page size), `beneath.rs` and `beside.rs`
 //! (opening files beneath a root), `platform/` (every call only Linux has,
-//! and the portable fallback: the feature `portable` forces it on Linux).
+//! and the portable fallback: the feature `portable` forces it on Linux),
+//! `ranged.rs` (an object read by ranges: the seam a remote transport
+//! implements, docs/adr/0044).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -30,6 +32,7 @@ mod metadata;
 mod open;
 mod platform;
 mod prefix;
+mod ranged;
 mod read;
 mod residency;
 mod stream;
@@ -43,6 +46,8 @@ pub use metadata::metadata_too_big;
 pub use open::changed;
 pub use platform::{HOME_VAR, home_dir};
 pub use prefix::{PrefixParser, Step};
+pub use ranged::{RangeDir, RangeReader, RangeSource};
+pub use read::Pieces;
 pub use system::raise_open_file_limit;
 
 use map::FileMap;
@@ -60,8 +65,9 @@ pub enum ReadMode {
     Pread,
 }
 
-/// An open input: a regular file, or a stream read once, front to back
-/// (standard input).
+/// An open input: a regular file, a stream read once, front to back
+/// (standard input), or an object read by ranges (a remote object:
+/// [`RangeSource`]).
 #[derive(Debug)]
 pub struct Source {
     path: PathBuf,
@@ -105,6 +111,8 @@ enum Backing {
     File(File),
     /// A stream: read once, front to back.
     Stream(Mutex<Stream>),
+    /// An object read by ranges, in any order (`ranged.rs`).
+    Ranged(std::sync::Arc<dyn RangeSource>),
 }
 
 /// The length a format's parser is handed for a stream whose end has not
@@ -128,13 +136,13 @@ impl Source {
     fn file(&self) -> Option<&File> {
         match &self.backing {
             Backing::File(f) => Some(f),
-            Backing::Stream(_) => None,
+            Backing::Stream(_) | Backing::Ranged(_) => None,
         }
     }
 
     fn stream(&self) -> Option<std::sync::MutexGuard<'_, Stream>> {
         match &self.backing {
-            Backing::File(_) => None,
+            Backing::File(_) | Backing::Ranged(_) => None,
             Backing::Stream(s) => Some(lock(s)),
         }
     }

@@ -172,6 +172,8 @@ impl Source {
         let file = match &self.backing {
             Backing::File(f) => f,
             Backing::Stream(s) => return lock(s).judge().map_err(|e| e.in_file(&self.path)),
+            // The version pinned at the first request, asked for again.
+            Backing::Ranged(r) => return r.check_unchanged().map_err(|e| e.in_file(&self.path)),
         };
         // No process opened it for writing since it was opened (which its
         // times may not show); the lease is let go here.

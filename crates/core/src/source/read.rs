@@ -87,6 +87,7 @@ impl Source {
         let file = match &self.backing {
             Backing::File(f) => f,
             Backing::Stream(s) => return self.read_held(&lock(s), buf, offset),
+            Backing::Ranged(r) => return r.read_at(offset, buf).map_err(|e| e.in_file(&self.path)),
         };
         self.touch();
         self.check_lease()?;
@@ -118,5 +119,43 @@ impl Source {
                 Err(Error::from(e).at(offset).in_file(&self.path))
             }
         }
+    }
+}
+
+/// A job's range read front to back, a piece at a time
+/// ([`Source::pieces`]): a file's or a stream's kept bytes by position, an
+/// object read by ranges as one streamed range.
+pub struct Pieces<'s> {
+    source: &'s Source,
+    /// The file position of the next piece.
+    at: u64,
+    /// The object's range being streamed, for an object read by ranges.
+    ranged: Option<Box<dyn super::RangeReader + 's>>,
+}
+
+impl Source {
+    /// The `len` bytes at `start` read front to back in pieces the caller
+    /// sizes ([`Pieces::read_next`]): by position for a file (`pread`),
+    /// as one streamed range for an object read by ranges (one request,
+    /// not one per piece).
+    pub fn pieces(&self, start: u64, len: u64) -> Result<Pieces<'_>> {
+        let ranged = match &self.backing {
+            Backing::Ranged(r) => Some(r.read_range(start, len).map_err(|e| e.in_file(&self.path))?),
+            Backing::File(_) | Backing::Stream(_) => None,
+        };
+        Ok(Pieces { source: self, at: start, ranged })
+    }
+}
+
+impl Pieces<'_> {
+    /// Fills `buf` with the next `buf.len()` bytes of the range.
+    pub fn read_next(&mut self, buf: &mut [u8]) -> Result<()> {
+        let at = self.at;
+        match &mut self.ranged {
+            Some(r) => r.read_next(buf).map_err(|e| e.in_file(&self.source.path))?,
+            None => self.source.read_exact_at(buf, at)?,
+        }
+        self.at = at.saturating_add(buf.len() as u64);
+        Ok(())
     }
 }

@@ -20,7 +20,12 @@ impl Source {
     /// model is hashed by one reader in file order (`pipeline`); a cached
     /// file keeps the mapped path, whose order balances the cores.
     pub fn is_cold(&self) -> bool {
-        *self.cold.get_or_init(|| !self.file().is_some_and(|file| platform::all_sampled_pages_cached(file, self.len())))
+        // An object read by ranges is not: its jobs are read in parallel,
+        // each range streamed (docs/adr/0044), not by one reader in order.
+        *self.cold.get_or_init(|| {
+            self.ranged().is_none()
+                && !self.file().is_some_and(|file| platform::all_sampled_pages_cached(file, self.len()))
+        })
     }
 
     /// Samples residency, and for a cold file asks the kernel for its first

@@ -170,6 +170,35 @@ impl Model {
             let root = tree.root(f.store).ok_or_else(|| Error::internal("a file in no root"))?;
             Source::open_beneath(root, &f.at, &tree.shown_path(name), opts.read_mode, Last::NoFollow)
         };
+        let names: Vec<Vec<u8>> = tree.files.iter().map(|f| f.name.clone()).collect();
+        Model::open_listed(&names, &open, Some(&tree), &tree.shown, dir, opts)
+    }
+
+    /// Opens a remote prefix ending in `/` as a directory (docs/adr/0044):
+    /// its objects listed (`RangeDir::walk`, bounded as the local walk is),
+    /// each opened below the prefix by its relative name; grouped and
+    /// labelled as a local directory of the same files is.
+    pub fn open_place(place: &crate::source::Beside, opts: &OpenOptions) -> Result<Model> {
+        let shown = place.shown().to_path_buf();
+        let names = super::walk::listed(place.walk()?, &shown)?;
+        let open = |name: &[u8]| -> Result<Source> {
+            let rel = std::str::from_utf8(name).map_err(|_| Error::internal("an object name that is not UTF-8"))?;
+            place.open_below(Path::new(rel), opts.read_mode)
+        };
+        Model::open_listed(&names, &open, None, &shown, &shown, opts)
+    }
+
+    /// A directory's files by name (sorted, `/`-separated), each opened by
+    /// `open`; `tree` when they were walked on disk (a snapshot's blobs are
+    /// audited from it).
+    fn open_listed(
+        names: &[Vec<u8>],
+        open: &dyn Fn(&[u8]) -> Result<Source>,
+        tree: Option<&Tree>,
+        shown: &Path,
+        dir: &Path,
+        opts: &OpenOptions,
+    ) -> Result<Model> {
         let mut indexes: HashMap<Vec<u8>, (Source, safetensors::Index)> = HashMap::new();
         let mut pt_indexes: HashMap<Vec<u8>, (Source, pytorch::shards::Index)> = HashMap::new();
         let mut lister = |name: &[u8]| -> Result<Vec<Vec<u8>>> {
@@ -186,8 +215,7 @@ impl Model {
             indexes.insert(name.to_vec(), (source, index));
             Ok(files)
         };
-        let names: Vec<Vec<u8>> = tree.files.iter().map(|f| f.name.clone()).collect();
-        let planned = group(&names, &mut lister).map_err(|e| e.in_file(dir))?;
+        let planned = group(names, &mut lister).map_err(|e| e.in_file(dir))?;
         let mut components = Vec::with_capacity(planned.len());
         let mut index_sources = Vec::new();
         let mut index_of: HashMap<Vec<u8>, usize> = HashMap::new();
@@ -298,11 +326,12 @@ impl Model {
             };
             components.push(component);
         }
-        Model::assemble(&tree, components, index_sources, &index_of, opts)
+        Model::assemble(tree, shown, components, index_sources, &index_of, opts)
     }
 
     fn assemble(
-        tree: &Tree,
+        tree: Option<&Tree>,
+        shown: &Path,
         components: Vec<Component>,
         indexes: Vec<Source>,
         index_of: &HashMap<Vec<u8>, usize>,
@@ -313,7 +342,7 @@ impl Model {
             jobs.extend((0..comp.job_count()).map(|t| JobRef::Part(c, t)));
         }
         let (mut audits, mut unaudited) = (Vec::new(), Vec::new());
-        if opts.verify_blobs && tree.snapshot {
+        if let Some(tree) = tree.filter(|t| opts.verify_blobs && t.snapshot) {
             // Where each file's open source is, by its shown path.
             let mut at: HashMap<PathBuf, SourceAt> = HashMap::new();
             for (c, comp) in components.iter().enumerate() {
@@ -346,9 +375,11 @@ impl Model {
                 audits.push(Audit { name: f.name.clone(), blob: blob.to_ascii_lowercase(), source });
             }
         }
-        let blobs = tree.main.path().join("blobs");
-        let incomplete = tree.incomplete.iter().map(|n| blobs.join(OsStr::from_bytes(n))).collect();
-        Ok(Model { shown: tree.shown.clone(), components, indexes, audits, unaudited, incomplete, jobs, opts: *opts })
+        let incomplete = tree.map_or_else(Vec::new, |tree| {
+            let blobs = tree.main.path().join("blobs");
+            tree.incomplete.iter().map(|n| blobs.join(OsStr::from_bytes(n))).collect()
+        });
+        Ok(Model { shown: shown.to_path_buf(), components, indexes, audits, unaudited, incomplete, jobs, opts: *opts })
     }
 
     /// The directory as it was named.

@@ -115,6 +115,25 @@ impl Tree {
 /// snapshot the cache (`<repo>` is then the first name).
 type Place = Vec<Vec<u8>>;
 
+/// The names of a listing (a remote prefix's objects, `/`-separated,
+/// relative) that a walk of the same files on disk would find: the root's
+/// version-control entries and `.cache` directory left out, sorted; an
+/// empty result is the walk's own error.
+pub fn listed(mut names: Vec<Vec<u8>>, dir: &Path) -> Result<Vec<Vec<u8>>> {
+    names.retain(|n| {
+        let (first, below) = match n.iter().position(|&b| b == b'/') {
+            Some(i) => (n.get(..i).unwrap_or(&[]), true),
+            None => (n.as_slice(), false),
+        };
+        !(SKIPPED.contains(&first) || (below && first == CACHE_DIR))
+    });
+    if names.is_empty() {
+        return Err(entry_error("holds no file; a directory label needs at least one".into()).in_file(dir));
+    }
+    names.sort();
+    Ok(names)
+}
+
 /// Where the walk may go.
 struct Layout {
     main: Arc<Root>,

@@ -13,6 +13,7 @@
 //! its directory ([`Source::beside`]), a statement's subjects beneath
 //! `verify`'s root ([`open_model_beneath`]).
 
+pub mod remote;
 mod shard_sets;
 
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ use crate::ollama;
 use crate::schedule::{BatchOptions, schedule, schedule_all};
 use crate::source::{Last, Root, Source};
 
+pub use remote::RemoteUrl;
 pub use shard_sets::{Named, NamedModels};
 
 /// What a command-line argument names: parsed once ([`Input::from_arg`]),
@@ -48,6 +50,10 @@ pub enum Input {
     Hf(String),
     /// `-`: standard input, read once, front to back (GGUF or safetensors).
     Stdin,
+    /// `s3://`, `gs://`, `az://`, `https://`, `http://`: an object, or a
+    /// prefix ending in `/` (a directory), read by ranges through the
+    /// registered opener (docs/adr/0044).
+    Url(RemoteUrl),
 }
 
 impl Input {
@@ -59,8 +65,8 @@ impl Input {
     }
 
     /// The input `arg` names by its spelling alone, the file system not
-    /// looked at: `-` (standard input), `ollama:…`, `hf:…`; `None` for a
-    /// path. The one place these spellings are told apart.
+    /// looked at: `-` (standard input), `ollama:…`, `hf:…`, a URL; `None`
+    /// for a path. The one place these spellings are told apart.
     pub fn by_spelling(arg: &Path) -> Option<Input> {
         // As sha256sum: `-` is standard input (`./-` is the file).
         if arg.as_os_str() == "-" {
@@ -74,13 +80,13 @@ impl Input {
         if s.starts_with(hf::SCHEME) {
             return Some(Input::Hf(s.to_string()));
         }
-        None
+        RemoteUrl::parse(s).map(Input::Url)
     }
 
-    /// Whether `arg` is a store reference (`ollama:…`, `hf:…`): a name
-    /// looked up in its store, never a path beneath a root.
+    /// Whether `arg` is a store reference (`ollama:…`, `hf:…`) or a URL:
+    /// a name looked up elsewhere, never a path beneath a root.
     pub fn is_store_reference(arg: &Path) -> bool {
-        matches!(Input::by_spelling(arg), Some(Input::Ollama(_) | Input::Hf(_)))
+        matches!(Input::by_spelling(arg), Some(Input::Ollama(_) | Input::Hf(_) | Input::Url(_)))
     }
 
     /// The argument as it was given (what errors and output name).
@@ -89,6 +95,8 @@ impl Input {
             Input::File(p) | Input::Directory(p) => p,
             Input::Ollama(s) | Input::Hf(s) => Path::new(s),
             Input::Stdin => Path::new("-"),
+            // Without credentials or query: what every message shows.
+            Input::Url(u) => u.shown(),
         }
     }
 }
@@ -124,6 +132,10 @@ pub fn open_input(input: &Input, opts: &OpenOptions) -> Result<AnyModel> {
             read_as(source, format, opts)
         }
         Input::File(path) => open_source(Source::open(path, opts.read_mode)?, opts),
+        Input::Url(url) => match remote::open(url, opts.read_mode)? {
+            remote::Remote::Object(source) => open_source(source, opts),
+            remote::Remote::Prefix(place) => Ok(AnyModel::new(directory::Model::open_place(&place, opts)?)),
+        },
     }
 }
 
@@ -206,6 +218,7 @@ pub fn approximate_bytes(path: &Path) -> u64 {
         Input::Hf(r) => hf::resolve(&r).map_or(0, |s| approximate_bytes(&s.shown)),
         Input::Ollama(r) => ollama::manifest_bytes(&r).unwrap_or(0),
         Input::Directory(d) => directory::approximate_bytes(&d).unwrap_or(0),
+        Input::Url(u) => remote::approximate_bytes(&u),
         Input::File(_) | Input::Stdin => {
             formats::approximate_bytes(path).unwrap_or_else(|| crate::format::file_size(path))
         }

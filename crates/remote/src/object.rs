@@ -1,0 +1,369 @@
+//! One remote object read by ranges ([`RemoteObject`], the core's
+//! `RangeSource`), a range of it streamed in bounded parts
+//! ([`PartReader`]), and the place it lies ([`RemotePlace`], the core's
+//! `RangeDir`).
+//!
+//! The object's version is pinned by its first request (`HEAD`: length,
+//! ETag, version id); every later request carries it (`If-Match`, and the
+//! version id where the service has one) and every answer is checked
+//! against it, so an object replaced mid-read is an error, never a label
+//! of two objects. A body shorter than asked is retried, then refused,
+//! never handed on.
+
+use std::ffi::{OsStr, OsString};
+use std::ops::Range;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use object_store::path::Path as Key;
+use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt};
+use tokio::runtime::Runtime;
+use tokio::sync::{Semaphore, mpsc};
+
+use gguf_digest_core::source::{Beside, RangeDir, RangeReader, RangeSource, ReadMode, Source, changed};
+use gguf_digest_core::{Error, Result};
+
+use crate::redact::{error, io_error};
+
+/// The most objects a prefix listed as a directory may hold: a listing
+/// that never ends is refused, not held.
+pub(crate) const MAX_LISTED: usize = 1_000_000;
+
+/// One bucket, container or host: its client, and what every object
+/// read through it shares (the runtime, the limit on requests in flight).
+#[derive(Debug)]
+pub(crate) struct Store {
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) runtime: Arc<Runtime>,
+    /// One permit per request in flight, across every object.
+    pub(crate) connections: Arc<Semaphore>,
+    /// How URLs of this store are shown: `scheme://authority/`.
+    pub(crate) shown: String,
+    /// Bytes per range request of a job's range.
+    pub(crate) part: u64,
+    /// Short bodies retried before one is refused.
+    pub(crate) retries: usize,
+}
+
+impl Store {
+    fn shown_key(&self, key: &str) -> PathBuf {
+        PathBuf::from(format!("{}{}", self.shown, key))
+    }
+
+    /// Pins the object `key`: its length, ETag and version, by `HEAD`.
+    pub(crate) fn head(self: &Arc<Self>, key: &str) -> Result<RemoteObject> {
+        let shown = self.shown_key(key);
+        let location = Key::parse(key).map_err(|e| io_error(&e.to_string(), &shown, None))?;
+        let meta = self.runtime.block_on(async {
+            let _permit = self.connections.acquire().await;
+            self.store.head(&location).await
+        });
+        let meta = meta.map_err(|e| error(&e, &shown, None))?;
+        Ok(RemoteObject { store: Arc::clone(self), key: location, shown, meta })
+    }
+
+    /// The place `prefix` (empty, or ending in `/`) of this store.
+    pub(crate) fn place(self: &Arc<Self>, prefix: &str) -> RemotePlace {
+        RemotePlace { store: Arc::clone(self), prefix: prefix.to_string(), shown: self.shown_key(prefix) }
+    }
+}
+
+/// One object, its version pinned.
+#[derive(Debug)]
+pub(crate) struct RemoteObject {
+    store: Arc<Store>,
+    key: Key,
+    shown: PathBuf,
+    meta: ObjectMeta,
+}
+
+impl RemoteObject {
+    /// The object as a source every format reads.
+    pub(crate) fn into_source(self) -> Source {
+        let shown = self.shown.clone();
+        Source::from_range(&shown, Arc::new(self))
+    }
+
+    fn options(&self, range: Range<u64>) -> GetOptions {
+        GetOptions {
+            range: Some(GetRange::Bounded(range)),
+            if_match: self.meta.e_tag.clone(),
+            version: self.meta.version.clone(),
+            ..GetOptions::default()
+        }
+    }
+
+    /// The bytes of `range` (not empty) of the pinned version, all of
+    /// them: a short body is asked for again, then refused.
+    async fn fetch(
+        store: &Store,
+        key: &Key,
+        meta: &ObjectMeta,
+        options: GetOptions,
+        range: Range<u64>,
+        shown: &Path,
+    ) -> Result<Bytes> {
+        let want = range.end.saturating_sub(range.start);
+        let mut tries = 0usize;
+        loop {
+            let got = {
+                let _permit = store.connections.acquire().await;
+                match store.store.get_opts(key, options.clone()).await {
+                    Ok(r) => {
+                        if r.meta.e_tag.is_some() && meta.e_tag.is_some() && r.meta.e_tag != meta.e_tag {
+                            return Err(changed("it was replaced while it was read (its ETag changed)")
+                                .at(range.start)
+                                .in_file(shown));
+                        }
+                        r.bytes().await
+                    }
+                    Err(e) => Err(e),
+                }
+            };
+            let bytes = got.map_err(|e| error(&e, shown, Some(range.start)))?;
+            if bytes.len() as u64 == want {
+                return Ok(bytes);
+            }
+            tries = tries.saturating_add(1);
+            if tries > store.retries {
+                let what = format!("the server sent {} of the {want} bytes asked for, {tries} times", bytes.len());
+                return Err(io_error(&what, shown, Some(range.start)));
+            }
+        }
+    }
+}
+
+impl RangeSource for RemoteObject {
+    fn len(&self) -> u64 {
+        self.meta.size
+    }
+
+    fn version(&self) -> Option<&str> {
+        self.meta.version.as_deref().or(self.meta.e_tag.as_deref())
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .filter(|&e| e <= self.meta.size)
+            .ok_or_else(|| changed("it ended early").at(offset).in_file(&self.shown))?;
+        let range = offset..end;
+        let bytes = self.store.runtime.block_on(RemoteObject::fetch(
+            &self.store,
+            &self.key,
+            &self.meta,
+            self.options(range.clone()),
+            range,
+            &self.shown,
+        ))?;
+        buf.copy_from_slice(&bytes);
+        Ok(())
+    }
+
+    fn read_range(&self, start: u64, len: u64) -> Result<Box<dyn RangeReader + '_>> {
+        let end = start
+            .checked_add(len)
+            .filter(|&e| e <= self.meta.size)
+            .ok_or_else(|| changed("it ended early").at(start).in_file(&self.shown))?;
+        let part = self.store.part.max(1);
+        let mut parts = Vec::new();
+        let mut at = start;
+        while at < end {
+            let to = at.saturating_add(part).min(end);
+            parts.push(at..to);
+            at = to;
+        }
+        // Two parts ahead of the hashing thread: one arriving while the
+        // other waits to be hashed. The shared permits bound the total.
+        let (tx, rx) = mpsc::channel::<Result<Bytes>>(1);
+        let store = Arc::clone(&self.store);
+        let (key, meta, shown) = (self.key.clone(), self.meta.clone(), self.shown.clone());
+        let requests: Vec<(GetOptions, Range<u64>)> = parts.into_iter().map(|r| (self.options(r.clone()), r)).collect();
+        let task = self.store.runtime.spawn(async move {
+            let fetches = futures::stream::iter(requests)
+                .map(|(options, range)| {
+                    let (store, key, meta, shown) = (&store, &key, &meta, &shown);
+                    async move { RemoteObject::fetch(store, key, meta, options, range, shown).await }
+                })
+                .buffered(2);
+            futures::pin_mut!(fetches);
+            while let Some(part) = fetches.next().await {
+                let failed = part.is_err();
+                if tx.send(part).await.is_err() || failed {
+                    return;
+                }
+            }
+        });
+        Ok(Box::new(PartReader { rx, held: Bytes::new(), task, shown: &self.shown }))
+    }
+
+    fn check_unchanged(&self) -> Result<()> {
+        let now = self.store.runtime.block_on(async {
+            let _permit = self.store.connections.acquire().await;
+            self.store.store.head(&self.key).await
+        });
+        let now = now.map_err(|e| error(&e, &self.shown, None))?;
+        if now.size != self.meta.size || now.e_tag != self.meta.e_tag || now.version != self.meta.version {
+            return Err(
+                changed("it was replaced while it was read (its size, ETag or version changed)").in_file(&self.shown)
+            );
+        }
+        Ok(())
+    }
+
+    fn beside(&self) -> Result<Arc<dyn RangeDir>> {
+        let key = self.key.as_ref();
+        let prefix = match key.rfind('/') {
+            Some(i) => key.get(..=i).unwrap_or(""),
+            None => "",
+        };
+        Ok(Arc::new(self.store.place(prefix)))
+    }
+}
+
+/// A job's range arriving in parts, handed to the hashing thread in the
+/// pieces it asks for.
+struct PartReader<'o> {
+    rx: mpsc::Receiver<Result<Bytes>>,
+    held: Bytes,
+    task: tokio::task::JoinHandle<()>,
+    shown: &'o Path,
+}
+
+impl RangeReader for PartReader<'_> {
+    fn read_next(&mut self, buf: &mut [u8]) -> Result<()> {
+        let mut filled = 0usize;
+        while filled < buf.len() {
+            if self.held.is_empty() {
+                self.held = match self.rx.blocking_recv() {
+                    Some(part) => part?,
+                    None => return Err(Error::internal("a range ended before its last part").in_file(self.shown)),
+                };
+                continue;
+            }
+            let n = self.held.len().min(buf.len().saturating_sub(filled));
+            let to = filled.saturating_add(n);
+            if let (Some(dst), Some(src)) = (buf.get_mut(filled..to), self.held.get(..n)) {
+                dst.copy_from_slice(src);
+            }
+            self.held = self.held.slice(n..);
+            filled = to;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PartReader<'_> {
+    /// A job that stops early (an error, a cancelled run) stops its fetches.
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// A prefix of a store (empty, or ending in `/`): where the files an
+/// object names are opened, by plain names only, and what a directory URL
+/// lists.
+#[derive(Debug)]
+pub(crate) struct RemotePlace {
+    store: Arc<Store>,
+    prefix: String,
+    shown: PathBuf,
+}
+
+/// `name` as one plain segment of a key, or an error naming it.
+fn segment<'n>(name: &'n OsStr, shown: &Path) -> Result<&'n str> {
+    let s = name.to_str().filter(|s| !s.is_empty() && *s != "." && *s != ".." && !s.contains('/'));
+    s.ok_or_else(|| io_error("only a plain name is opened beside a remote object", &shown.join(name), None))
+}
+
+impl RemotePlace {
+    /// The place as a `Beside` of the core.
+    pub(crate) fn into_beside(self) -> Beside {
+        Beside::remote(Arc::new(self))
+    }
+
+    fn open_key(&self, key: &str) -> Result<Source> {
+        Ok(self.store.head(key)?.into_source())
+    }
+
+    /// Every object below the prefix, bounded by [`MAX_LISTED`].
+    fn list(&self) -> Result<Vec<ObjectMeta>> {
+        let prefix = self.prefix.trim_end_matches('/');
+        let location = (!prefix.is_empty())
+            .then(|| Key::parse(prefix))
+            .transpose()
+            .map_err(|e| io_error(&e.to_string(), &self.shown, None))?;
+        self.store.runtime.block_on(async {
+            let _permit = self.store.connections.acquire().await;
+            let mut listing = self.store.store.list(location.as_ref());
+            let mut out = Vec::new();
+            while let Some(meta) = listing.next().await {
+                let meta = meta.map_err(|e| error(&e, &self.shown, None))?;
+                if out.len() >= MAX_LISTED {
+                    let what = format!("the listing holds more than {MAX_LISTED} objects");
+                    return Err(io_error(&what, &self.shown, None));
+                }
+                out.push(meta);
+            }
+            Ok(out)
+        })
+    }
+
+    /// The name of `meta` relative to the prefix.
+    fn relative<'m>(&self, meta: &'m ObjectMeta) -> Option<&'m str> {
+        meta.location.as_ref().strip_prefix(self.prefix.as_str())
+    }
+}
+
+impl RangeDir for RemotePlace {
+    fn shown(&self) -> &Path {
+        &self.shown
+    }
+
+    fn open(&self, name: &OsStr, _mode: ReadMode) -> Result<Source> {
+        let name = segment(name, &self.shown)?;
+        self.open_key(&format!("{}{name}", self.prefix))
+    }
+
+    fn open_below(&self, rel: &Path, _mode: ReadMode) -> Result<Source> {
+        let mut key = self.prefix.clone();
+        for (i, c) in rel.components().enumerate() {
+            let Component::Normal(n) = c else {
+                return Err(io_error("only plain names are opened below a remote prefix", &self.shown.join(rel), None));
+            };
+            if i > 0 {
+                key.push('/');
+            }
+            key.push_str(segment(n, &self.shown)?);
+        }
+        self.open_key(&key)
+    }
+
+    fn holds_file(&self, name: &OsStr) -> bool {
+        segment(name, &self.shown).is_ok_and(|n| self.store.head(&format!("{}{n}", self.prefix)).is_ok())
+    }
+
+    fn names(&self) -> Result<Vec<OsString>> {
+        let mut names: Vec<OsString> = self
+            .list()?
+            .iter()
+            .filter_map(|m| self.relative(m))
+            .filter(|n| !n.contains('/'))
+            .map(OsString::from)
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    fn walk(&self) -> Result<Vec<Vec<u8>>> {
+        let mut names: Vec<Vec<u8>> =
+            self.list()?.iter().filter_map(|m| self.relative(m)).map(|n| n.as_bytes().to_vec()).collect();
+        names.sort();
+        Ok(names)
+    }
+}
