@@ -38,8 +38,9 @@ const TRIES: u32 = 3;
 /// How the client may reach a registry.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// Allow plain `http://` to the registry (a local test registry);
-    /// else only `https://`.
+    /// Allow plain `http://` to a registry on this machine (`localhost`,
+    /// `127.x.x.x`, `[::1]`: a local or test registry); every other
+    /// registry is reached over `https://`.
     pub allow_http: bool,
     /// The Docker config file with `auths`; `None`: `$DOCKER_CONFIG` or
     /// `~/.docker/config.json`.
@@ -86,7 +87,10 @@ impl Client {
     /// A client for the reference's repository. Reads the credentials for
     /// its registry (none is no error); makes no request yet.
     pub fn new(reference: &Reference, options: &Options) -> Result<Client> {
-        let scheme = if options.allow_http { "http" } else { "https" };
+        // Plain HTTP only when allowed, and only to this machine (a local
+        // or test registry): a registry elsewhere is reached over https
+        // whatever the flag says.
+        let scheme = if options.allow_http && reference.is_loopback() { "http" } else { "https" };
         let origin = Url::parse(&format!("{scheme}://{}/", reference.api_host())).map_err(|e| {
             Error::from(OciErrorKind::Reference { reference: reference.to_string(), why: e.to_string() })
         })?;
@@ -96,9 +100,6 @@ impl Client {
             })?,
             None => Found::default(),
         };
-        // One process-wide crypto provider for rustls; another caller
-        // (object_store) may have installed it first, which is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut builder = reqwest::Client::builder();
         if let Some(ca) = &options.ca_file {
             let pem = std::fs::read(ca).map_err(|e| Error::from(e).in_file(ca))?;

@@ -7,7 +7,9 @@
 //! credentials); `auth` reads challenges and `~/.docker/config.json`;
 //! `manifest` reads manifests and indexes strictly; `layout` tells an
 //! Ollama model, a ModelPack artifact and a Docker Model Runner artifact
-//! apart by their media types.
+//! apart by their media types; `blob` makes each blob a `RangeSource`
+//! checked against its digest; `open` turns an argument into what it
+//! holds.
 
 pub mod auth;
 pub mod blob;
@@ -15,10 +17,12 @@ pub mod client;
 pub mod error;
 pub mod layout;
 pub mod manifest;
+pub mod open;
 pub mod reference;
 
 pub use client::{BlobCheck, Client, Options, Resolved};
 pub use error::OciErrorKind;
 pub use layout::{DockerWeights, Layout};
 pub use manifest::{Descriptor, Manifest};
+pub use open::{Held, open, open_url};
 pub use reference::Reference;

@@ -8,7 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use gguf_digest_formats::format::OpenOptions;
+use gguf_digest_core::format::{AnyModel, OpenOptions};
+use gguf_digest_formats::input::RemoteUrl;
+use gguf_digest_formats::input::remote::Remote;
 use gguf_digest_formats::ollama;
 
 use super::blob::{Blob, Files};
@@ -17,8 +19,22 @@ use super::error::OciErrorKind;
 use super::layout::{self, DockerWeights, Layout};
 use super::manifest::Descriptor;
 use super::reference::Reference;
-use crate::source::{Beside, RangeDir, Source};
-use crate::{Error, Result};
+use crate::source::{Beside, RangeDir, ReadMode, Source};
+use crate::{Error, RemoteOptions, Result};
+
+/// Opens an `oci://` URL input for the remote opener, with the command's
+/// `--allow-http` and `--ca-file`: what it holds, as the formats crate
+/// takes it.
+pub fn open_url(url: &RemoteUrl, remote: &RemoteOptions, mode: ReadMode) -> Result<Remote> {
+    let reference = Reference::parse(url.raw())?;
+    let options = Options { allow_http: remote.allow_http, config: None, ca_file: remote.ca_file.clone() };
+    let opts = OpenOptions { read_mode: mode, ..OpenOptions::default() };
+    Ok(match open(&reference, &options, opts)? {
+        Held::Ollama(model) => Remote::Model(AnyModel::new(*model)),
+        Held::Directory(place) => Remote::Prefix(place),
+        Held::File(source) => Remote::Object(source),
+    })
+}
 
 /// What an `oci://` argument holds, ready to label.
 #[derive(Debug)]
