@@ -136,8 +136,19 @@ fn oci_ollama_model_has_the_stores_label() {
     let info = py.run(
         "ollama_store.py",
         &[
-            "gguf", "--root", root.to_str().unwrap(), "--name", "tiny", "--model", model.to_str().unwrap(),
-            "--rewrite", "none", "--template", "{{ .Prompt }}", "--license", "MIT",
+            "gguf",
+            "--root",
+            root.to_str().unwrap(),
+            "--name",
+            "tiny",
+            "--model",
+            model.to_str().unwrap(),
+            "--rewrite",
+            "none",
+            "--template",
+            "{{ .Prompt }}",
+            "--license",
+            "MIT",
         ],
     );
     let manifest = info["manifest"].as_str().unwrap().to_string();
@@ -162,7 +173,13 @@ fn oci_modelpack_artifact_has_the_directory_label() {
     std::fs::write(model.join("docs").join("README.md"), b"# tiny\n").unwrap();
     let want = label_of(&[model.to_str().unwrap()], &[]);
     for (tag, annotation) in [("cncf", "cncf"), ("cnai", "cnai")] {
-        push(&py, "modelpack", &reg, &format!("pack/tiny:{tag}"), &["--dir", model.to_str().unwrap(), "--annotation", annotation]);
+        push(
+            &py,
+            "modelpack",
+            &reg,
+            &format!("pack/tiny:{tag}"),
+            &["--dir", model.to_str().unwrap(), "--annotation", annotation],
+        );
         assert_eq!(oci(&[&format!("oci://{}/pack/tiny:{tag}", reg.host())]), want, "{annotation} annotations");
     }
 }

@@ -84,7 +84,9 @@ pub fn lookup(path: &Path, registry: &str) -> Result<Found, String> {
         Ok(f) => {
             use std::io::Read as _;
             let mut text = Vec::new();
-            f.take(MAX_CONFIG.saturating_add(1)).read_to_end(&mut text).map_err(|e| format!("{}: {e}", path.display()))?;
+            f.take(MAX_CONFIG.saturating_add(1))
+                .read_to_end(&mut text)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
             if text.len() as u64 > MAX_CONFIG {
                 return Err(format!("{}: larger than {} MiB", path.display(), MAX_CONFIG >> 20));
             }
@@ -270,7 +272,12 @@ mod tests {
 
     #[test]
     fn a_bad_config_is_an_error_without_secrets() {
-        for bad in [r#"[]"#, r#"{"auths": []}"#, r#"{"auths": {"h": {"auth": "!!"}}}"#, r#"{"auths": {"h": {"auth": "bm9jb2xvbg=="}}}"#] {
+        for bad in [
+            r#"[]"#,
+            r#"{"auths": []}"#,
+            r#"{"auths": {"h": {"auth": "!!"}}}"#,
+            r#"{"auths": {"h": {"auth": "bm9jb2xvbg=="}}}"#,
+        ] {
             let e = from_text(bad.as_bytes(), "h").unwrap_err();
             assert!(!e.contains("nocolon"), "{e}");
         }

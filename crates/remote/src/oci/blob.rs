@@ -220,9 +220,11 @@ impl Files {
     pub fn open_name(&self, name: &str) -> Result<Source> {
         let shown = self.shown.join(name);
         let d = self.find(name).ok_or_else(|| {
-            Error::from(std::io::Error::new(std::io::ErrorKind::NotFound, "no such file in the artifact")).in_file(&shown)
+            Error::from(std::io::Error::new(std::io::ErrorKind::NotFound, "no such file in the artifact"))
+                .in_file(&shown)
         })?;
-        let me: Arc<dyn RangeDir> = self.me.upgrade().ok_or_else(|| Error::internal("an artifact's place was dropped"))?;
+        let me: Arc<dyn RangeDir> =
+            self.me.upgrade().ok_or_else(|| Error::internal("an artifact's place was dropped"))?;
         Ok(Blob::new(Arc::clone(&self.client), d, me).source(&shown))
     }
 }

@@ -95,16 +95,20 @@ impl Client {
             Error::from(OciErrorKind::Reference { reference: reference.to_string(), why: e.to_string() })
         })?;
         let creds = match options.config.clone().or_else(auth::config_path) {
-            Some(path) => auth::lookup(&path, reference.api_host()).map_err(|why| {
-                Error::from(OciErrorKind::Unauthorized { registry: reference.registry.clone(), why })
-            })?,
+            Some(path) => auth::lookup(&path, reference.api_host())
+                .map_err(|why| Error::from(OciErrorKind::Unauthorized { registry: reference.registry.clone(), why }))?,
             None => Found::default(),
         };
         let mut builder = reqwest::Client::builder();
         if let Some(ca) = &options.ca_file {
             let pem = std::fs::read(ca).map_err(|e| Error::from(e).in_file(ca))?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| Error::new(crate::ErrorKind::Io(std::io::Error::other(format!("not PEM certificates: {}", error_words(&e))))).in_file(ca))?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+                Error::new(crate::ErrorKind::Io(std::io::Error::other(format!(
+                    "not PEM certificates: {}",
+                    error_words(&e)
+                ))))
+                .in_file(ca)
+            })?;
             for cert in certs {
                 builder = builder.add_root_certificate(cert);
             }
@@ -190,7 +194,12 @@ impl Client {
         }
     }
 
-    async fn send_retrying(&self, url: &Url, accept: Option<&str>, range: Option<(u64, u64)>) -> Result<reqwest::Response> {
+    async fn send_retrying(
+        &self,
+        url: &Url,
+        accept: Option<&str>,
+        range: Option<(u64, u64)>,
+    ) -> Result<reqwest::Response> {
         let mut attempt = 0u32;
         loop {
             attempt = attempt.saturating_add(1);
@@ -209,7 +218,9 @@ impl Client {
                 }
             }
             match request.send().await {
-                Ok(r) if (r.status().is_server_error() || r.status() == StatusCode::TOO_MANY_REQUESTS) && attempt < TRIES => {}
+                Ok(r)
+                    if (r.status().is_server_error() || r.status() == StatusCode::TOO_MANY_REQUESTS)
+                        && attempt < TRIES => {}
                 Ok(r) => return Ok(r),
                 Err(e) if attempt < TRIES && (e.is_connect() || e.is_timeout() || e.is_request()) => {}
                 Err(e) => return Err(http_error(url, error_words(&e))),
@@ -250,10 +261,16 @@ impl Client {
     async fn fetch_token(&self, challenge: &auth::Challenge) -> Result<String> {
         let registry = || self.reference.registry.clone();
         let realm = challenge.param("realm").ok_or_else(|| {
-            Error::from(OciErrorKind::Unauthorized { registry: registry(), why: "a Bearer challenge with no realm".into() })
+            Error::from(OciErrorKind::Unauthorized {
+                registry: registry(),
+                why: "a Bearer challenge with no realm".into(),
+            })
         })?;
         let mut url = Url::parse(realm).map_err(|e| {
-            Error::from(OciErrorKind::Unauthorized { registry: registry(), why: format!("the token realm is no URL: {e}") })
+            Error::from(OciErrorKind::Unauthorized {
+                registry: registry(),
+                why: format!("the token realm is no URL: {e}"),
+            })
         })?;
         if url.scheme() != "https" && !self.same_origin(&url) {
             return Err(OciErrorKind::Unauthorized {
@@ -278,12 +295,18 @@ impl Client {
         if !response.status().is_success() {
             return Err(OciErrorKind::Unauthorized {
                 registry: registry(),
-                why: format!("the token service {} answered HTTP {}{}", shown_url(&url), response.status(), self.creds_note()),
+                why: format!(
+                    "the token service {} answered HTTP {}{}",
+                    shown_url(&url),
+                    response.status(),
+                    self.creds_note()
+                ),
             }
             .into());
         }
         let body = read_limited(&mut response, MAX_SMALL_BODY, &url).await?;
-        let json = crate::json::parse_strict(&body, 16).map_err(|e| http_error(&url, format!("the token response: {e}")))?;
+        let json =
+            crate::json::parse_strict(&body, 16).map_err(|e| http_error(&url, format!("the token response: {e}")))?;
         json.get("token")
             .or_else(|| json.get("access_token"))
             .and_then(crate::json::Json::as_str)
@@ -305,8 +328,11 @@ impl Client {
     }
 
     fn refused(&self, status: StatusCode) -> Error {
-        OciErrorKind::Unauthorized { registry: self.reference.registry.clone(), why: format!("HTTP {status}{}", self.creds_note()) }
-            .into()
+        OciErrorKind::Unauthorized {
+            registry: self.reference.registry.clone(),
+            why: format!("HTTP {status}{}", self.creds_note()),
+        }
+        .into()
     }
 
     /// Resolves the reference to its manifest: by tag or digest, an index
@@ -333,7 +359,12 @@ impl Client {
         })
     }
 
-    async fn fetch_manifest(&self, named: &str, what: &str, expected: Option<&str>) -> Result<(Parsed, String, Vec<u8>)> {
+    async fn fetch_manifest(
+        &self,
+        named: &str,
+        what: &str,
+        expected: Option<&str>,
+    ) -> Result<(Parsed, String, Vec<u8>)> {
         let url = self.repo_url(&format!("manifests/{named}"))?;
         let mut response = self.get(url.clone(), Some(manifest::ACCEPT), None).await?;
         self.check_status(&mut response, &url, what).await?;
@@ -359,7 +390,11 @@ impl Client {
         }
         let code = registry_error_code(response, url).await;
         if status == StatusCode::NOT_FOUND {
-            return Err(OciErrorKind::NotFound { what: what.to_string(), why: code.unwrap_or_else(|| "HTTP 404".into()) }.into());
+            return Err(OciErrorKind::NotFound {
+                what: what.to_string(),
+                why: code.unwrap_or_else(|| "HTTP 404".into()),
+            }
+            .into());
         }
         Err(http_error(url, format!("HTTP {status}{}", code.map(|c| format!(" ({c})")).unwrap_or_default())))
     }
@@ -368,7 +403,10 @@ impl Client {
     /// bytes, its SHA-256 and size checked.
     pub fn blob(&self, d: &Descriptor, limit: u64) -> Result<Vec<u8>> {
         if d.size > limit {
-            return Err(manifest_error(&self.blob_name(d), format!("declares {} bytes, more than the {limit} read", d.size)));
+            return Err(manifest_error(
+                &self.blob_name(d),
+                format!("declares {} bytes, more than the {limit} read", d.size),
+            ));
         }
         let mut out = Vec::new();
         self.stream_blob(d, &mut |piece| {
@@ -419,7 +457,10 @@ impl Client {
                     let want = format!("bytes {offset}-{last}/");
                     let got = response.headers().get(CONTENT_RANGE).and_then(|v| v.to_str().ok()).unwrap_or("");
                     if !got.starts_with(&want) {
-                        return Err(http_error(&url, format!("asked for bytes {offset}-{last}, got a Content-Range of {got:?}")));
+                        return Err(http_error(
+                            &url,
+                            format!("asked for bytes {offset}-{last}, got a Content-Range of {got:?}"),
+                        ));
                     }
                 }
                 StatusCode::OK if offset == 0 => {} // the whole blob: its first `len` bytes are the range
@@ -434,7 +475,10 @@ impl Client {
                 }
             }
             if out.len() as u64 != len {
-                return Err(http_error(&url, format!("a short body: {} of the {len} bytes asked for at {offset}", out.len())));
+                return Err(http_error(
+                    &url,
+                    format!("a short body: {} of the {len} bytes asked for at {offset}", out.len()),
+                ));
             }
             Ok(out)
         })
@@ -461,7 +505,10 @@ impl Client {
                 let want = format!("bytes {start}-{last}/");
                 let got = response.headers().get(CONTENT_RANGE).and_then(|v| v.to_str().ok()).unwrap_or("");
                 if !got.starts_with(&want) {
-                    return Err(http_error(url, format!("asked for bytes {start}-{last}, got a Content-Range of {got:?}")));
+                    return Err(http_error(
+                        url,
+                        format!("asked for bytes {start}-{last}, got a Content-Range of {got:?}"),
+                    ));
                 }
                 Ok(response)
             }
@@ -592,7 +639,10 @@ impl RangeStream<'_> {
                 self.response = None;
                 Ok(())
             }
-            Ok(None) => Err(http_error(&self.url, format!("the body ended at byte {} of a range ending at {}", self.at, self.end))),
+            Ok(None) => Err(http_error(
+                &self.url,
+                format!("the body ended at byte {} of a range ending at {}", self.at, self.end),
+            )),
             Err(e) => Err(e),
         }
     }
@@ -685,7 +735,11 @@ mod tests {
         seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     }
 
-    fn serve(listener: std::net::TcpListener, seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>, answer: impl Fn(&str) -> String + Send + 'static) {
+    fn serve(
+        listener: std::net::TcpListener,
+        seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+        answer: impl Fn(&str) -> String + Send + 'static,
+    ) {
         std::thread::spawn(move || {
             use std::io::{BufRead, BufReader, Write};
             for stream in listener.incoming().flatten() {
@@ -723,21 +777,28 @@ mod tests {
             let line = head.lines().next().unwrap_or("");
             if line.starts_with("GET /token?service=svc&scope=repository%3Aa%2Fb%3Apull ") {
                 // alice:pw
-                return if head.contains("authorization: Basic YWxpY2U6cHc=") || head.contains("Authorization: Basic YWxpY2U6cHc=") {
+                return if head.contains("authorization: Basic YWxpY2U6cHc=")
+                    || head.contains("Authorization: Basic YWxpY2U6cHc=")
+                {
                     reply("200 OK", "", r#"{"token": "T0K"}"#)
                 } else {
                     reply("401 Unauthorized", "", "")
                 };
             }
             if !head.to_ascii_lowercase().contains("authorization: bearer t0k") {
-                let challenge = format!(r#"Www-Authenticate: Bearer realm="http://127.0.0.1:{port}/token",service="svc"\r\n"#);
+                let challenge =
+                    format!(r#"Www-Authenticate: Bearer realm="http://127.0.0.1:{port}/token",service="svc"\r\n"#);
                 return reply("401 Unauthorized", &challenge, "");
             }
             if line.starts_with("GET /v2/a/b/manifests/t ") {
                 return reply("200 OK", "Content-Type: application/vnd.oci.image.manifest.v1+json\r\n", &manifest);
             }
             if line.starts_with("GET /v2/a/b/blobs/") {
-                return reply("307 Temporary Redirect", &format!("Location: http://127.0.0.1:{storage_port}/data?X-Sig=s3cr3t\r\n"), "");
+                return reply(
+                    "307 Temporary Redirect",
+                    &format!("Location: http://127.0.0.1:{storage_port}/data?X-Sig=s3cr3t\r\n"),
+                    "",
+                );
             }
             reply("404 Not Found", "", r#"{"errors": [{"code": "MANIFEST_UNKNOWN", "message": "manifest unknown"}]}"#)
         });
@@ -759,24 +820,36 @@ mod tests {
         let f = fake(manifest, BLOB);
         let dir = tempfile::tempdir().unwrap();
         let cfg = dir.path().join("config.json");
-        std::fs::write(&cfg, format!(r#"{{"auths": {{"127.0.0.1:{}": {{"auth": "YWxpY2U6cHc="}}}}}}"#, f.port)).unwrap();
+        std::fs::write(&cfg, format!(r#"{{"auths": {{"127.0.0.1:{}": {{"auth": "YWxpY2U6cHc="}}}}}}"#, f.port))
+            .unwrap();
         let r = Reference::parse(&format!("oci://127.0.0.1:{}/a/b:t", f.port)).unwrap();
         let c = Client::new(&r, &Options { allow_http: true, ca_file: None, config: Some(cfg) }).unwrap();
         let resolved = c.resolve().unwrap();
         assert_eq!(resolved.manifest.layers[0].hex, layer.hex);
         assert_eq!(c.blob(&resolved.manifest.layers[0], 1024).unwrap(), BLOB);
         let seen = f.seen.lock().unwrap().clone();
-        let storage: Vec<&String> = seen.iter().filter(|h| h.contains(&format!("127.0.0.1:{}", f.storage_port))).collect();
+        let storage: Vec<&String> =
+            seen.iter().filter(|h| h.contains(&format!("127.0.0.1:{}", f.storage_port))).collect();
         assert_eq!(storage.len(), 1, "{seen:?}");
-        assert!(!storage[0].to_ascii_lowercase().contains("authorization"), "no credentials to the storage host: {}", storage[0]);
+        assert!(
+            !storage[0].to_ascii_lowercase().contains("authorization"),
+            "no credentials to the storage host: {}",
+            storage[0]
+        );
         assert!(seen.iter().any(|h| h.starts_with("GET /token")), "a token was asked for");
         // A tag it does not hold: not found, by name.
         let missing = Reference::parse(&format!("oci://127.0.0.1:{}/a/b:gone", f.port)).unwrap();
-        let c = Client::new(&missing, &Options { allow_http: true, ca_file: None, config: Some(dir.path().join("config.json")) }).unwrap();
+        let c = Client::new(
+            &missing,
+            &Options { allow_http: true, ca_file: None, config: Some(dir.path().join("config.json")) },
+        )
+        .unwrap();
         let e = c.resolve().unwrap_err();
         assert!(e.is_not_found() && e.to_string().contains(":gone is not in the registry (MANIFEST_UNKNOWN"), "{e}");
         // Without the basic credentials the token service refuses: said so.
-        let c = Client::new(&r, &Options { allow_http: true, ca_file: None, config: Some(dir.path().join("none.json")) }).unwrap();
+        let c =
+            Client::new(&r, &Options { allow_http: true, ca_file: None, config: Some(dir.path().join("none.json")) })
+                .unwrap();
         let e = c.resolve().unwrap_err().to_string();
         assert!(e.contains("token service") && e.contains("anonymously"), "{e}");
     }
@@ -784,7 +857,11 @@ mod tests {
     #[test]
     fn credentials_go_to_the_registry_origin_only() {
         let r = Reference::parse("oci://localhost:5000/a/b:t").unwrap();
-        let c = Client::new(&r, &Options { allow_http: true, ca_file: None, config: Some("/nonexistent/config.json".into()) }).unwrap();
+        let c = Client::new(
+            &r,
+            &Options { allow_http: true, ca_file: None, config: Some("/nonexistent/config.json".into()) },
+        )
+        .unwrap();
         for (url, same) in [
             ("http://localhost:5000/v2/a/b/blobs/x", true),
             ("http://localhost:5001/v2/a/b/blobs/x", false),
@@ -796,6 +873,9 @@ mod tests {
         }
         assert_eq!(c.repo_url("manifests/t").unwrap().as_str(), "http://localhost:5000/v2/a/b/manifests/t");
         let hub = Client::new(&Reference::parse("oci://docker.io/m").unwrap(), &Options::default()).unwrap();
-        assert_eq!(hub.repo_url("manifests/latest").unwrap().as_str(), "https://registry-1.docker.io/v2/library/m/manifests/latest");
+        assert_eq!(
+            hub.repo_url("manifests/latest").unwrap().as_str(),
+            "https://registry-1.docker.io/v2/library/m/manifests/latest"
+        );
     }
 }

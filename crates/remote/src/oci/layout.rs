@@ -29,7 +29,8 @@ pub const DOCKER_AI_CONFIGS: [&str; 3] = [
     "application/vnd.docker.ai.model.config.v1+json",
 ];
 /// Docker Model Runner's GGUF layers (current, and the first draft's).
-pub const DOCKER_AI_GGUF: [&str; 2] = ["application/vnd.docker.ai.gguf.v3", "application/vnd.docker.ai.model.file.v1+gguf"];
+pub const DOCKER_AI_GGUF: [&str; 2] =
+    ["application/vnd.docker.ai.gguf.v3", "application/vnd.docker.ai.model.file.v1+gguf"];
 /// Docker Model Runner's safetensors layer.
 pub const DOCKER_AI_SAFETENSORS: &str = "application/vnd.docker.ai.safetensors";
 /// The annotation some tools set to a layer's file name.
@@ -111,9 +112,11 @@ fn docker_model(m: &Manifest) -> Result<DockerWeights, String> {
             .into_iter()
             .enumerate()
             .map(|(i, l)| {
-                let name = match l.annotation(TITLE).or_else(|| MODELPACK_FILEPATH.iter().find_map(|k| l.annotation(k))) {
+                let name = match l.annotation(TITLE).or_else(|| MODELPACK_FILEPATH.iter().find_map(|k| l.annotation(k)))
+                {
                     Some(n) => {
-                        check_path(n).map_err(|why| format!("the layer {} names its file {n:?}, which {why}", l.digest()))?;
+                        check_path(n)
+                            .map_err(|why| format!("the layer {} names its file {n:?}, which {why}", l.digest()))?;
                         n.to_string()
                     }
                     // Unnamed layers: named as the format's loaders name
@@ -185,9 +188,11 @@ mod tests {
 
     #[test]
     fn ollama_by_its_config_and_layers() {
-        let l = vec![d("application/vnd.ollama.image.model", 1, &[]), d("application/vnd.ollama.image.template", 2, &[])];
+        let l =
+            vec![d("application/vnd.ollama.image.model", 1, &[]), d("application/vnd.ollama.image.template", 2, &[])];
         assert_eq!(classify(&m(OLLAMA_CONFIG, None, l)), Ok(Layout::Ollama));
-        let e = classify(&m(OLLAMA_CONFIG, None, vec![d("application/vnd.oci.image.layer.v1.tar+gzip", 1, &[])])).unwrap_err();
+        let e = classify(&m(OLLAMA_CONFIG, None, vec![d("application/vnd.oci.image.layer.v1.tar+gzip", 1, &[])]))
+            .unwrap_err();
         assert!(e.contains("holds no model") && e.contains("tar+gzip"), "{e}");
     }
 
@@ -198,7 +203,8 @@ mod tests {
             d("application/vnd.cncf.model.weight.config.v1.raw", 2, &[("org.cnai.model.filepath", "config.json")]),
             d("application/vnd.cncf.model.doc.v1.raw", 3, &[("org.cncf.model.filepath", "docs/README.md")]),
         ];
-        let Ok(Layout::ModelPack(files)) = classify(&m(MODELPACK_CONFIG, Some(MODELPACK_ARTIFACT), layers.clone())) else {
+        let Ok(Layout::ModelPack(files)) = classify(&m(MODELPACK_CONFIG, Some(MODELPACK_ARTIFACT), layers.clone()))
+        else {
             panic!()
         };
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
@@ -208,7 +214,10 @@ mod tests {
             (d("application/vnd.cncf.model.weight.v1.raw", 4, &[]), "names no file"),
             (d("application/vnd.cncf.model.weight.v1.raw", 4, &[("org.cncf.model.filepath", "../x")]), "'..'"),
             (d("application/vnd.cncf.model.weight.v1.raw", 4, &[("org.cncf.model.filepath", "/x")]), "absolute"),
-            (d("application/vnd.cncf.model.weight.v1.raw", 4, &[("org.cncf.model.filepath", "config.json")]), "two layers"),
+            (
+                d("application/vnd.cncf.model.weight.v1.raw", 4, &[("org.cncf.model.filepath", "config.json")]),
+                "two layers",
+            ),
             (d("application/octet-stream", 4, &[]), "in a ModelPack"),
         ] {
             let mut l = layers.clone();
@@ -229,10 +238,19 @@ mod tests {
         let shards = vec![d(DOCKER_AI_GGUF[0], 1, &[]), d(DOCKER_AI_GGUF[0], 2, &[])];
         let Ok(Layout::DockerModel(DockerWeights::Gguf(files))) = classify(&m(cfg, None, shards)) else { panic!() };
         assert_eq!(files[1].0, "model-00002-of-00002.gguf");
-        let titled = vec![d(DOCKER_AI_SAFETENSORS, 1, &[(TITLE, "b.safetensors")]), d(DOCKER_AI_SAFETENSORS, 2, &[(TITLE, "a.safetensors")])];
-        let Ok(Layout::DockerModel(DockerWeights::Safetensors(files))) = classify(&m(cfg, None, titled)) else { panic!() };
+        let titled = vec![
+            d(DOCKER_AI_SAFETENSORS, 1, &[(TITLE, "b.safetensors")]),
+            d(DOCKER_AI_SAFETENSORS, 2, &[(TITLE, "a.safetensors")]),
+        ];
+        let Ok(Layout::DockerModel(DockerWeights::Safetensors(files))) = classify(&m(cfg, None, titled)) else {
+            panic!()
+        };
         assert_eq!(files[0].0, "a.safetensors");
         assert!(classify(&m(cfg, None, vec![d(DOCKER_AI_GGUF[0], 1, &[]), d(DOCKER_AI_SAFETENSORS, 2, &[])])).is_err());
-        assert!(classify(&m(cfg, None, vec![d("application/vnd.docker.ai.license", 2, &[])])).unwrap_err().contains("no GGUF"));
+        assert!(
+            classify(&m(cfg, None, vec![d("application/vnd.docker.ai.license", 2, &[])]))
+                .unwrap_err()
+                .contains("no GGUF")
+        );
     }
 }

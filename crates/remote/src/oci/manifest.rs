@@ -110,9 +110,13 @@ pub fn parse(text: &[u8], content_type: Option<&str>) -> Result<Parsed, String> 
     };
     match media_type.as_str() {
         OCI_INDEX | DOCKER_LIST => {
-            let list = json.get("manifests").and_then(Json::as_array).ok_or("an index whose manifests is not an array")?;
-            let manifests =
-                list.iter().enumerate().map(|(i, d)| descriptor(d, &format!("manifests[{i}]"))).collect::<Result<_, _>>()?;
+            let list =
+                json.get("manifests").and_then(Json::as_array).ok_or("an index whose manifests is not an array")?;
+            let manifests = list
+                .iter()
+                .enumerate()
+                .map(|(i, d)| descriptor(d, &format!("manifests[{i}]")))
+                .collect::<Result<_, _>>()?;
             Ok(Parsed::Index(manifests))
         }
         OCI_MANIFEST | DOCKER_MANIFEST => {
@@ -121,8 +125,11 @@ pub fn parse(text: &[u8], content_type: Option<&str>) -> Result<Parsed, String> 
             }
             let config = descriptor(json.get("config").ok_or("no config")?, "config")?;
             let list = json.get("layers").and_then(Json::as_array).ok_or("layers is not an array")?;
-            let layers =
-                list.iter().enumerate().map(|(i, d)| descriptor(d, &format!("layers[{i}]"))).collect::<Result<_, _>>()?;
+            let layers = list
+                .iter()
+                .enumerate()
+                .map(|(i, d)| descriptor(d, &format!("layers[{i}]")))
+                .collect::<Result<_, _>>()?;
             let artifact_type = opt_str(&json, "artifactType")?.map(str::to_string);
             Ok(Parsed::Manifest(Manifest { media_type, artifact_type, config, layers }))
         }
@@ -213,9 +220,14 @@ mod tests {
             r#"{{"schemaVersion": 2, "mediaType": "{OCI_MANIFEST}", "artifactType": "application/vnd.cncf.model.manifest.v1+json",
                 "config": {}, "layers": [{}]}}"#,
             desc("application/vnd.cncf.model.config.v1+json", 'a', ""),
-            desc("application/vnd.cncf.model.weight.v1.raw", 'b', r#", "annotations": {"org.cncf.model.filepath": "m.gguf"}"#)
+            desc(
+                "application/vnd.cncf.model.weight.v1.raw",
+                'b',
+                r#", "annotations": {"org.cncf.model.filepath": "m.gguf"}"#
+            )
         );
-        let Parsed::Manifest(m) = parse(m.as_bytes(), Some("application/vnd.oci.image.manifest.v1+json")).unwrap() else {
+        let Parsed::Manifest(m) = parse(m.as_bytes(), Some("application/vnd.oci.image.manifest.v1+json")).unwrap()
+        else {
             panic!("not a manifest")
         };
         assert_eq!(m.artifact_type.as_deref(), Some("application/vnd.cncf.model.manifest.v1+json"));
@@ -239,12 +251,18 @@ mod tests {
             (r#"{"schemaVersion": 2, "layers": []}"#.to_string(), "no config"),
             (format!(r#"{{"schemaVersion": 2, "config": {cfg}}}"#), "layers"),
             (format!(r#"{{"schemaVersion": 2, "mediaType": "x/y", "config": {cfg}, "layers": []}}"#), "neither"),
-            (format!(r#"{{"schemaVersion": 2, "mediaType": "{OCI_INDEX}", "config": {cfg}, "layers": []}}"#), "not an array"),
             (
-                format!(r#"{{"schemaVersion": 2, "config": {}, "layers": []}}"#, desc("c", 'A', "")),
-                "64 lowercase",
+                format!(r#"{{"schemaVersion": 2, "mediaType": "{OCI_INDEX}", "config": {cfg}, "layers": []}}"#),
+                "not an array",
             ),
-            (format!(r#"{{"schemaVersion": 2, "config": {}, "layers": []}}"#, desc("c", 'a', r#", "annotations": {"k": 1}"#)), "not a string"),
+            (format!(r#"{{"schemaVersion": 2, "config": {}, "layers": []}}"#, desc("c", 'A', "")), "64 lowercase"),
+            (
+                format!(
+                    r#"{{"schemaVersion": 2, "config": {}, "layers": []}}"#,
+                    desc("c", 'a', r#", "annotations": {"k": 1}"#)
+                ),
+                "not a string",
+            ),
             (format!(r#"{{"schemaVersion": 2, "config": {cfg}, "config": {cfg}, "layers": []}}"#), "repeated key"),
         ] {
             let e = parse(bad.as_bytes(), None).unwrap_err();

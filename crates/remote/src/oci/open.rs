@@ -80,8 +80,7 @@ pub fn open(reference: &Reference, options: &Options, opts: OpenOptions) -> Resu
                 DockerWeights::Gguf(f) | DockerWeights::Safetensors(f) => f,
             };
             let first = files.first().map(|(n, _)| n.clone()).ok_or_else(|| Error::internal("weights with no file"))?;
-            Files::new(client, shown, files).open_name(&first)
-                .map(Held::File)
+            Files::new(client, shown, files).open_name(&first).map(Held::File)
         }
     }
 }

@@ -251,7 +251,10 @@ mod tests {
     #[test]
     fn tags_digests_ports_and_defaults() {
         let r = ok("oci://localhost:5000/library/tiny:v1.0");
-        assert_eq!((r.registry.as_str(), r.repository.as_str(), r.tag.as_deref()), ("localhost:5000", "library/tiny", Some("v1.0")));
+        assert_eq!(
+            (r.registry.as_str(), r.repository.as_str(), r.tag.as_deref()),
+            ("localhost:5000", "library/tiny", Some("v1.0"))
+        );
         assert_eq!(r.manifest_reference(), "v1.0");
         assert!(r.is_loopback());
         let hex = "a".repeat(64);
