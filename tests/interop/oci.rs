@@ -214,14 +214,14 @@ fn oci_tampered_blob_and_missing_tag_are_refused() {
     let pushed = push(&py, "dmr", &reg, "ai/tiny:q", &["--gguf", file.to_str().unwrap()]);
     let missing = format!("oci://{}/ai/tiny:nope", reg.host());
     let out = gd(&["--allow-http", &missing], &[]);
-    assert_eq!(out.status.code(), Some(1), "{}", describe("missing tag", &out));
+    assert_eq!(out.status.code(), Some(2), "{}", describe("missing tag", &out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&missing) && err.contains("not in the registry"), "{err}");
     // One byte of the GGUF blob changed in the registry's storage: refused.
     let blob = pushed["layers"][0].as_str().unwrap();
     py.run("oci_push.py", &["tamper", "--storage", reg.storage().to_str().unwrap(), "--digest", blob]);
     let out = gd(&["--allow-http", &format!("oci://{}/ai/tiny:q", reg.host())], &[]);
-    assert_eq!(out.status.code(), Some(1), "{}", describe("tampered", &out));
+    assert_eq!(out.status.code(), Some(2), "{}", describe("tampered", &out));
     assert!(out.stdout.is_empty(), "no label for a tampered blob: {}", describe("tampered", &out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not the ones its digest names") && err.contains(blob), "{err}");
@@ -242,7 +242,7 @@ fn oci_basic_auth_from_docker_config_only() {
     let arg = format!("oci://{host}/ai/tiny:q");
     // Anonymous: refused, and the message says where credentials come from.
     let out = gd(&["--allow-http", &arg], &[]);
-    assert_eq!(out.status.code(), Some(1), "{}", describe("anonymous", &out));
+    assert_eq!(out.status.code(), Some(2), "{}", describe("anonymous", &out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("refused access"), "{}", describe("anonymous", &out));
     // A helper is named, never run.
     let cfg = dir.path("docker");
