@@ -303,6 +303,7 @@ pub mod hf {
 /// ```
 #[cfg(feature = "remote")]
 pub mod remote {
+    pub use gguf_digest_formats::input::remote::hide_credentials;
     pub use gguf_digest_remote::{CONNECTIONS, PART, RemoteOptions, register};
 }
 

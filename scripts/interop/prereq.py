@@ -58,6 +58,9 @@ ST_PACKAGES = [
     # The OCI registry tests (tests/interop/oci.rs): blobs pushed by ORAS's
     # own Python client (scripts/interop/oci_push.py).
     ("oras", "oras.provider", "0.2.43"),
+    # URL inputs (tests/remote/s3.rs): moto's S3 server, boto3 to upload.
+    ("moto", "moto.server", "5.2.5"),
+    ("boto3", "boto3", "1.44.8"),
 ]
 # The PyTorch fixtures: wheels `pip download --no-deps --only-binary=:all:`
 # puts in pt_wheel_dir() (scripts/setup-python.sh), never installed.

@@ -240,6 +240,10 @@ pub const EXIT_ERROR: u8 = 2;
 /// returns the exit status.
 pub fn main(argv: impl IntoIterator<Item = OsString>) -> u8 {
     crate::raise_open_file_limit();
+    // A URL's credentials and query never reach anything that prints
+    // (docs/adr/0044): the opener alone keeps them.
+    #[cfg(feature = "remote")]
+    let argv: Vec<OsString> = argv.into_iter().map(|a| crate::remote::hide_credentials(&a)).collect();
     let args = match Args::try_parse_from(argv) {
         Ok(a) => a,
         Err(e) => {
@@ -331,7 +335,18 @@ fn run(args: &Args) -> io::Result<u8> {
         ..Default::default()
     })
     .map_err(io::Error::other)?;
-    let pool = hashing_pool(read.threads.map_or(0, NonZeroUsize::get)).map_err(io::Error::other)?;
+    let threads = read.threads.map_or(0, NonZeroUsize::get);
+    // Jobs over URLs mostly wait on the network: without -j, as many as
+    // requests may be in flight, so that --connections is what bounds them
+    // (docs/adr/0044). The pieces each holds keep memory bounded.
+    #[cfg(feature = "remote")]
+    let threads = match threads {
+        0 if args.files.iter().any(|f| matches!(crate::Input::by_spelling(f), Some(crate::Input::Url(_)))) => {
+            read.connections.clamp(1, crate::MAX_THREADS)
+        }
+        n => n,
+    };
+    let pool = hashing_pool(threads).map_err(io::Error::other)?;
     let base = OpenOptions { verify_blobs: args.verify_blobs, ..OpenOptions::default() };
     let cache = run_cache(args, read);
     let opts = read.options(&BatchOptions { open: base, progress: None, cancel: None, cache: cache.clone() });

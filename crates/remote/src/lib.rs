@@ -58,9 +58,10 @@ pub struct RemoteOptions {
 pub const CONNECTIONS: usize = 8;
 
 /// Bytes per range request by default: large enough that a request's
-/// round trip costs little next to its transfer, small enough that
-/// `CONNECTIONS` of them in flight stay far below 256 MiB.
-pub const PART: u64 = 8 << 20;
+/// round trip costs little next to its transfer, small enough that what
+/// `CONNECTIONS` jobs hold (a part hashed, one queued, two arriving: 16
+/// MiB each) stays below 256 MiB.
+pub const PART: u64 = 4 << 20;
 
 impl Default for RemoteOptions {
     fn default() -> Self {

@@ -173,7 +173,7 @@ impl Opener for RemoteOpener {
         if url.is_prefix() {
             return Ok(Remote::Prefix(store.place(url.path()).into_beside()));
         }
-        Ok(Remote::Object(store.head(url.path())?.into_source()))
+        Ok(Remote::Object(Box::new(store.head(url.path())?.into_source())))
     }
 
     fn approximate_bytes(&self, url: &RemoteUrl) -> u64 {

@@ -136,16 +136,20 @@ fn hash_mapped(
     Ok(hasher.finalize())
 }
 
-/// Streams a range with `pread` into one chunk-sized buffer.
+/// Streams a range with `pread` (or, for an object read by ranges, its
+/// streamed range) into one chunk-sized buffer.
 fn hash_read(job: &Job<'_>, plan: Plan, progress: &ProgressCallback<'_>) -> Result<Sha256Digest> {
     let chunk = plan.chunk as u64;
     let mut buf = vec![0u8; usize::try_from(chunk.min(job.len)).unwrap_or(0)];
     let mut hasher = Hasher::new(job.conversion.digest);
+    // By position for a file; one streamed range for an object read by
+    // ranges (docs/adr/0044), in the same whole-block pieces.
+    let mut pieces = job.source.pieces(job.start, job.len)?;
     let mut done = 0u64;
     while done < job.len {
         let n = chunk.min(job.len.saturating_sub(done));
         let part = buf.get_mut(..usize::try_from(n).unwrap_or(0)).unwrap_or(&mut []);
-        job.source.read_exact_at(part, job.start.saturating_add(done))?;
+        pieces.read_next(part)?;
         job.conversion.apply(part)?;
         hasher.update(&*part);
         done = done.saturating_add(n);

@@ -28,6 +28,11 @@ pub trait RangeSource: Send + Sync + fmt::Debug {
     /// The object's length in bytes, as pinned.
     fn len(&self) -> u64;
 
+    /// True for an object of 0 bytes.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The version pinned on the first request (an ETag or a version id),
     /// for a `--json` entry; `None` when the server gives none.
     fn version(&self) -> Option<&str>;

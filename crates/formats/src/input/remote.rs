@@ -5,7 +5,7 @@
 //! transport (docs/adr/0044-remote-inputs.md).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::{Beside, ReadMode, Source};
@@ -173,7 +173,7 @@ impl RemoteUrl {
 /// What a URL opens to.
 pub enum Remote {
     /// One object, as a source every format reads.
-    Object(Source),
+    Object(Box<Source>),
     /// A prefix ending in `/`: a place whose objects are listed.
     Prefix(Beside),
     /// A model the opener built itself (an Ollama model in an OCI
@@ -210,10 +210,37 @@ pub fn register(opener: Arc<dyn Opener>) {
     *OPENER.write().unwrap_or_else(|p| p.into_inner()) = Some(opener);
 }
 
+/// URLs given with credentials or a query, by how they are shown
+/// ([`hide_credentials`]).
+static HIDDEN: Mutex<Vec<(PathBuf, RemoteUrl)>> = Mutex::new(Vec::new());
+
+/// `arg` as the rest of the program sees it: a URL with credentials or a
+/// query becomes its shown form (`scheme://authority/path`), the whole URL
+/// kept here for the opener alone. A program calls this on its arguments
+/// before anything prints them (the command does, on every argument), so
+/// that no sums line, JSON document, error or verdict can show them.
+pub fn hide_credentials(arg: &std::ffi::OsStr) -> std::ffi::OsString {
+    let Some(url) = arg.to_str().and_then(RemoteUrl::parse).filter(RemoteUrl::was_redacted) else {
+        return arg.to_os_string();
+    };
+    let shown = url.shown().as_os_str().to_os_string();
+    let mut hidden = HIDDEN.lock().unwrap_or_else(|p| p.into_inner());
+    hidden.retain(|(s, _)| s != url.shown());
+    hidden.push((url.shown().to_path_buf(), url));
+    shown
+}
+
+/// The URL given for `url` (its credentials) when it was hidden.
+fn unhidden(url: &RemoteUrl) -> RemoteUrl {
+    let hidden = HIDDEN.lock().unwrap_or_else(|p| p.into_inner());
+    hidden.iter().find(|(s, _)| s == url.shown()).map_or_else(|| url.clone(), |(_, u)| u.clone())
+}
+
 /// Opens `url` with the registered opener; an error that says how to get
 /// one when none is registered (a build without the feature `remote`).
 pub fn open(url: &RemoteUrl, mode: ReadMode) -> Result<Remote> {
     url.check()?;
+    let url = &unhidden(url);
     match opener() {
         Some(o) => o.open(url, mode),
         None => Err(url.refused("this build reads no URLs (it was built without the feature `remote`)")),
@@ -222,7 +249,7 @@ pub fn open(url: &RemoteUrl, mode: ReadMode) -> Result<Remote> {
 
 /// About how many bytes labelling `url` reads; 0 without an opener.
 pub fn approximate_bytes(url: &RemoteUrl) -> u64 {
-    opener().map_or(0, |o| o.approximate_bytes(url))
+    opener().map_or(0, |o| o.approximate_bytes(&unhidden(url)))
 }
 
 #[cfg(test)]
@@ -260,6 +287,16 @@ mod tests {
             let shown = e.to_string();
             assert!(!shown.contains("pw") && !shown.contains("SECRET"), "{shown}");
         }
+    }
+
+    #[test]
+    fn a_url_with_credentials_is_hidden_behind_its_shown_form() {
+        let given = std::ffi::OsStr::new("https://u:pw@hidden.example/m.gguf?sig=Q");
+        let shown = hide_credentials(given);
+        assert_eq!(shown, "https://hidden.example/m.gguf");
+        assert_eq!(unhidden(&url("https://hidden.example/m.gguf")).raw(), given.to_str().unwrap());
+        assert_eq!(hide_credentials("m.gguf".as_ref()), "m.gguf");
+        assert_eq!(hide_credentials("s3://b/k".as_ref()), "s3://b/k");
     }
 
     #[test]

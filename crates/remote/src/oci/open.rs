@@ -32,7 +32,7 @@ pub fn open_url(url: &RemoteUrl, remote: &RemoteOptions, mode: ReadMode) -> Resu
     Ok(match open(&reference, &options, opts)? {
         Held::Ollama(model) => Remote::Model(AnyModel::new(*model)),
         Held::Directory(place) => Remote::Prefix(place),
-        Held::File(source) => Remote::Object(source),
+        Held::File(source) => Remote::Object(Box::new(source)),
     })
 }
 

@@ -1,0 +1,18 @@
+//! URL inputs against real servers (`cargo test --test remote --features
+//! remote`; docs/adr/0044-remote-inputs.md): Debian's nginx over HTTP and
+//! HTTPS (a certificate authority made by openssl), a proxy of ours that
+//! cuts connections or replaces the object mid-read, and moto's S3 server.
+//! Each test starts its servers on free ports of 127.0.0.1 and skips
+//! without them (one `SKIPPED:` line) unless `CI=true`.
+
+// A test builds its inputs byte by byte and indexes what it reads back: a
+// panic there is a failed test, so the crate's byte-handling lints do not apply.
+#![allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod http;
+mod models;
+mod s3;
+mod servers;

@@ -1,0 +1,104 @@
+//! The models every server test serves, written byte by byte, and labels
+//! of files and URLs through the real binary.
+
+use std::path::Path;
+use std::process::Output;
+
+use crate::common::pt::{Layout, PtTensor, StateDict};
+use crate::common::st::{St, StTensor};
+use crate::common::{Gguf, Tensor, gguf_digest_bin, text};
+
+/// Name and bytes of each model kind: GGUF (tensors of several MiB, so a
+/// job's range spans parts and a cut connection falls inside one),
+/// safetensors, a PyTorch zip, an ONNX file.
+pub fn models() -> Vec<(&'static str, Vec<u8>)> {
+    let gguf = Gguf::new()
+        .tensor(Tensor::filled("big", &[3 << 20], 0, 1))
+        .tensor(Tensor::filled("small", &[64, 3], 1, 2))
+        .tensor(Tensor::filled("big2", &[1 << 20, 5], 0, 3));
+    let st =
+        St::new().tensor(StTensor::filled("w", "F32", &[512, 300], 4)).tensor(StTensor::filled("b", "BF16", &[77], 5));
+    let pt = StateDict::new()
+        .tensor("w", PtTensor::filled("F32", &[64, 64], 6))
+        .tensor("b", PtTensor::filled("I64", &[9], 7));
+    vec![
+        ("m.gguf", gguf.build()),
+        ("m.safetensors", st.build()),
+        ("m.pt", pt.build(&Layout::default())),
+        ("m.onnx", onnx_model()),
+    ]
+}
+
+fn varint(mut v: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return out;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+fn rec(num: u64, wt: u64, payload: &[u8]) -> Vec<u8> {
+    let mut out = varint(num << 3 | wt);
+    if wt == 2 {
+        out.extend(varint(payload.len() as u64));
+    }
+    out.extend_from_slice(payload);
+    out
+}
+
+fn int(num: u64, v: u64) -> Vec<u8> {
+    rec(num, 0, &varint(v))
+}
+
+fn s(num: u64, v: &[u8]) -> Vec<u8> {
+    rec(num, 2, v)
+}
+
+fn value_info(name: &str) -> Vec<u8> {
+    let shape = s(2, &s(1, &int(1, 1)));
+    [s(1, name.as_bytes()), s(2, &s(1, &[int(1, 1), shape].concat()))].concat()
+}
+
+/// SPEC X10's worked example (`Identity`, initializer `w` F32 [2]), its
+/// data inline.
+pub fn onnx_model() -> Vec<u8> {
+    onnx_with(&s(9, &[0, 0, 0x80, 0x3f, 0, 0, 0, 0x40]))
+}
+
+/// The same model with its data in `w.bin` beside it (external data).
+pub fn onnx_external() -> Vec<u8> {
+    let mut data = s(13, &[s(1, b"location"), s(2, b"w.bin")].concat());
+    data.extend(int(14, 1));
+    onnx_with(&data)
+}
+
+fn onnx_with(data: &[u8]) -> Vec<u8> {
+    let tensor = [int(1, 2), int(2, 1), s(8, b"w"), data.to_vec()].concat();
+    let node = [s(1, b"x"), s(2, b"y"), s(4, b"Identity")].concat();
+    let graph = [s(1, &node), s(2, b"g"), s(5, &tensor), s(11, &value_info("x")), s(12, &value_info("y"))].concat();
+    [int(1, 8), s(7, &graph), s(8, &[s(1, b""), int(2, 13)].concat())].concat()
+}
+
+/// Runs the binary with `args`.
+pub fn run(args: &[&str]) -> Output {
+    std::process::Command::new(gguf_digest_bin()).args(args).output().expect("runs gguf-digest")
+}
+
+/// The label the binary prints for `arg` (with `flags` before it).
+pub fn label(flags: &[&str], arg: &str) -> String {
+    let mut all = flags.to_vec();
+    all.push(arg);
+    let out = run(&all);
+    assert!(out.status.success(), "gguf-digest {all:?}: {}{}", text(&out.stdout), text(&out.stderr));
+    text(&out.stdout).split_whitespace().next().unwrap_or_default().to_string()
+}
+
+/// The label of the file at `path`.
+pub fn file_label(path: &Path) -> String {
+    label(&[], path.to_str().unwrap())
+}
