@@ -152,7 +152,7 @@ fn oci_ollama_model_has_the_stores_label() {
         ],
     );
     let manifest = info["manifest"].as_str().unwrap().to_string();
-    push(&py, "ollama", &reg, "library/tiny:latest", &["--store", root.to_str().unwrap(), "--manifest", &manifest]);
+    push(py, "ollama", &reg, "library/tiny:latest", &["--store", root.to_str().unwrap(), "--manifest", &manifest]);
     let want = label_of(&["ollama:tiny"], &[("OLLAMA_MODELS", &root)]);
     assert_eq!(oci(&[&format!("oci://{}/library/tiny:latest", reg.host())]), want);
     // By the manifest's digest too, and with no tag (latest).
@@ -174,7 +174,7 @@ fn oci_modelpack_artifact_has_the_directory_label() {
     let want = label_of(&[model.to_str().unwrap()], &[]);
     for (tag, annotation) in [("cncf", "cncf"), ("cnai", "cnai")] {
         push(
-            &py,
+            py,
             "modelpack",
             &reg,
             &format!("pack/tiny:{tag}"),
@@ -192,7 +192,7 @@ fn oci_docker_model_has_its_ggufs_label() {
     let g = tiny();
     let file = dir.write("tiny.gguf", &g.build());
     let license = dir.write("LICENSE", b"MIT\n");
-    push(&py, "dmr", &reg, "ai/tiny:q", &["--gguf", file.to_str().unwrap(), "--license", license.to_str().unwrap()]);
+    push(py, "dmr", &reg, "ai/tiny:q", &["--gguf", file.to_str().unwrap(), "--license", license.to_str().unwrap()]);
     let want = label_of(&[file.to_str().unwrap()], &[]);
     assert_eq!(want, g.expected_label());
     assert_eq!(oci(&[&format!("oci://{}/ai/tiny:q", reg.host())]), want);
@@ -201,7 +201,7 @@ fn oci_docker_model_has_its_ggufs_label() {
     let names: Vec<&str> = shards.iter().map(|p| p.to_str().unwrap()).collect();
     let mut args = vec!["--named", "--gguf"];
     args.extend(names.iter());
-    push(&py, "dmr", &reg, "ai/tiny:shards", &args);
+    push(py, "dmr", &reg, "ai/tiny:shards", &args);
     assert_eq!(oci(&[&format!("oci://{}/ai/tiny:shards", reg.host())]), want, "a shard set joins to one label");
 }
 
@@ -211,7 +211,7 @@ fn oci_tampered_blob_and_missing_tag_are_refused() {
     let Some(reg) = Registry::start(None) else { return };
     let dir = common::Dir::new();
     let file = dir.write("tiny.gguf", &tiny().build());
-    let pushed = push(&py, "dmr", &reg, "ai/tiny:q", &["--gguf", file.to_str().unwrap()]);
+    let pushed = push(py, "dmr", &reg, "ai/tiny:q", &["--gguf", file.to_str().unwrap()]);
     let missing = format!("oci://{}/ai/tiny:nope", reg.host());
     let out = gd(&["--allow-http", &missing], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", describe("missing tag", &out));

@@ -32,7 +32,7 @@ pub fn open_url(url: &RemoteUrl, remote: &RemoteOptions, mode: ReadMode) -> Resu
     Ok(match open(&reference, &options, opts)? {
         Held::Ollama(model) => Remote::Model(AnyModel::new(*model)),
         Held::Directory(place) => Remote::Prefix(place),
-        Held::File(source) => Remote::Object(Box::new(source)),
+        Held::File(source) => Remote::Object(source),
     })
 }
 
@@ -45,7 +45,7 @@ pub enum Held {
     Directory(Beside),
     /// A Docker model's weights: the first (or only) file, its shards
     /// beside it.
-    File(Source),
+    File(Box<Source>),
 }
 
 /// Opens `reference`: resolves its manifest and sorts out what it holds.
@@ -80,7 +80,7 @@ pub fn open(reference: &Reference, options: &Options, opts: OpenOptions) -> Resu
                 DockerWeights::Gguf(f) | DockerWeights::Safetensors(f) => f,
             };
             let first = files.first().map(|(n, _)| n.clone()).ok_or_else(|| Error::internal("weights with no file"))?;
-            Files::new(client, shown, files).open_name(&first).map(Held::File)
+            Files::new(client, shown, files).open_name(&first).map(|s| Held::File(Box::new(s)))
         }
     }
 }
