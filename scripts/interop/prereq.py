@@ -55,6 +55,9 @@ ST_PACKAGES = [
     # scanners people run on checkpoints must flag every attack too.
     ("fickling", "fickling", "0.1."),
     ("picklescan", "picklescan.scanner", "1."),
+    # The OCI registry tests (tests/interop/oci.rs): blobs pushed by ORAS's
+    # own Python client (scripts/interop/oci_push.py).
+    ("oras", "oras.provider", "0.2.43"),
     # URL inputs (tests/remote/s3.rs): moto's S3 server, boto3 to upload.
     ("moto", "moto.server", "5.2.5"),
     ("boto3", "boto3", "1.44.8"),

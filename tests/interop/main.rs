@@ -15,6 +15,9 @@ mod bom;
 mod dir;
 mod gguf;
 mod hf;
+// Needs the command's URL inputs (feature `remote`): `.ci/run` runs it.
+#[cfg(feature = "remote")]
+mod oci;
 mod ollama;
 mod onnx;
 mod precommit;

@@ -19,8 +19,13 @@
 #![cfg_attr(test, allow(clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
 mod object;
+pub mod oci;
 mod redact;
 mod store;
+
+// The core's modules under the names the oci folder uses (`crate::source`,
+// `crate::json`, ...), as in the formats crate.
+pub(crate) use gguf_digest_core::{Error, ErrorKind, Result, error, json, source};
 
 use std::path::PathBuf;
 use std::sync::Arc;

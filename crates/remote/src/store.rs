@@ -118,6 +118,7 @@ impl RemoteOpener {
                 .with_retry(self.retry())
                 .build()
                 .map(|s| Arc::new(s) as Arc<dyn ObjectStore>),
+            Scheme::Oci => return Err(Error::internal("an oci:// URL reached the object store opener")),
             Scheme::Https | Scheme::Http => {
                 if url.scheme() == Scheme::Http && !self.options.allow_http {
                     return Err(url.refused(
@@ -164,7 +165,10 @@ fn basic_auth(url: &RemoteUrl) -> Option<HeaderValue> {
 }
 
 impl Opener for RemoteOpener {
-    fn open(&self, url: &RemoteUrl, _mode: ReadMode) -> Result<Remote> {
+    fn open(&self, url: &RemoteUrl, mode: ReadMode) -> Result<Remote> {
+        if url.scheme() == Scheme::Oci {
+            return crate::oci::open_url(url, &self.options, mode);
+        }
         let store = self.store(url)?;
         if url.is_prefix() {
             return Ok(Remote::Prefix(store.place(url.path()).into_beside()));
@@ -173,7 +177,8 @@ impl Opener for RemoteOpener {
     }
 
     fn approximate_bytes(&self, url: &RemoteUrl) -> u64 {
-        if url.is_prefix() {
+        // A registry's manifest is not asked for twice.
+        if url.is_prefix() || url.scheme() == Scheme::Oci {
             return 0;
         }
         self.store(url).and_then(|s| s.head(url.path())).map_or(0, |o| {

@@ -135,6 +135,7 @@ pub fn open_input(input: &Input, opts: &OpenOptions) -> Result<AnyModel> {
         Input::Url(url) => match remote::open(url, opts.read_mode)? {
             remote::Remote::Object(source) => open_source(*source, opts),
             remote::Remote::Prefix(place) => Ok(AnyModel::new(directory::Model::open_place(&place, opts)?)),
+            remote::Remote::Model(model) => Ok(model),
         },
     }
 }

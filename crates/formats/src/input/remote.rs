@@ -23,16 +23,20 @@ pub enum Scheme {
     Https,
     /// `http://HOST/PATH`: only with the command's `--allow-http`.
     Http,
+    /// `oci://REGISTRY/REPOSITORY[:TAG][@sha256:HEX]`: a manifest in an OCI
+    /// registry (docs/adr/0046).
+    Oci,
 }
 
 impl Scheme {
     /// Every scheme with its spelling, `://` included.
-    const ALL: [(Scheme, &'static str); 5] = [
+    const ALL: [(Scheme, &'static str); 6] = [
         (Scheme::S3, "s3://"),
         (Scheme::Gcs, "gs://"),
         (Scheme::Azure, "az://"),
         (Scheme::Https, "https://"),
         (Scheme::Http, "http://"),
+        (Scheme::Oci, "oci://"),
     ];
 
     /// The scheme's spelling, `://` included.
@@ -172,6 +176,9 @@ pub enum Remote {
     Object(Box<Source>),
     /// A prefix ending in `/`: a place whose objects are listed.
     Prefix(Beside),
+    /// A model the opener built itself (an Ollama model in an OCI
+    /// registry, docs/adr/0046).
+    Model(crate::format::AnyModel),
 }
 
 /// What turns a URL into something to read: implemented by the remote

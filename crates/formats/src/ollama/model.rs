@@ -197,10 +197,52 @@ impl Model {
             }
         })?;
         let text = read_small(&manifest_file, MAX_MANIFEST)?;
-        let manifest = parse_manifest(&text).map_err(|e| e.in_file(manifest_path))?;
+        let mode = opts.read_mode;
+        Model::build(reference, store.path(), manifest_path, &text, &mut |layer| open_blob(store, layer, mode), opts)
+    }
+
+    /// The model of a manifest's text whose blobs `open_blob` opens (an
+    /// OCI registry's, for an `oci://` input: docs/adr/0046): the label an
+    /// Ollama store holding the same manifest and blobs gives. `place`
+    /// names the manifest (and the model's root) in messages and output.
+    /// A source whose length is not its layer's size is refused; checking
+    /// a blob's bytes against its digest is the opener's.
+    pub fn from_blobs(
+        reference: &str,
+        place: &Path,
+        manifest_text: &[u8],
+        open_blob: &mut dyn FnMut(&Layer) -> Result<Source>,
+        opts: OpenOptions,
+    ) -> Result<Model> {
+        let mut sized = |layer: &Layer| -> Result<Source> {
+            let source = open_blob(layer)?;
+            if source.len() != layer.size {
+                return Err(damaged(format!(
+                    "the blob {} has {} bytes, but its layer says {}",
+                    layer.digest,
+                    source.len(),
+                    layer.size
+                )));
+            }
+            Ok(source)
+        };
+        Model::build(reference, place, place, manifest_text, &mut sized, opts)
+            .map_err(|e| if e.path().is_some() { e } else { e.in_file(Path::new(reference)) })
+    }
+
+    /// The model of a manifest's text, each blob opened by `open_blob`.
+    fn build(
+        reference: &str,
+        root: &Path,
+        manifest_path: &Path,
+        text: &[u8],
+        open_blob: &mut dyn FnMut(&Layer) -> Result<Source>,
+        opts: OpenOptions,
+    ) -> Result<Model> {
+        let manifest = parse_manifest(text).map_err(|e| e.in_file(manifest_path))?;
 
         // The config: read whole, checked against its digest, pruned.
-        let config_file = open_blob(store, &manifest.config, opts.read_mode)?;
+        let config_file = open_blob(&manifest.config)?;
         let config_path = config_file.path().to_path_buf();
         let config_bytes = read_small(&config_file, MAX_MANIFEST)?;
         let sha: Sha256Digest = Sha256::digest(&config_bytes).into();
@@ -223,7 +265,7 @@ impl Model {
         let mut blobs = Vec::new();
         let single = OpenOptions { join_shards: false, ..opts };
         for (i, layer) in manifest.layers.iter().enumerate() {
-            let source = open_blob(store, layer, opts.read_mode)?;
+            let source = open_blob(layer)?;
             let about = |e: Error| e.about(Subject::Key(format!("layer #{i} ({})", layer.media_type).into_bytes()));
             if layer.media_type == TENSOR_MEDIA_TYPE {
                 if opts.verify_blobs {
@@ -281,7 +323,7 @@ impl Model {
         jobs.extend((0..blobs.len()).map(JobRef::Blob));
         Ok(Model {
             reference: reference.to_string(),
-            root: store.path().to_path_buf(),
+            root: root.to_path_buf(),
             manifest_path: manifest_path.to_path_buf(),
             manifest,
             components,
@@ -493,4 +535,43 @@ pub fn skeleton_of(components: &[Component], digests: &[Sha256Digest]) -> Vec<u8
         s.extend_from_slice(d);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blob(root: &Path, bytes: &[u8]) -> String {
+        let hex = hex::encode(Sha256::digest(bytes));
+        std::fs::write(root.join("blobs").join(format!("sha256-{hex}")), bytes).unwrap();
+        format!(r#"{{"mediaType": "MT", "digest": "sha256:{hex}", "size": {}}}"#, bytes.len())
+    }
+
+    #[test]
+    fn a_model_from_blobs_is_the_stores_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("blobs")).unwrap();
+        std::fs::create_dir_all(root.join("manifests/h/n/m")).unwrap();
+        let config = blob(root, br#"{"model_format":"gguf","rootfs":{"type":"layers","diff_ids":[]}}"#)
+            .replace("MT", "application/vnd.docker.container.image.v1+json");
+        let template = blob(root, b"{{ .Prompt }}").replace("MT", "application/vnd.ollama.image.template");
+        let text = format!(r#"{{"schemaVersion": 2, "config": {config}, "layers": [{template}]}}"#);
+        let manifest = root.join("manifests/h/n/m/t");
+        std::fs::write(&manifest, &text).unwrap();
+        let opts = OpenOptions::default();
+        let stored = Model::open("m", root, &manifest, opts).unwrap().digest().unwrap();
+        let by_path = |l: &Layer| Source::open(&root.join("blobs").join(format!("sha256-{}", l.hex)), ReadMode::Pread);
+        let held =
+            Model::from_blobs("oci://h/n/m:t", Path::new("oci://h/n/m:t"), text.as_bytes(), &mut { by_path }, opts)
+                .unwrap()
+                .digest()
+                .unwrap();
+        assert_eq!(held.label(), stored.label());
+        // A blob of another length than its layer's is refused.
+        let short = text.replace(r#""size": 13"#, r#""size": 12"#);
+        let e = Model::from_blobs("r", Path::new("r"), short.as_bytes(), &mut { by_path }, opts).unwrap_err();
+        assert!(e.to_string().contains("has 13 bytes, but its layer says 12"), "{e}");
+        assert_eq!(e.path(), Some(Path::new("r")));
+    }
 }

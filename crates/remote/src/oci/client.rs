@@ -1,0 +1,881 @@
+//! The registry client: manifests by tag or digest, blobs whole or by
+//! ranges, the token flow, and redirects that never carry credentials to
+//! another host.
+//!
+//! Requests go to the registry the reference names, over `https://`
+//! (plain `http://` only when the caller allows it: the command's flag for
+//! plain HTTP). A registry may send a blob GET to a storage URL elsewhere
+//! (S3, a CDN): the redirect is followed by hand, and the `Authorization`
+//! header is sent only to the registry's own scheme, host and port, so a
+//! token or password never reaches the storage host. The token service a
+//! `Bearer` challenge names gets the user's basic credentials, as Docker
+//! sends them, only over `https://` (or the registry's own origin).
+//!
+//! The client is synchronous to its callers (the hashing runs on rayon
+//! threads): each call runs on the client's own small tokio runtime.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_RANGE, CONTENT_TYPE, LOCATION, RANGE, WWW_AUTHENTICATE};
+use reqwest::{StatusCode, Url};
+use sha2::{Digest as _, Sha256};
+
+use super::auth::{self, Found};
+use super::error::{OciErrorKind, shown_url};
+use super::manifest::{self, Descriptor, Manifest, Parsed};
+use super::reference::Reference;
+use crate::{Error, Result};
+
+/// The most redirects followed for one request.
+const MAX_REDIRECTS: usize = 5;
+/// The largest token response and error body read.
+const MAX_SMALL_BODY: u64 = 1 << 20;
+/// Tries of one request on a connection error, 5xx or 429.
+const TRIES: u32 = 3;
+
+/// How the client may reach a registry.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Allow plain `http://` to a registry on this machine (`localhost`,
+    /// `127.x.x.x`, `[::1]`: a local or test registry); every other
+    /// registry is reached over `https://`.
+    pub allow_http: bool,
+    /// The Docker config file with `auths`; `None`: `$DOCKER_CONFIG` or
+    /// `~/.docker/config.json`.
+    pub config: Option<PathBuf>,
+    /// Certificate authorities (a PEM file) trusted beside the system's.
+    pub ca_file: Option<PathBuf>,
+}
+
+/// A manifest as resolved: the manifest, and the SHA-256 of its bytes (of
+/// the manifest an index pointed to, when the reference named an index).
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// Its digest's 64 hex digits.
+    pub hex: String,
+    /// Its bytes, as the registry served them (they hash to `hex`).
+    pub text: Vec<u8>,
+}
+
+/// A client of one repository of one registry.
+pub struct Client {
+    rt: tokio::runtime::Runtime,
+    http: reqwest::Client,
+    reference: Reference,
+    /// `scheme://host[:port]`.
+    origin: Url,
+    creds: Found,
+    /// The `Authorization` value the registry accepted or asked for.
+    auth: Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("reference", &self.reference.to_string()).finish_non_exhaustive()
+    }
+}
+
+fn http_error(url: &Url, why: impl std::fmt::Display) -> Error {
+    OciErrorKind::Http { url: shown_url(url), why: why.to_string() }.into()
+}
+
+impl Client {
+    /// A client for the reference's repository. Reads the credentials for
+    /// its registry (none is no error); makes no request yet.
+    pub fn new(reference: &Reference, options: &Options) -> Result<Client> {
+        // Plain HTTP only when allowed, and only to this machine (a local
+        // or test registry): a registry elsewhere is reached over https
+        // whatever the flag says.
+        let scheme = if options.allow_http && reference.is_loopback() { "http" } else { "https" };
+        let origin = Url::parse(&format!("{scheme}://{}/", reference.api_host())).map_err(|e| {
+            Error::from(OciErrorKind::Reference { reference: reference.to_string(), why: e.to_string() })
+        })?;
+        let creds = match options.config.clone().or_else(auth::config_path) {
+            Some(path) => auth::lookup(&path, reference.api_host())
+                .map_err(|why| Error::from(OciErrorKind::Unauthorized { registry: reference.registry.clone(), why }))?,
+            None => Found::default(),
+        };
+        let mut builder = reqwest::Client::builder();
+        if let Some(ca) = &options.ca_file {
+            let pem = std::fs::read(ca).map_err(|e| Error::from(e).in_file(ca))?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+                Error::new(crate::ErrorKind::Io(std::io::Error::other(format!(
+                    "not PEM certificates: {}",
+                    error_words(&e)
+                ))))
+                .in_file(ca)
+            })?;
+            for cert in certs {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        let http = builder
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(30))
+            .read_timeout(Duration::from_secs(120))
+            .user_agent(concat!("gguf-digest/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| http_error(&origin, error_words(&e)))?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("gguf-digest-oci")
+            .enable_all()
+            .build()
+            .map_err(Error::from)?;
+        Ok(Client { rt, http, reference: reference.clone(), origin, creds, auth: Mutex::new(None) })
+    }
+
+    /// The reference this client reads.
+    pub fn reference(&self) -> &Reference {
+        &self.reference
+    }
+
+    fn repo_url(&self, tail: &str) -> Result<Url> {
+        let path = format!("v2/{}/{tail}", self.reference.api_repository());
+        self.origin.join(&path).map_err(|e| http_error(&self.origin, e))
+    }
+
+    fn same_origin(&self, url: &Url) -> bool {
+        url.scheme() == self.origin.scheme()
+            && url.host_str() == self.origin.host_str()
+            && url.port_or_known_default() == self.origin.port_or_known_default()
+    }
+
+    fn current_auth(&self) -> Result<Option<String>> {
+        Ok(self.auth.lock().map_err(|_| Error::internal("the OCI client's credentials lock was poisoned"))?.clone())
+    }
+
+    fn set_auth(&self, value: String) -> Result<()> {
+        *self.auth.lock().map_err(|_| Error::internal("the OCI client's credentials lock was poisoned"))? = Some(value);
+        Ok(())
+    }
+
+    /// One GET: credentials to the registry only, a 401 answered once by
+    /// the challenge's scheme, redirects followed by hand, retried on a
+    /// connection error, 5xx or 429. Returns the final response (any
+    /// status but 401 and 3xx).
+    async fn get(&self, url: Url, accept: Option<&str>, range: Option<(u64, u64)>) -> Result<reqwest::Response> {
+        let mut url = url;
+        let mut answered = false;
+        let mut redirects = 0usize;
+        loop {
+            let response = self.send_retrying(&url, accept, range).await?;
+            let status = response.status();
+            if status == StatusCode::UNAUTHORIZED && self.same_origin(&url) && !answered {
+                answered = true;
+                self.answer_challenge(&response).await?;
+                continue;
+            }
+            if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+                return Err(self.refused(status));
+            }
+            if status.is_redirection() {
+                redirects = redirects.saturating_add(1);
+                if redirects > MAX_REDIRECTS {
+                    return Err(http_error(&url, format!("more than {MAX_REDIRECTS} redirects")));
+                }
+                let location = response
+                    .headers()
+                    .get(LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                    .ok_or_else(|| http_error(&url, format!("HTTP {status} with no readable Location")))?;
+                let next = url.join(location).map_err(|e| http_error(&url, format!("a redirect to a bad URL: {e}")))?;
+                if next.scheme() != "https" && !(next.scheme() == "http" && self.origin.scheme() == "http") {
+                    return Err(http_error(&url, format!("a redirect to {} refused (only https)", shown_url(&next))));
+                }
+                url = next;
+                continue;
+            }
+            return Ok(response);
+        }
+    }
+
+    async fn send_retrying(
+        &self,
+        url: &Url,
+        accept: Option<&str>,
+        range: Option<(u64, u64)>,
+    ) -> Result<reqwest::Response> {
+        let mut attempt = 0u32;
+        loop {
+            attempt = attempt.saturating_add(1);
+            let mut request = self.http.get(url.clone());
+            if let Some(a) = accept {
+                request = request.header(ACCEPT, a);
+            }
+            if let Some((start, end)) = range {
+                request = request.header(RANGE, format!("bytes={start}-{end}"));
+            }
+            // The registry's credentials go to the registry's origin only:
+            // never to a storage host a blob GET is redirected to.
+            if self.same_origin(url) {
+                if let Some(value) = self.current_auth()? {
+                    request = request.header(AUTHORIZATION, value);
+                }
+            }
+            match request.send().await {
+                Ok(r)
+                    if (r.status().is_server_error() || r.status() == StatusCode::TOO_MANY_REQUESTS)
+                        && attempt < TRIES => {}
+                Ok(r) => return Ok(r),
+                Err(e) if attempt < TRIES && (e.is_connect() || e.is_timeout() || e.is_request()) => {}
+                Err(e) => return Err(http_error(url, error_words(&e))),
+            }
+            tokio::time::sleep(Duration::from_millis(200u64.saturating_mul(4u64.saturating_pow(attempt)))).await;
+        }
+    }
+
+    /// Answers a 401's challenge: a `Bearer` token fetched from its realm
+    /// (with basic credentials when the config holds some), or `Basic`
+    /// credentials.
+    async fn answer_challenge(&self, response: &reqwest::Response) -> Result<()> {
+        let challenges: Vec<auth::Challenge> = response
+            .headers()
+            .get_all(WWW_AUTHENTICATE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .filter_map(auth::parse_challenges)
+            .flatten()
+            .collect();
+        if let Some(bearer) = challenges.iter().find(|c| c.scheme == "bearer") {
+            let token = self.fetch_token(bearer).await?;
+            return self.set_auth(format!("Bearer {token}"));
+        }
+        if challenges.iter().any(|c| c.scheme == "basic") {
+            return match &self.creds.basic {
+                Some(b) => self.set_auth(b.header()),
+                None => Err(self.refused(StatusCode::UNAUTHORIZED)),
+            };
+        }
+        Err(OciErrorKind::Unauthorized {
+            registry: self.reference.registry.clone(),
+            why: "HTTP 401 without a Bearer or Basic challenge".into(),
+        }
+        .into())
+    }
+
+    async fn fetch_token(&self, challenge: &auth::Challenge) -> Result<String> {
+        let registry = || self.reference.registry.clone();
+        let realm = challenge.param("realm").ok_or_else(|| {
+            Error::from(OciErrorKind::Unauthorized {
+                registry: registry(),
+                why: "a Bearer challenge with no realm".into(),
+            })
+        })?;
+        let mut url = Url::parse(realm).map_err(|e| {
+            Error::from(OciErrorKind::Unauthorized {
+                registry: registry(),
+                why: format!("the token realm is no URL: {e}"),
+            })
+        })?;
+        if url.scheme() != "https" && !self.same_origin(&url) {
+            return Err(OciErrorKind::Unauthorized {
+                registry: registry(),
+                why: format!("the token realm {} is not https", shown_url(&url)),
+            }
+            .into());
+        }
+        {
+            let mut q = url.query_pairs_mut();
+            if let Some(service) = challenge.param("service") {
+                q.append_pair("service", service);
+            }
+            q.append_pair("scope", &format!("repository:{}:pull", self.reference.api_repository()));
+        }
+        let mut request = self.http.get(url.clone());
+        if let Some(b) = &self.creds.basic {
+            let (user, password) = b.parts();
+            request = request.basic_auth(user, Some(password));
+        }
+        let mut response = request.send().await.map_err(|e| http_error(&url, error_words(&e)))?;
+        if !response.status().is_success() {
+            return Err(OciErrorKind::Unauthorized {
+                registry: registry(),
+                why: format!(
+                    "the token service {} answered HTTP {}{}",
+                    shown_url(&url),
+                    response.status(),
+                    self.creds_note()
+                ),
+            }
+            .into());
+        }
+        let body = read_limited(&mut response, MAX_SMALL_BODY, &url).await?;
+        let json =
+            crate::json::parse_strict(&body, 16).map_err(|e| http_error(&url, format!("the token response: {e}")))?;
+        json.get("token")
+            .or_else(|| json.get("access_token"))
+            .and_then(crate::json::Json::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .ok_or_else(|| http_error(&url, "the token response holds no token"))
+    }
+
+    fn creds_note(&self) -> String {
+        match (&self.creds.basic, &self.creds.file, &self.creds.helper) {
+            (Some(_), Some(f), _) => format!(" (with the credentials of {})", f.display()),
+            (None, _, Some(h)) => format!(
+                " (anonymously: this registry's credentials are kept by {h}, a program this tool does not run; \
+                 put them in the config file's auths)"
+            ),
+            (None, Some(f), None) => format!(" (anonymously: {} holds no credentials for it)", f.display()),
+            _ => " (anonymously: no Docker config file)".to_string(),
+        }
+    }
+
+    fn refused(&self, status: StatusCode) -> Error {
+        OciErrorKind::Unauthorized {
+            registry: self.reference.registry.clone(),
+            why: format!("HTTP {status}{}", self.creds_note()),
+        }
+        .into()
+    }
+
+    /// Resolves the reference to its manifest: by tag or digest, an index
+    /// followed by [`manifest::pick`]'s rule; every manifest's bytes
+    /// checked against the digest that named it.
+    pub fn resolve(&self) -> Result<Resolved> {
+        self.rt.block_on(async {
+            let named = self.reference.manifest_reference();
+            let what = self.reference.to_string();
+            let (parsed, hex, text) = self.fetch_manifest(&named, &what, self.reference.digest.as_deref()).await?;
+            match parsed {
+                Parsed::Manifest(manifest) => Ok(Resolved { manifest, hex, text }),
+                Parsed::Index(list) => {
+                    let chosen = manifest::pick(&list).map_err(|why| manifest_error(&what, why))?;
+                    let inner_what = format!("{what} (its manifest sha256:{})", chosen.hex);
+                    let (parsed, hex, text) =
+                        self.fetch_manifest(&chosen.digest(), &inner_what, Some(&chosen.hex)).await?;
+                    match parsed {
+                        Parsed::Manifest(manifest) => Ok(Resolved { manifest, hex, text }),
+                        Parsed::Index(_) => Err(manifest_error(&inner_what, "an index inside an index".into())),
+                    }
+                }
+            }
+        })
+    }
+
+    async fn fetch_manifest(
+        &self,
+        named: &str,
+        what: &str,
+        expected: Option<&str>,
+    ) -> Result<(Parsed, String, Vec<u8>)> {
+        let url = self.repo_url(&format!("manifests/{named}"))?;
+        let mut response = self.get(url.clone(), Some(manifest::ACCEPT), None).await?;
+        self.check_status(&mut response, &url, what).await?;
+        let content_type = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let body = read_limited(&mut response, manifest::MAX_MANIFEST, &url).await?;
+        let hex = hex::encode(Sha256::digest(&body));
+        if let Some(expected) = expected.filter(|e| *e != hex) {
+            return Err(OciErrorKind::DigestMismatch {
+                what: what.to_string(),
+                expected: format!("sha256:{expected}"),
+                found: format!("sha256:{hex}"),
+            }
+            .into());
+        }
+        let parsed = manifest::parse(&body, content_type.as_deref()).map_err(|why| manifest_error(what, why))?;
+        Ok((parsed, hex, body))
+    }
+
+    async fn check_status(&self, response: &mut reqwest::Response, url: &Url, what: &str) -> Result<()> {
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let code = registry_error_code(response, url).await;
+        if status == StatusCode::NOT_FOUND {
+            return Err(OciErrorKind::NotFound {
+                what: what.to_string(),
+                why: code.unwrap_or_else(|| "HTTP 404".into()),
+            }
+            .into());
+        }
+        Err(http_error(url, format!("HTTP {status}{}", code.map(|c| format!(" ({c})")).unwrap_or_default())))
+    }
+
+    /// A small blob (a config, a template) read whole, at most `limit`
+    /// bytes, its SHA-256 and size checked.
+    pub fn blob(&self, d: &Descriptor, limit: u64) -> Result<Vec<u8>> {
+        if d.size > limit {
+            return Err(manifest_error(
+                &self.blob_name(d),
+                format!("declares {} bytes, more than the {limit} read", d.size),
+            ));
+        }
+        let mut out = Vec::new();
+        self.stream_blob(d, &mut |piece| {
+            out.extend_from_slice(piece);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The blob read front to back, each piece handed to `sink` as it
+    /// arrives and hashed on the way: `Ok` only when its bytes are exactly
+    /// `d.size` long and hash to `d`'s digest (the sink has then seen every
+    /// byte once; on `Err` what it saw must not be used).
+    pub fn stream_blob(&self, d: &Descriptor, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        self.rt.block_on(async {
+            let url = self.repo_url(&format!("blobs/{}", d.digest()))?;
+            let name = self.blob_name(d);
+            let mut response = self.get(url.clone(), None, None).await?;
+            self.check_status(&mut response, &url, &name).await?;
+            let mut check = BlobCheck::new(d, &name);
+            while let Some(piece) = response.chunk().await.map_err(|e| http_error(&url, error_words(&e)))? {
+                check.update(&piece)?;
+                sink(&piece)?;
+            }
+            check.finish()
+        })
+    }
+
+    /// `len` bytes of the blob from `offset`, by a range request; a body of
+    /// any other length is an error, never handed on. These bytes are not
+    /// checked against the blob's digest here: the caller's
+    /// [`BlobCheck`] or a whole read does that.
+    pub fn blob_range(&self, d: &Descriptor, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let name = self.blob_name(d);
+        let end = offset.checked_add(len).filter(|&e| e <= d.size).ok_or_else(|| {
+            manifest_error(&name, format!("a read of {len} bytes at {offset} past its {} bytes", d.size))
+        })?;
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        self.rt.block_on(async {
+            let url = self.repo_url(&format!("blobs/{}", d.digest()))?;
+            let last = end.saturating_sub(1);
+            let mut response = self.get(url.clone(), None, Some((offset, last))).await?;
+            self.check_status(&mut response, &url, &name).await?;
+            match response.status() {
+                StatusCode::PARTIAL_CONTENT => {
+                    let want = format!("bytes {offset}-{last}/");
+                    let got = response.headers().get(CONTENT_RANGE).and_then(|v| v.to_str().ok()).unwrap_or("");
+                    if !got.starts_with(&want) {
+                        return Err(http_error(
+                            &url,
+                            format!("asked for bytes {offset}-{last}, got a Content-Range of {got:?}"),
+                        ));
+                    }
+                }
+                StatusCode::OK if offset == 0 => {} // the whole blob: its first `len` bytes are the range
+                s => return Err(http_error(&url, format!("HTTP {s} to a range request (ranges unsupported?)"))),
+            }
+            let mut out = Vec::new();
+            while let Some(piece) = response.chunk().await.map_err(|e| http_error(&url, error_words(&e)))? {
+                let room = usize::try_from(len).unwrap_or(usize::MAX).saturating_sub(out.len());
+                out.extend_from_slice(piece.get(..room.min(piece.len())).unwrap_or(&piece));
+                if out.len() as u64 >= len {
+                    break;
+                }
+            }
+            if out.len() as u64 != len {
+                return Err(http_error(
+                    &url,
+                    format!("a short body: {} of the {len} bytes asked for at {offset}", out.len()),
+                ));
+            }
+            Ok(out)
+        })
+    }
+
+    /// `len` bytes of the blob from `start`, streamed: a range request
+    /// read a piece at a time, asked again from where it stopped when the
+    /// connection drops (a body that ends early is never handed back short).
+    pub fn range_stream(&self, d: &Descriptor, start: u64, len: u64) -> Result<RangeStream<'_>> {
+        let name = self.blob_name(d);
+        let end = start.checked_add(len).filter(|&e| e <= d.size).ok_or_else(|| {
+            manifest_error(&name, format!("a read of {len} bytes at {start} past its {} bytes", d.size))
+        })?;
+        let url = self.repo_url(&format!("blobs/{}", d.digest()))?;
+        Ok(RangeStream { client: self, url, name, at: start, end, response: None, held: Vec::new(), used: 0, drops: 0 })
+    }
+
+    async fn open_range(&self, url: &Url, name: &str, start: u64, end: u64) -> Result<reqwest::Response> {
+        let last = end.saturating_sub(1);
+        let mut response = self.get(url.clone(), None, Some((start, last))).await?;
+        self.check_status(&mut response, url, name).await?;
+        match response.status() {
+            StatusCode::PARTIAL_CONTENT => {
+                let want = format!("bytes {start}-{last}/");
+                let got = response.headers().get(CONTENT_RANGE).and_then(|v| v.to_str().ok()).unwrap_or("");
+                if !got.starts_with(&want) {
+                    return Err(http_error(
+                        url,
+                        format!("asked for bytes {start}-{last}, got a Content-Range of {got:?}"),
+                    ));
+                }
+                Ok(response)
+            }
+            // The whole blob: its first bytes are the range.
+            StatusCode::OK if start == 0 => Ok(response),
+            s => Err(http_error(url, format!("HTTP {s} to a range request (ranges unsupported?)"))),
+        }
+    }
+
+    fn blob_name(&self, d: &Descriptor) -> String {
+        format!("{} blob {}", self.reference, d.digest())
+    }
+}
+
+fn manifest_error(what: &str, why: String) -> Error {
+    OciErrorKind::Manifest { what: what.to_string(), why }.into()
+}
+
+/// A reqwest error's words and its causes', without the URL it carries
+/// (which may hold a storage signature in its query).
+fn error_words(e: &reqwest::Error) -> String {
+    let mut s = String::new();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    s.push_str(if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "could not connect"
+    } else if e.is_body() || e.is_decode() {
+        "the body could not be read"
+    } else {
+        "the request failed"
+    });
+    while let Some(inner) = source {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    s
+}
+
+async fn read_limited(response: &mut reqwest::Response, limit: u64, url: &Url) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    while let Some(piece) = response.chunk().await.map_err(|e| http_error(url, error_words(&e)))? {
+        if (out.len() as u64).saturating_add(piece.len() as u64) > limit {
+            return Err(http_error(url, format!("a body longer than {limit} bytes")));
+        }
+        out.extend_from_slice(&piece);
+    }
+    Ok(out)
+}
+
+/// The first `errors[].code` of a registry's error body, if it has one.
+async fn registry_error_code(response: &mut reqwest::Response, url: &Url) -> Option<String> {
+    let body = read_limited(response, 64 << 10, url).await.ok()?;
+    let json = crate::json::parse_strict(&body, 8).ok()?;
+    let first = json.get("errors")?.as_array()?.first()?;
+    let code = first.get("code")?.as_str()?;
+    Some(match first.get("message").and_then(crate::json::Json::as_str) {
+        Some(m) => format!("{code}: {m}"),
+        None => code.to_string(),
+    })
+}
+
+/// A range of a blob being read ([`Client::range_stream`]).
+pub struct RangeStream<'a> {
+    client: &'a Client,
+    url: Url,
+    name: String,
+    /// The next byte to hand over, and the end of the range.
+    at: u64,
+    end: u64,
+    response: Option<reqwest::Response>,
+    /// The last piece received, and how much of it was handed over.
+    held: Vec<u8>,
+    used: usize,
+    drops: u32,
+}
+
+impl RangeStream<'_> {
+    /// Fills `buf` with the range's next bytes: all of them, or an error.
+    pub fn read_exact(&mut self, buf: &mut [u8]) -> Result<()> {
+        let want_end = self.at.checked_add(buf.len() as u64).filter(|&e| e <= self.end);
+        if want_end.is_none() {
+            return Err(http_error(&self.url, "a read past the range asked for"));
+        }
+        let mut filled = 0usize;
+        while filled < buf.len() {
+            let held = self.held.get(self.used..).unwrap_or(&[]);
+            if !held.is_empty() {
+                let n = held.len().min(buf.len().saturating_sub(filled));
+                let (Some(dst), Some(src)) = (buf.get_mut(filled..filled.saturating_add(n)), held.get(..n)) else {
+                    return Err(Error::internal("a range piece past its buffer"));
+                };
+                dst.copy_from_slice(src);
+                filled = filled.saturating_add(n);
+                self.used = self.used.saturating_add(n);
+                self.at = self.at.saturating_add(n as u64);
+                continue;
+            }
+            self.next_piece()?;
+        }
+        Ok(())
+    }
+
+    /// The next piece of the body, the request made (again) as needed.
+    fn next_piece(&mut self) -> Result<()> {
+        let client = self.client;
+        let (url, name, at, end) = (self.url.clone(), self.name.clone(), self.at, self.end);
+        let mut response = self.response.take();
+        let got = client.rt.block_on(async {
+            let r = match response.as_mut() {
+                Some(r) => r,
+                None => response.insert(client.open_range(&url, &name, at, end).await?),
+            };
+            r.chunk().await.map_err(|e| http_error(&url, error_words(&e)))
+        });
+        match got {
+            Ok(Some(piece)) => {
+                self.response = response;
+                self.held = piece.to_vec();
+                self.used = 0;
+                Ok(())
+            }
+            // The body ended, or the connection dropped, before the range
+            // did: asked again from here, a few times.
+            Ok(None) | Err(_) if self.drops.saturating_add(1) < TRIES => {
+                self.drops = self.drops.saturating_add(1);
+                self.response = None;
+                Ok(())
+            }
+            Ok(None) => Err(http_error(
+                &self.url,
+                format!("the body ended at byte {} of a range ending at {}", self.at, self.end),
+            )),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// A blob's bytes checked against its descriptor as they stream in order:
+/// its SHA-256 and its size.
+pub struct BlobCheck {
+    hasher: Sha256,
+    seen: u64,
+    size: u64,
+    hex: String,
+    name: String,
+}
+
+impl BlobCheck {
+    /// A check of the blob `d`, named `name` in errors.
+    pub fn new(d: &Descriptor, name: &str) -> BlobCheck {
+        BlobCheck { hasher: Sha256::new(), seen: 0, size: d.size, hex: d.hex.clone(), name: name.to_string() }
+    }
+
+    /// The next bytes in order; more than the declared size is an error at
+    /// once.
+    pub fn update(&mut self, piece: &[u8]) -> Result<()> {
+        self.seen = self.seen.saturating_add(piece.len() as u64);
+        if self.seen > self.size {
+            return Err(self.mismatch(format!("{} bytes", self.size), format!("more than {} bytes", self.size)));
+        }
+        self.hasher.update(piece);
+        Ok(())
+    }
+
+    /// `Ok` when the bytes seen are the declared size and digest.
+    pub fn finish(self) -> Result<()> {
+        if self.seen != self.size {
+            return Err(self.mismatch(format!("{} bytes", self.size), format!("{} bytes", self.seen)));
+        }
+        let found = hex::encode(self.hasher.clone().finalize());
+        if found != self.hex {
+            return Err(self.mismatch(format!("sha256:{}", self.hex), format!("sha256:{found}")));
+        }
+        Ok(())
+    }
+
+    fn mismatch(&self, expected: String, found: String) -> Error {
+        OciErrorKind::DigestMismatch { what: self.name.clone(), expected, found }.into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(bytes: &[u8]) -> Descriptor {
+        Descriptor {
+            media_type: "m".into(),
+            hex: hex::encode(Sha256::digest(bytes)),
+            size: bytes.len() as u64,
+            annotations: vec![],
+            artifact_type: None,
+            platform: None,
+        }
+    }
+
+    #[test]
+    fn blob_check_takes_only_the_exact_bytes() {
+        let desc = d(b"hello world");
+        let mut c = BlobCheck::new(&desc, "b");
+        c.update(b"hello ").unwrap();
+        c.update(b"world").unwrap();
+        c.finish().unwrap();
+        let mut c = BlobCheck::new(&desc, "b");
+        c.update(b"hello w0rld").unwrap();
+        let e = c.finish().unwrap_err().to_string();
+        assert!(e.contains("not the ones its digest names") && e.contains(&desc.hex), "{e}");
+        let mut c = BlobCheck::new(&desc, "b");
+        c.update(b"hello").unwrap();
+        assert!(c.finish().unwrap_err().to_string().contains("found 5 bytes"));
+        let mut c = BlobCheck::new(&desc, "b");
+        assert!(c.update(b"hello world!").is_err());
+    }
+
+    /// A registry of one manifest and one blob, by hand: a Bearer
+    /// challenge, a token service on its own origin that wants the basic
+    /// credentials, and blob GETs redirected to a storage server on another
+    /// port. Every request's headers are recorded.
+    struct Fake {
+        port: u16,
+        storage_port: u16,
+        seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    }
+
+    fn serve(
+        listener: std::net::TcpListener,
+        seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+        answer: impl Fn(&str) -> String + Send + 'static,
+    ) {
+        std::thread::spawn(move || {
+            use std::io::{BufRead, BufReader, Write};
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut head = String::new();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    head.push_str(&line);
+                }
+                seen.lock().unwrap().push(head.clone());
+                let mut out = stream;
+                let _ = out.write_all(answer(&head).as_bytes());
+            }
+        });
+    }
+
+    fn fake(manifest: String, blob: &'static [u8]) -> Fake {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let storage = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let storage_port = storage.local_addr().unwrap().port();
+        serve(storage, seen.clone(), move |_| {
+            let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", blob.len());
+            r.push_str(std::str::from_utf8(blob).unwrap());
+            r
+        });
+        let registry = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = registry.local_addr().unwrap().port();
+        serve(registry, seen.clone(), move |head| {
+            let reply = |status: &str, extra: &str, body: &str| {
+                format!("HTTP/1.1 {status}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+            };
+            let line = head.lines().next().unwrap_or("");
+            if line.starts_with("GET /token?service=svc&scope=repository%3Aa%2Fb%3Apull ") {
+                // alice:pw
+                return if head.contains("authorization: Basic YWxpY2U6cHc=")
+                    || head.contains("Authorization: Basic YWxpY2U6cHc=")
+                {
+                    reply("200 OK", "", r#"{"token": "T0K"}"#)
+                } else {
+                    reply("401 Unauthorized", "", "")
+                };
+            }
+            if !head.to_ascii_lowercase().contains("authorization: bearer t0k") {
+                let challenge =
+                    format!(r#"Www-Authenticate: Bearer realm="http://127.0.0.1:{port}/token",service="svc"\r\n"#);
+                return reply("401 Unauthorized", &challenge, "");
+            }
+            if line.starts_with("GET /v2/a/b/manifests/t ") {
+                return reply("200 OK", "Content-Type: application/vnd.oci.image.manifest.v1+json\r\n", &manifest);
+            }
+            if line.starts_with("GET /v2/a/b/blobs/") {
+                return reply(
+                    "307 Temporary Redirect",
+                    &format!("Location: http://127.0.0.1:{storage_port}/data?X-Sig=s3cr3t\r\n"),
+                    "",
+                );
+            }
+            reply("404 Not Found", "", r#"{"errors": [{"code": "MANIFEST_UNKNOWN", "message": "manifest unknown"}]}"#)
+        });
+        Fake { port, storage_port, seen }
+    }
+
+    #[test]
+    fn bearer_tokens_and_redirects_without_credentials() {
+        static BLOB: &[u8] = b"the blob's bytes";
+        let layer = d(BLOB);
+        let config = d(b"{}");
+        let manifest = format!(
+            r#"{{"schemaVersion": 2, "config": {{"mediaType": "c", "digest": "sha256:{}", "size": 2}},
+               "layers": [{{"mediaType": "l", "digest": "sha256:{}", "size": {}}}]}}"#,
+            config.hex,
+            layer.hex,
+            BLOB.len()
+        );
+        let f = fake(manifest, BLOB);
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("config.json");
+        std::fs::write(&cfg, format!(r#"{{"auths": {{"127.0.0.1:{}": {{"auth": "YWxpY2U6cHc="}}}}}}"#, f.port))
+            .unwrap();
+        let r = Reference::parse(&format!("oci://127.0.0.1:{}/a/b:t", f.port)).unwrap();
+        let c = Client::new(&r, &Options { allow_http: true, ca_file: None, config: Some(cfg) }).unwrap();
+        let resolved = c.resolve().unwrap();
+        assert_eq!(resolved.manifest.layers[0].hex, layer.hex);
+        assert_eq!(c.blob(&resolved.manifest.layers[0], 1024).unwrap(), BLOB);
+        let seen = f.seen.lock().unwrap().clone();
+        let storage: Vec<&String> =
+            seen.iter().filter(|h| h.contains(&format!("127.0.0.1:{}", f.storage_port))).collect();
+        assert_eq!(storage.len(), 1, "{seen:?}");
+        assert!(
+            !storage[0].to_ascii_lowercase().contains("authorization"),
+            "no credentials to the storage host: {}",
+            storage[0]
+        );
+        assert!(seen.iter().any(|h| h.starts_with("GET /token")), "a token was asked for");
+        // A tag it does not hold: not found, by name.
+        let missing = Reference::parse(&format!("oci://127.0.0.1:{}/a/b:gone", f.port)).unwrap();
+        let c = Client::new(
+            &missing,
+            &Options { allow_http: true, ca_file: None, config: Some(dir.path().join("config.json")) },
+        )
+        .unwrap();
+        let e = c.resolve().unwrap_err();
+        assert!(e.is_not_found() && e.to_string().contains(":gone is not in the registry (MANIFEST_UNKNOWN"), "{e}");
+        // Without the basic credentials the token service refuses: said so.
+        let c =
+            Client::new(&r, &Options { allow_http: true, ca_file: None, config: Some(dir.path().join("none.json")) })
+                .unwrap();
+        let e = c.resolve().unwrap_err().to_string();
+        assert!(e.contains("token service") && e.contains("anonymously"), "{e}");
+    }
+
+    #[test]
+    fn credentials_go_to_the_registry_origin_only() {
+        let r = Reference::parse("oci://localhost:5000/a/b:t").unwrap();
+        let c = Client::new(
+            &r,
+            &Options { allow_http: true, ca_file: None, config: Some("/nonexistent/config.json".into()) },
+        )
+        .unwrap();
+        for (url, same) in [
+            ("http://localhost:5000/v2/a/b/blobs/x", true),
+            ("http://localhost:5001/v2/a/b/blobs/x", false),
+            ("https://localhost:5000/v2/a/b/blobs/x", false),
+            ("http://127.0.0.1:5000/v2/a/b/blobs/x", false),
+            ("http://storage.example/v2/a/b/blobs/x", false),
+        ] {
+            assert_eq!(c.same_origin(&Url::parse(url).unwrap()), same, "{url}");
+        }
+        assert_eq!(c.repo_url("manifests/t").unwrap().as_str(), "http://localhost:5000/v2/a/b/manifests/t");
+        let hub = Client::new(&Reference::parse("oci://docker.io/m").unwrap(), &Options::default()).unwrap();
+        assert_eq!(
+            hub.repo_url("manifests/latest").unwrap().as_str(),
+            "https://registry-1.docker.io/v2/library/m/manifests/latest"
+        );
+    }
+}

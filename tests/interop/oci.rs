@@ -1,0 +1,263 @@
+//! Interop for `oci://` inputs (docs/adr/0046-oci-registries.md): Debian's
+//! `docker-registry` (the CNCF distribution registry) started by each test
+//! on a free loopback port with a temporary storage directory (once behind
+//! `htpasswd` basic auth), models pushed with the `oras` package through
+//! `scripts/interop/oci_push.py` in the layouts Ollama, ModelPack and
+//! Docker Model Runner write (the Ollama store itself written by
+//! `ollama_store.py`), and each label compared with the label of the same
+//! bytes on disk: the store (`ollama:`), the directory, the GGUF file.
+//! A blob changed in the registry's storage is refused; a missing tag is
+//! an error naming it.
+use crate::common;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::py::{Py, describe, in_ci, prerequisites};
+use common::{Gguf, Tensor, Val, gguf_digest_bin, write_set};
+
+const WHAT: &str = "the OCI registry interop tests (tests/interop/oci.rs)";
+const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
+
+/// A registry process, killed when dropped.
+struct Registry {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Registry {
+    /// Starts a registry, behind basic auth for `user` when given; `None`
+    /// (the test skips) without Debian's docker-registry outside CI.
+    fn start(user: Option<(&str, &str)>) -> Option<Registry> {
+        if !Path::new(REGISTRY_BIN).exists() {
+            assert!(!in_ci(), "{REGISTRY_BIN} is missing: .ci/run installs docker-registry");
+            eprintln!("skipping {WHAT}: no {REGISTRY_BIN} (apt-get install docker-registry)");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut config = format!(
+            "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
+            dir.path().join("storage").display()
+        );
+        if let Some((u, p)) = user {
+            let out = Command::new("htpasswd").args(["-Bbn", u, p]).output().expect("runs htpasswd (apache2-utils)");
+            assert!(out.status.success(), "{}", describe("htpasswd", &out));
+            std::fs::write(dir.path().join("htpasswd"), &out.stdout).unwrap();
+            config.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: gguf-digest-test\n    path: {}\n",
+                dir.path().join("htpasswd").display()
+            ));
+        }
+        let cfg = dir.path().join("config.yml");
+        std::fs::write(&cfg, config).unwrap();
+        let child = Command::new(REGISTRY_BIN)
+            .arg("serve")
+            .arg(&cfg)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starts docker-registry");
+        let registry = Registry { child, port, dir };
+        let t = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(t.elapsed() < Duration::from_secs(20), "the registry did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(registry)
+    }
+
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn storage(&self) -> PathBuf {
+        self.dir.path().join("storage")
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn gd(args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut c = Command::new(gguf_digest_bin());
+    c.args(args).stdin(Stdio::null());
+    // No user's Docker config: each test names its own.
+    c.env("DOCKER_CONFIG", "/nonexistent-docker-config");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("runs gguf-digest")
+}
+
+fn label_of(args: &[&str], env: &[(&str, &Path)]) -> String {
+    let out = gd(args, env);
+    assert!(out.status.success(), "{}", describe(&format!("gguf-digest {args:?}"), &out));
+    String::from_utf8_lossy(&out.stdout).split("  ").next().unwrap_or_default().to_string()
+}
+
+fn oci(args: &[&str]) -> String {
+    let mut all = vec!["--allow-http"];
+    all.extend_from_slice(args);
+    label_of(&all, &[])
+}
+
+fn push(py: &Py, what: &str, reg: &Registry, reference: &str, args: &[&str]) -> serde_json::Value {
+    let host = reg.host();
+    let mut all = vec![what, "--registry", &host, "--ref", reference];
+    all.extend_from_slice(args);
+    py.run("oci_push.py", &all)
+}
+
+fn tiny() -> Gguf {
+    Gguf::new()
+        .kv("general.architecture", Val::str("llama"))
+        .kv("general.name", Val::str("tiny"))
+        .tensor(Tensor::filled("token_embd.weight", &[64, 8], 0, 1))
+        .tensor(Tensor::filled("blk.0.attn_q.weight", &[64, 64], 1, 2))
+        .tensor(Tensor::filled("output.weight", &[64, 8], 0, 3))
+}
+
+#[test]
+fn oci_ollama_model_has_the_stores_label() {
+    let Some(py) = prerequisites(WHAT) else { return };
+    let Some(reg) = Registry::start(None) else { return };
+    let dir = common::Dir::new();
+    let model = dir.write("tiny.gguf", &tiny().build());
+    let root = dir.path("models");
+    let info = py.run(
+        "ollama_store.py",
+        &[
+            "gguf",
+            "--root",
+            root.to_str().unwrap(),
+            "--name",
+            "tiny",
+            "--model",
+            model.to_str().unwrap(),
+            "--rewrite",
+            "none",
+            "--template",
+            "{{ .Prompt }}",
+            "--license",
+            "MIT",
+        ],
+    );
+    let manifest = info["manifest"].as_str().unwrap().to_string();
+    push(py, "ollama", &reg, "library/tiny:latest", &["--store", root.to_str().unwrap(), "--manifest", &manifest]);
+    let want = label_of(&["ollama:tiny"], &[("OLLAMA_MODELS", &root)]);
+    assert_eq!(oci(&[&format!("oci://{}/library/tiny:latest", reg.host())]), want);
+    // By the manifest's digest too, and with no tag (latest).
+    let digest = common::hex(&common::sha(&std::fs::read(&manifest).unwrap()));
+    assert_eq!(oci(&[&format!("oci://{}/library/tiny@sha256:{digest}", reg.host())]), want);
+    assert_eq!(oci(&[&format!("oci://{}/library/tiny", reg.host())]), want);
+}
+
+#[test]
+fn oci_modelpack_artifact_has_the_directory_label() {
+    let Some(py) = prerequisites(WHAT) else { return };
+    let Some(reg) = Registry::start(None) else { return };
+    let dir = common::Dir::new();
+    let model = dir.path("model");
+    std::fs::create_dir_all(model.join("docs")).unwrap();
+    std::fs::write(model.join("model.gguf"), tiny().build()).unwrap();
+    std::fs::write(model.join("config.json"), br#"{"architectures": ["LlamaForCausalLM"]}"#).unwrap();
+    std::fs::write(model.join("docs").join("README.md"), b"# tiny\n").unwrap();
+    let want = label_of(&[model.to_str().unwrap()], &[]);
+    for (tag, annotation) in [("cncf", "cncf"), ("cnai", "cnai")] {
+        push(
+            py,
+            "modelpack",
+            &reg,
+            &format!("pack/tiny:{tag}"),
+            &["--dir", model.to_str().unwrap(), "--annotation", annotation],
+        );
+        assert_eq!(oci(&[&format!("oci://{}/pack/tiny:{tag}", reg.host())]), want, "{annotation} annotations");
+    }
+}
+
+#[test]
+fn oci_docker_model_has_its_ggufs_label() {
+    let Some(py) = prerequisites(WHAT) else { return };
+    let Some(reg) = Registry::start(None) else { return };
+    let dir = common::Dir::new();
+    let g = tiny();
+    let file = dir.write("tiny.gguf", &g.build());
+    let license = dir.write("LICENSE", b"MIT\n");
+    push(py, "dmr", &reg, "ai/tiny:q", &["--gguf", file.to_str().unwrap(), "--license", license.to_str().unwrap()]);
+    let want = label_of(&[file.to_str().unwrap()], &[]);
+    assert_eq!(want, g.expected_label());
+    assert_eq!(oci(&[&format!("oci://{}/ai/tiny:q", reg.host())]), want);
+    // A shard set, one layer per shard, named as newer versions name them.
+    let shards = write_set(&dir, "tiny", &g.split(&[1, 2]));
+    let names: Vec<&str> = shards.iter().map(|p| p.to_str().unwrap()).collect();
+    let mut args = vec!["--named", "--gguf"];
+    args.extend(names.iter());
+    push(py, "dmr", &reg, "ai/tiny:shards", &args);
+    assert_eq!(oci(&[&format!("oci://{}/ai/tiny:shards", reg.host())]), want, "a shard set joins to one label");
+}
+
+#[test]
+fn oci_tampered_blob_and_missing_tag_are_refused() {
+    let Some(py) = prerequisites(WHAT) else { return };
+    let Some(reg) = Registry::start(None) else { return };
+    let dir = common::Dir::new();
+    let file = dir.write("tiny.gguf", &tiny().build());
+    let pushed = push(py, "dmr", &reg, "ai/tiny:q", &["--gguf", file.to_str().unwrap()]);
+    let missing = format!("oci://{}/ai/tiny:nope", reg.host());
+    let out = gd(&["--allow-http", &missing], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe("missing tag", &out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&missing) && err.contains("not in the registry"), "{err}");
+    // One byte of the GGUF blob changed in the registry's storage: refused.
+    let blob = pushed["layers"][0].as_str().unwrap();
+    py.run("oci_push.py", &["tamper", "--storage", reg.storage().to_str().unwrap(), "--digest", blob]);
+    let out = gd(&["--allow-http", &format!("oci://{}/ai/tiny:q", reg.host())], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe("tampered", &out));
+    assert!(out.stdout.is_empty(), "no label for a tampered blob: {}", describe("tampered", &out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not the ones its digest names") && err.contains(blob), "{err}");
+}
+
+#[test]
+fn oci_basic_auth_from_docker_config_only() {
+    let Some(py) = prerequisites(WHAT) else { return };
+    let Some(reg) = Registry::start(Some(("alice", "s3cret-pw"))) else { return };
+    let dir = common::Dir::new();
+    let file = dir.write("tiny.gguf", &tiny().build());
+    let host = reg.host();
+    let args = ["--registry", &host, "--ref", "ai/tiny:q", "--user", "alice", "--password", "s3cret-pw"];
+    let mut all = vec!["dmr"];
+    all.extend_from_slice(&args);
+    all.extend_from_slice(&["--gguf", file.to_str().unwrap()]);
+    py.run("oci_push.py", &all);
+    let arg = format!("oci://{host}/ai/tiny:q");
+    // Anonymous: refused, and the message says where credentials come from.
+    let out = gd(&["--allow-http", &arg], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe("anonymous", &out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("refused access"), "{}", describe("anonymous", &out));
+    // A helper is named, never run.
+    let cfg = dir.path("docker");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("config.json"), br#"{"credsStore": "gguf-digest-test-never-run"}"#).unwrap();
+    let out = gd(&["--allow-http", &arg], &[("DOCKER_CONFIG", &cfg)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("docker-credential-gguf-digest-test-never-run") && err.contains("does not run"), "{err}");
+    // With auths: the label, and the password nowhere in the output.
+    let auth = format!(r#"{{"auths": {{"{host}": {{"username": "alice", "password": "s3cret-pw"}}}}}}"#);
+    std::fs::write(cfg.join("config.json"), auth).unwrap();
+    let out = gd(&["--allow-http", "--json", &arg], &[("DOCKER_CONFIG", &cfg)]);
+    assert!(out.status.success(), "{}", describe("with auths", &out));
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!all.contains("s3cret-pw"), "{all}");
+    let want = label_of(&[file.to_str().unwrap()], &[]);
+    assert_eq!(label_of(&["--allow-http", &arg], &[("DOCKER_CONFIG", &cfg)]), want);
+}
