@@ -61,6 +61,8 @@ ST_PACKAGES = [
     # URL inputs (tests/remote/s3.rs): moto's S3 server, boto3 to upload.
     ("moto", "moto.server", "5.2.5"),
     ("boto3", "boto3", "1.44.8"),
+    # (tests/remote/azure.rs): Azure's own client uploads to Azurite.
+    ("azure-storage-blob", "azure.storage.blob", "12.31.1"),
 ]
 # The PyTorch fixtures: wheels `pip download --no-deps --only-binary=:all:`
 # puts in pt_wheel_dir() (scripts/setup-python.sh), never installed.

@@ -1,7 +1,8 @@
 //! URL inputs against real servers (`cargo test --test remote --features
 //! remote`; docs/adr/0044-remote-inputs.md): Debian's nginx over HTTP and
 //! HTTPS (a certificate authority made by openssl), a proxy of ours that
-//! cuts connections or replaces the object mid-read, and moto's S3 server.
+//! cuts connections or replaces the object mid-read, moto's S3 server and
+//! Azurite (Azure Blob Storage).
 //! Each test starts its servers on free ports of 127.0.0.1 and skips
 //! without them (one `SKIPPED:` line) unless `CI=true`.
 
@@ -12,6 +13,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod azure;
 mod http;
 mod models;
 mod s3;
