@@ -19,9 +19,10 @@ use std::sync::{Arc, Mutex};
 
 use sha2::{Digest as _, Sha256};
 
-use super::client::{Client, RangeStream};
+use super::client::Client;
 use super::error::OciErrorKind;
 use super::manifest::Descriptor;
+use super::stream::RangeStream;
 use crate::source::{RangeDir, RangeReader, RangeSource, ReadMode, Source};
 use crate::{Error, Result};
 

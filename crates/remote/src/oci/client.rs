@@ -23,6 +23,7 @@ use reqwest::{StatusCode, Url};
 use sha2::{Digest as _, Sha256};
 
 use super::auth::{self, Found};
+use super::check::BlobCheck;
 use super::error::{OciErrorKind, shown_url};
 use super::manifest::{self, Descriptor, Manifest, Parsed};
 use super::reference::Reference;
@@ -33,7 +34,7 @@ const MAX_REDIRECTS: usize = 5;
 /// The largest token response and error body read.
 const MAX_SMALL_BODY: u64 = 1 << 20;
 /// Tries of one request on a connection error, 5xx or 429.
-const TRIES: u32 = 3;
+pub(super) const TRIES: u32 = 3;
 
 /// How the client may reach a registry.
 #[derive(Debug, Clone, Default)]
@@ -63,7 +64,7 @@ pub struct Resolved {
 
 /// A client of one repository of one registry.
 pub struct Client {
-    rt: tokio::runtime::Runtime,
+    pub(super) rt: tokio::runtime::Runtime,
     http: reqwest::Client,
     reference: Reference,
     /// `scheme://host[:port]`.
@@ -79,7 +80,7 @@ impl std::fmt::Debug for Client {
     }
 }
 
-fn http_error(url: &Url, why: impl std::fmt::Display) -> Error {
+pub(super) fn http_error(url: &Url, why: impl std::fmt::Display) -> Error {
     OciErrorKind::Http { url: shown_url(url), why: why.to_string() }.into()
 }
 
@@ -134,7 +135,7 @@ impl Client {
         &self.reference
     }
 
-    fn repo_url(&self, tail: &str) -> Result<Url> {
+    pub(super) fn repo_url(&self, tail: &str) -> Result<Url> {
         let path = format!("v2/{}/{tail}", self.reference.api_repository());
         self.origin.join(&path).map_err(|e| http_error(&self.origin, e))
     }
@@ -484,19 +485,7 @@ impl Client {
         })
     }
 
-    /// `len` bytes of the blob from `start`, streamed: a range request
-    /// read a piece at a time, asked again from where it stopped when the
-    /// connection drops (a body that ends early is never handed back short).
-    pub fn range_stream(&self, d: &Descriptor, start: u64, len: u64) -> Result<RangeStream<'_>> {
-        let name = self.blob_name(d);
-        let end = start.checked_add(len).filter(|&e| e <= d.size).ok_or_else(|| {
-            manifest_error(&name, format!("a read of {len} bytes at {start} past its {} bytes", d.size))
-        })?;
-        let url = self.repo_url(&format!("blobs/{}", d.digest()))?;
-        Ok(RangeStream { client: self, url, name, at: start, end, response: None, held: Vec::new(), used: 0, drops: 0 })
-    }
-
-    async fn open_range(&self, url: &Url, name: &str, start: u64, end: u64) -> Result<reqwest::Response> {
+    pub(super) async fn open_range(&self, url: &Url, name: &str, start: u64, end: u64) -> Result<reqwest::Response> {
         let last = end.saturating_sub(1);
         let mut response = self.get(url.clone(), None, Some((start, last))).await?;
         self.check_status(&mut response, url, name).await?;
@@ -518,18 +507,18 @@ impl Client {
         }
     }
 
-    fn blob_name(&self, d: &Descriptor) -> String {
+    pub(super) fn blob_name(&self, d: &Descriptor) -> String {
         format!("{} blob {}", self.reference, d.digest())
     }
 }
 
-fn manifest_error(what: &str, why: String) -> Error {
+pub(super) fn manifest_error(what: &str, why: String) -> Error {
     OciErrorKind::Manifest { what: what.to_string(), why }.into()
 }
 
 /// A reqwest error's words and its causes', without the URL it carries
 /// (which may hold a storage signature in its query).
-fn error_words(e: &reqwest::Error) -> String {
+pub(super) fn error_words(e: &reqwest::Error) -> String {
     let mut s = String::new();
     let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
     s.push_str(if e.is_timeout() {
@@ -572,310 +561,5 @@ async fn registry_error_code(response: &mut reqwest::Response, url: &Url) -> Opt
     })
 }
 
-/// A range of a blob being read ([`Client::range_stream`]).
-pub struct RangeStream<'a> {
-    client: &'a Client,
-    url: Url,
-    name: String,
-    /// The next byte to hand over, and the end of the range.
-    at: u64,
-    end: u64,
-    response: Option<reqwest::Response>,
-    /// The last piece received, and how much of it was handed over.
-    held: Vec<u8>,
-    used: usize,
-    drops: u32,
-}
-
-impl RangeStream<'_> {
-    /// Fills `buf` with the range's next bytes: all of them, or an error.
-    pub fn read_exact(&mut self, buf: &mut [u8]) -> Result<()> {
-        let want_end = self.at.checked_add(buf.len() as u64).filter(|&e| e <= self.end);
-        if want_end.is_none() {
-            return Err(http_error(&self.url, "a read past the range asked for"));
-        }
-        let mut filled = 0usize;
-        while filled < buf.len() {
-            let held = self.held.get(self.used..).unwrap_or(&[]);
-            if !held.is_empty() {
-                let n = held.len().min(buf.len().saturating_sub(filled));
-                let (Some(dst), Some(src)) = (buf.get_mut(filled..filled.saturating_add(n)), held.get(..n)) else {
-                    return Err(Error::internal("a range piece past its buffer"));
-                };
-                dst.copy_from_slice(src);
-                filled = filled.saturating_add(n);
-                self.used = self.used.saturating_add(n);
-                self.at = self.at.saturating_add(n as u64);
-                continue;
-            }
-            self.next_piece()?;
-        }
-        Ok(())
-    }
-
-    /// The next piece of the body, the request made (again) as needed.
-    fn next_piece(&mut self) -> Result<()> {
-        let client = self.client;
-        let (url, name, at, end) = (self.url.clone(), self.name.clone(), self.at, self.end);
-        let mut response = self.response.take();
-        let got = client.rt.block_on(async {
-            let r = match response.as_mut() {
-                Some(r) => r,
-                None => response.insert(client.open_range(&url, &name, at, end).await?),
-            };
-            r.chunk().await.map_err(|e| http_error(&url, error_words(&e)))
-        });
-        match got {
-            Ok(Some(piece)) => {
-                self.response = response;
-                self.held = piece.to_vec();
-                self.used = 0;
-                Ok(())
-            }
-            // The body ended, or the connection dropped, before the range
-            // did: asked again from here, a few times.
-            Ok(None) | Err(_) if self.drops.saturating_add(1) < TRIES => {
-                self.drops = self.drops.saturating_add(1);
-                self.response = None;
-                Ok(())
-            }
-            Ok(None) => Err(http_error(
-                &self.url,
-                format!("the body ended at byte {} of a range ending at {}", self.at, self.end),
-            )),
-            Err(e) => Err(e),
-        }
-    }
-}
-
-/// A blob's bytes checked against its descriptor as they stream in order:
-/// its SHA-256 and its size.
-pub struct BlobCheck {
-    hasher: Sha256,
-    seen: u64,
-    size: u64,
-    hex: String,
-    name: String,
-}
-
-impl BlobCheck {
-    /// A check of the blob `d`, named `name` in errors.
-    pub fn new(d: &Descriptor, name: &str) -> BlobCheck {
-        BlobCheck { hasher: Sha256::new(), seen: 0, size: d.size, hex: d.hex.clone(), name: name.to_string() }
-    }
-
-    /// The next bytes in order; more than the declared size is an error at
-    /// once.
-    pub fn update(&mut self, piece: &[u8]) -> Result<()> {
-        self.seen = self.seen.saturating_add(piece.len() as u64);
-        if self.seen > self.size {
-            return Err(self.mismatch(format!("{} bytes", self.size), format!("more than {} bytes", self.size)));
-        }
-        self.hasher.update(piece);
-        Ok(())
-    }
-
-    /// `Ok` when the bytes seen are the declared size and digest.
-    pub fn finish(self) -> Result<()> {
-        if self.seen != self.size {
-            return Err(self.mismatch(format!("{} bytes", self.size), format!("{} bytes", self.seen)));
-        }
-        let found = hex::encode(self.hasher.clone().finalize());
-        if found != self.hex {
-            return Err(self.mismatch(format!("sha256:{}", self.hex), format!("sha256:{found}")));
-        }
-        Ok(())
-    }
-
-    fn mismatch(&self, expected: String, found: String) -> Error {
-        OciErrorKind::DigestMismatch { what: self.name.clone(), expected, found }.into()
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn d(bytes: &[u8]) -> Descriptor {
-        Descriptor {
-            media_type: "m".into(),
-            hex: hex::encode(Sha256::digest(bytes)),
-            size: bytes.len() as u64,
-            annotations: vec![],
-            artifact_type: None,
-            platform: None,
-        }
-    }
-
-    #[test]
-    fn blob_check_takes_only_the_exact_bytes() {
-        let desc = d(b"hello world");
-        let mut c = BlobCheck::new(&desc, "b");
-        c.update(b"hello ").unwrap();
-        c.update(b"world").unwrap();
-        c.finish().unwrap();
-        let mut c = BlobCheck::new(&desc, "b");
-        c.update(b"hello w0rld").unwrap();
-        let e = c.finish().unwrap_err().to_string();
-        assert!(e.contains("not the ones its digest names") && e.contains(&desc.hex), "{e}");
-        let mut c = BlobCheck::new(&desc, "b");
-        c.update(b"hello").unwrap();
-        assert!(c.finish().unwrap_err().to_string().contains("found 5 bytes"));
-        let mut c = BlobCheck::new(&desc, "b");
-        assert!(c.update(b"hello world!").is_err());
-    }
-
-    /// A registry of one manifest and one blob, by hand: a Bearer
-    /// challenge, a token service on its own origin that wants the basic
-    /// credentials, and blob GETs redirected to a storage server on another
-    /// port. Every request's headers are recorded.
-    struct Fake {
-        port: u16,
-        storage_port: u16,
-        seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-    }
-
-    fn serve(
-        listener: std::net::TcpListener,
-        seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-        answer: impl Fn(&str) -> String + Send + 'static,
-    ) {
-        std::thread::spawn(move || {
-            use std::io::{BufRead, BufReader, Write};
-            for stream in listener.incoming().flatten() {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut head = String::new();
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    head.push_str(&line);
-                }
-                seen.lock().unwrap().push(head.clone());
-                let mut out = stream;
-                let _ = out.write_all(answer(&head).as_bytes());
-            }
-        });
-    }
-
-    fn fake(manifest: String, blob: &'static [u8]) -> Fake {
-        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let storage = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let storage_port = storage.local_addr().unwrap().port();
-        serve(storage, seen.clone(), move |_| {
-            let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", blob.len());
-            r.push_str(std::str::from_utf8(blob).unwrap());
-            r
-        });
-        let registry = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = registry.local_addr().unwrap().port();
-        serve(registry, seen.clone(), move |head| {
-            let reply = |status: &str, extra: &str, body: &str| {
-                format!("HTTP/1.1 {status}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
-            };
-            let line = head.lines().next().unwrap_or("");
-            if line.starts_with("GET /token?service=svc&scope=repository%3Aa%2Fb%3Apull ") {
-                // alice:pw
-                return if head.contains("authorization: Basic YWxpY2U6cHc=")
-                    || head.contains("Authorization: Basic YWxpY2U6cHc=")
-                {
-                    reply("200 OK", "", r#"{"token": "T0K"}"#)
-                } else {
-                    reply("401 Unauthorized", "", "")
-                };
-            }
-            if !head.to_ascii_lowercase().contains("authorization: bearer t0k") {
-                let challenge =
-                    format!(r#"Www-Authenticate: Bearer realm="http://127.0.0.1:{port}/token",service="svc"\r\n"#);
-                return reply("401 Unauthorized", &challenge, "");
-            }
-            if line.starts_with("GET /v2/a/b/manifests/t ") {
-                return reply("200 OK", "Content-Type: application/vnd.oci.image.manifest.v1+json\r\n", &manifest);
-            }
-            if line.starts_with("GET /v2/a/b/blobs/") {
-                return reply(
-                    "307 Temporary Redirect",
-                    &format!("Location: http://127.0.0.1:{storage_port}/data?X-Sig=s3cr3t\r\n"),
-                    "",
-                );
-            }
-            reply("404 Not Found", "", r#"{"errors": [{"code": "MANIFEST_UNKNOWN", "message": "manifest unknown"}]}"#)
-        });
-        Fake { port, storage_port, seen }
-    }
-
-    #[test]
-    fn bearer_tokens_and_redirects_without_credentials() {
-        static BLOB: &[u8] = b"the blob's bytes";
-        let layer = d(BLOB);
-        let config = d(b"{}");
-        let manifest = format!(
-            r#"{{"schemaVersion": 2, "config": {{"mediaType": "c", "digest": "sha256:{}", "size": 2}},
-               "layers": [{{"mediaType": "l", "digest": "sha256:{}", "size": {}}}]}}"#,
-            config.hex,
-            layer.hex,
-            BLOB.len()
-        );
-        let f = fake(manifest, BLOB);
-        let dir = tempfile::tempdir().unwrap();
-        let cfg = dir.path().join("config.json");
-        std::fs::write(&cfg, format!(r#"{{"auths": {{"127.0.0.1:{}": {{"auth": "YWxpY2U6cHc="}}}}}}"#, f.port))
-            .unwrap();
-        let r = Reference::parse(&format!("oci://127.0.0.1:{}/a/b:t", f.port)).unwrap();
-        let c = Client::new(&r, &Options { allow_http: true, ca_file: None, config: Some(cfg) }).unwrap();
-        let resolved = c.resolve().unwrap();
-        assert_eq!(resolved.manifest.layers[0].hex, layer.hex);
-        assert_eq!(c.blob(&resolved.manifest.layers[0], 1024).unwrap(), BLOB);
-        let seen = f.seen.lock().unwrap().clone();
-        let storage: Vec<&String> =
-            seen.iter().filter(|h| h.contains(&format!("127.0.0.1:{}", f.storage_port))).collect();
-        assert_eq!(storage.len(), 1, "{seen:?}");
-        assert!(
-            !storage[0].to_ascii_lowercase().contains("authorization"),
-            "no credentials to the storage host: {}",
-            storage[0]
-        );
-        assert!(seen.iter().any(|h| h.starts_with("GET /token")), "a token was asked for");
-        // A tag it does not hold: not found, by name.
-        let missing = Reference::parse(&format!("oci://127.0.0.1:{}/a/b:gone", f.port)).unwrap();
-        let c = Client::new(
-            &missing,
-            &Options { allow_http: true, ca_file: None, config: Some(dir.path().join("config.json")) },
-        )
-        .unwrap();
-        let e = c.resolve().unwrap_err();
-        assert!(e.is_not_found() && e.to_string().contains(":gone is not in the registry (MANIFEST_UNKNOWN"), "{e}");
-        // Without the basic credentials the token service refuses: said so.
-        let c =
-            Client::new(&r, &Options { allow_http: true, ca_file: None, config: Some(dir.path().join("none.json")) })
-                .unwrap();
-        let e = c.resolve().unwrap_err().to_string();
-        assert!(e.contains("token service") && e.contains("anonymously"), "{e}");
-    }
-
-    #[test]
-    fn credentials_go_to_the_registry_origin_only() {
-        let r = Reference::parse("oci://localhost:5000/a/b:t").unwrap();
-        let c = Client::new(
-            &r,
-            &Options { allow_http: true, ca_file: None, config: Some("/nonexistent/config.json".into()) },
-        )
-        .unwrap();
-        for (url, same) in [
-            ("http://localhost:5000/v2/a/b/blobs/x", true),
-            ("http://localhost:5001/v2/a/b/blobs/x", false),
-            ("https://localhost:5000/v2/a/b/blobs/x", false),
-            ("http://127.0.0.1:5000/v2/a/b/blobs/x", false),
-            ("http://storage.example/v2/a/b/blobs/x", false),
-        ] {
-            assert_eq!(c.same_origin(&Url::parse(url).unwrap()), same, "{url}");
-        }
-        assert_eq!(c.repo_url("manifests/t").unwrap().as_str(), "http://localhost:5000/v2/a/b/manifests/t");
-        let hub = Client::new(&Reference::parse("oci://docker.io/m").unwrap(), &Options::default()).unwrap();
-        assert_eq!(
-            hub.repo_url("manifests/latest").unwrap().as_str(),
-            "https://registry-1.docker.io/v2/library/m/manifests/latest"
-        );
-    }
-}
+mod tests;

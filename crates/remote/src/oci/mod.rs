@@ -13,14 +13,17 @@
 
 pub mod auth;
 pub mod blob;
+pub mod check;
 pub mod client;
 pub mod error;
 pub mod layout;
 pub mod manifest;
 pub mod open;
 pub mod reference;
+pub mod stream;
 
-pub use client::{BlobCheck, Client, Options, Resolved};
+pub use check::BlobCheck;
+pub use client::{Client, Options, Resolved};
 pub use error::OciErrorKind;
 pub use layout::{DockerWeights, Layout};
 pub use manifest::{Descriptor, Manifest};
