@@ -15,6 +15,7 @@ use crate::common;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
+use common::onnx::{int, s, value_info};
 use common::tree::{expected_label, file_component, weights_component};
 use common::{Dir, gd_in, text};
 use serde_json::Value as JsonValue;
@@ -29,41 +30,6 @@ const W: [u8; 8] = [0, 0, 0x80, 0x3f, 0, 0, 0, 0x40];
 const V: [u8; 8] = [0, 0, 0x40, 0x40, 0, 0, 0x80, 0x40];
 
 const CONFIG: &[u8] = br#"{"model_type":"bert"}"#;
-
-fn varint(mut v: u64) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return out;
-        }
-        out.push(b | 0x80);
-    }
-}
-
-fn rec(num: u64, wt: u64, payload: &[u8]) -> Vec<u8> {
-    let mut out = varint(num << 3 | wt);
-    if wt == 2 {
-        out.extend(varint(payload.len() as u64));
-    }
-    out.extend_from_slice(payload);
-    out
-}
-
-fn int(num: u64, v: u64) -> Vec<u8> {
-    rec(num, 0, &varint(v))
-}
-
-fn s(num: u64, v: &[u8]) -> Vec<u8> {
-    rec(num, 2, v)
-}
-
-fn value_info(name: &str) -> Vec<u8> {
-    let shape = s(2, &s(1, &int(1, 1)));
-    [s(1, name.as_bytes()), s(2, &s(1, &[int(1, 1), shape].concat()))].concat()
-}
 
 /// Where a tensor's elements lie.
 #[derive(Clone, Copy)]

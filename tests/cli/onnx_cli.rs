@@ -6,48 +6,12 @@
 //! path, the byte offset and the tensor, exit 2.
 use crate::common;
 
+use common::onnx::{int, rec, s, value_info, varint};
 use common::{Dir, gd_in, hex, sha, text};
 use serde_json::Value as JsonValue;
 
 /// SPEC X10's second worked example's label.
 const WORKED_W: &str = "e8dd38d6e7341d5c5f8e40b8d849c33e069a6e43f35e32da354b94ca2cbcbb4e";
-
-fn varint(mut v: u64) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return out;
-        }
-        out.push(b | 0x80);
-    }
-}
-
-/// One record: field `num`, wire type `wt`, its value's bytes.
-fn rec(num: u64, wt: u64, payload: &[u8]) -> Vec<u8> {
-    let mut out = varint(num << 3 | wt);
-    if wt == 2 {
-        out.extend(varint(payload.len() as u64));
-    }
-    out.extend_from_slice(payload);
-    out
-}
-
-fn int(num: u64, v: u64) -> Vec<u8> {
-    rec(num, 0, &varint(v))
-}
-
-fn s(num: u64, v: &[u8]) -> Vec<u8> {
-    rec(num, 2, v)
-}
-
-/// A float tensor `[1]` value info named `name`.
-fn value_info(name: &str) -> Vec<u8> {
-    let shape = s(2, &s(1, &int(1, 1)));
-    [s(1, name.as_bytes()), s(2, &s(1, &[int(1, 1), shape].concat()))].concat()
-}
 
 /// The worked example's model: `Identity` from x to y, with the
 /// initializer `w` (F32 [2] = 1.0, 2.0) whose data records are `data`, and

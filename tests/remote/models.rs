@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::process::Output;
 
+use crate::common::onnx::{int, s, value_info};
 use crate::common::pt::{Layout, PtTensor, StateDict};
 use crate::common::st::{St, StTensor};
 use crate::common::{Gguf, Tensor, gguf_digest_bin, text};
@@ -27,41 +28,6 @@ pub fn models() -> Vec<(&'static str, Vec<u8>)> {
         ("m.pt", pt.build(&Layout::default())),
         ("m.onnx", onnx_model()),
     ]
-}
-
-fn varint(mut v: u64) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return out;
-        }
-        out.push(b | 0x80);
-    }
-}
-
-fn rec(num: u64, wt: u64, payload: &[u8]) -> Vec<u8> {
-    let mut out = varint(num << 3 | wt);
-    if wt == 2 {
-        out.extend(varint(payload.len() as u64));
-    }
-    out.extend_from_slice(payload);
-    out
-}
-
-fn int(num: u64, v: u64) -> Vec<u8> {
-    rec(num, 0, &varint(v))
-}
-
-fn s(num: u64, v: &[u8]) -> Vec<u8> {
-    rec(num, 2, v)
-}
-
-fn value_info(name: &str) -> Vec<u8> {
-    let shape = s(2, &s(1, &int(1, 1)));
-    [s(1, name.as_bytes()), s(2, &s(1, &[int(1, 1), shape].concat()))].concat()
 }
 
 /// SPEC X10's worked example (`Identity`, initializer `w` F32 [2]), its
