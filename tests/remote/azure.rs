@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::py::in_ci;
 use crate::common::{Dir, gguf_digest_bin, text};
-use crate::models::{file_label, models};
+use crate::models::{assert_labels_as_on_disk, models, uploads};
 use crate::servers::{Faults, Proxy, free_port, tool};
 
 /// Azurite's well-known account and key (public: every emulator has them).
@@ -116,41 +116,13 @@ impl Drop for Azurite {
     }
 }
 
-fn label_of(mut c: Command, url: &str) -> String {
-    let out = c.arg(url).output().unwrap();
-    assert!(out.status.success(), "{url}: {}", text(&out.stderr));
-    text(&out.stdout).split_whitespace().next().unwrap().to_string()
-}
-
 #[test]
 fn every_model_and_a_prefix_in_azure_have_their_labels_on_disk() {
     let Some(azurite) = Azurite::start() else { return };
-    let d = Dir::new();
-    let mut files = Vec::new();
-    for (name, bytes) in models() {
-        let path = d.write(name, &bytes);
-        files.push((format!("one/{name}"), path.clone()));
-    }
-    // A directory of two models beside a config: labelled whole.
-    let tree = Dir::new();
-    let (gguf, st) = (&models()[0].1, &models()[1].1);
-    for (rel, bytes) in [("a.gguf", gguf), ("sub/b.safetensors", st), ("config.json", &b"{\"a\": 1}".to_vec())] {
-        std::fs::create_dir_all(tree.path(rel).parent().unwrap()).unwrap();
-        std::fs::write(tree.path(rel), bytes).unwrap();
-        files.push((format!("tree/{rel}"), tree.path(rel)));
-    }
-    azurite.upload("models", &files);
-    for (name, _) in models() {
-        let url = format!("az://models/one/{name}");
-        assert_eq!(label_of(azurite.gguf_digest(azurite.port), &url), file_label(&d.path(name)), "{name}");
-    }
-    let dir_label = file_label(&tree.path(""));
-    assert_eq!(label_of(azurite.gguf_digest(azurite.port), "az://models/tree/"), dir_label);
-    // The account key is never printed, even in an error.
-    let out = azurite.gguf_digest(azurite.port).arg("az://models/one/none.gguf").output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = text(&out.stderr);
-    assert!(err.contains("az://models/one/none.gguf") && !err.contains(KEY), "{err}");
+    let up = uploads();
+    azurite.upload("models", &up.files);
+    // Credentials are never printed, even in an error.
+    assert_labels_as_on_disk(&up, "az://models/", Some(KEY), || azurite.gguf_digest(azurite.port));
 }
 
 #[test]

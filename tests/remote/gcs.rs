@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::py::in_ci;
 use crate::common::{Dir, gguf_digest_bin, text};
-use crate::models::{file_label, models};
+use crate::models::{assert_labels_as_on_disk, models, uploads};
 use crate::servers::{Faults, Proxy, free_port};
 
 /// The venv's Python and the fake-gcs-server binary its wrapper ships,
@@ -122,40 +122,12 @@ impl Drop for FakeGcs {
     }
 }
 
-fn label_of(mut c: Command, url: &str) -> String {
-    let out = c.arg(url).output().unwrap();
-    assert!(out.status.success(), "{url}: {}", text(&out.stderr));
-    text(&out.stdout).split_whitespace().next().unwrap().to_string()
-}
-
 #[test]
 fn every_model_and_a_prefix_in_gcs_have_their_labels_on_disk() {
     let Some(gcs) = FakeGcs::start() else { return };
-    let d = Dir::new();
-    let mut files = Vec::new();
-    for (name, bytes) in models() {
-        let path = d.write(name, &bytes);
-        files.push((format!("one/{name}"), path.clone()));
-    }
-    // A directory of two models beside a config: labelled whole.
-    let tree = Dir::new();
-    let (gguf, st) = (&models()[0].1, &models()[1].1);
-    for (rel, bytes) in [("a.gguf", gguf), ("sub/b.safetensors", st), ("config.json", &b"{\"a\": 1}".to_vec())] {
-        std::fs::create_dir_all(tree.path(rel).parent().unwrap()).unwrap();
-        std::fs::write(tree.path(rel), bytes).unwrap();
-        files.push((format!("tree/{rel}"), tree.path(rel)));
-    }
-    gcs.upload("models", &files);
-    for (name, _) in models() {
-        let url = format!("gs://models/one/{name}");
-        assert_eq!(label_of(gguf_digest(gcs.port), &url), file_label(&d.path(name)), "{name}");
-    }
-    let dir_label = file_label(&tree.path(""));
-    assert_eq!(label_of(gguf_digest(gcs.port), "gs://models/tree/"), dir_label);
-    let out = gguf_digest(gcs.port).arg("gs://models/one/none.gguf").output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = text(&out.stderr);
-    assert!(err.contains("gs://models/one/none.gguf"), "{err}");
+    let up = uploads();
+    gcs.upload("models", &up.files);
+    assert_labels_as_on_disk(&up, "gs://models/", None, || gguf_digest(gcs.port));
 }
 
 #[test]

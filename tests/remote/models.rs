@@ -1,13 +1,13 @@
 //! The models every server test serves, written byte by byte, and labels
 //! of files and URLs through the real binary.
 
-use std::path::Path;
-use std::process::Output;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use crate::common::onnx::{int, s, value_info};
 use crate::common::pt::{Layout, PtTensor, StateDict};
 use crate::common::st::{St, StTensor};
-use crate::common::{Gguf, Tensor, gguf_digest_bin, text};
+use crate::common::{Dir, Gguf, Tensor, gguf_digest_bin, text};
 
 /// Name and bytes of each model kind: GGUF (tensors of several MiB, so a
 /// job's range spans parts and a cut connection falls inside one),
@@ -67,4 +67,60 @@ pub fn label(flags: &[&str], arg: &str) -> String {
 /// The label of the file at `path`.
 pub fn file_label(path: &Path) -> String {
     label(&[], path.to_str().unwrap())
+}
+
+/// What each bucket service's test uploads: every model of [`models`] under
+/// `one/`, and under `tree/` a directory of two models beside a config; with
+/// the local folders holding the same bytes.
+pub struct Uploads {
+    /// The models, one file each.
+    pub one: Dir,
+    /// The directory labelled whole.
+    pub tree: Dir,
+    /// (object name, local file) pairs to upload.
+    pub files: Vec<(String, PathBuf)>,
+}
+
+/// The files of [`Uploads`], written.
+pub fn uploads() -> Uploads {
+    let one = Dir::new();
+    let mut files = Vec::new();
+    for (name, bytes) in models() {
+        let path = one.write(name, &bytes);
+        files.push((format!("one/{name}"), path));
+    }
+    let tree = Dir::new();
+    let (gguf, st) = (&models()[0].1, &models()[1].1);
+    for (rel, bytes) in [("a.gguf", gguf), ("sub/b.safetensors", st), ("config.json", &b"{\"a\": 1}".to_vec())] {
+        std::fs::create_dir_all(tree.path(rel).parent().unwrap()).unwrap();
+        std::fs::write(tree.path(rel), bytes).unwrap();
+        files.push((format!("tree/{rel}"), tree.path(rel)));
+    }
+    Uploads { one, tree, files }
+}
+
+/// The label `c` prints for `url` (which must succeed).
+pub fn label_of(mut c: Command, url: &str) -> String {
+    let out = c.arg(url).output().unwrap();
+    assert!(out.status.success(), "{url}: {}", text(&out.stderr));
+    text(&out.stdout).split_whitespace().next().unwrap().to_string()
+}
+
+/// Every model of `up` under `{base}one/` and the prefix `{base}tree/` have
+/// the labels of the same bytes on disk; a missing object is an error
+/// naming its URL and never printing `secret`.
+pub fn assert_labels_as_on_disk(up: &Uploads, base: &str, secret: Option<&str>, cmd: impl Fn() -> Command) {
+    for (name, _) in models() {
+        let url = format!("{base}one/{name}");
+        assert_eq!(label_of(cmd(), &url), file_label(&up.one.path(name)), "{name}");
+    }
+    assert_eq!(label_of(cmd(), &format!("{base}tree/")), file_label(&up.tree.path("")));
+    let missing = format!("{base}one/none.gguf");
+    let out = cmd().arg(&missing).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains(&missing), "{err}");
+    if let Some(secret) = secret {
+        assert!(!err.contains(secret), "{err}");
+    }
 }
