@@ -203,19 +203,27 @@ impl Progress {
             None => indicatif::ProgressBar::no_length(),
         };
         if lines {
-            // Twice a second: a log, not an animation.
-            bar.set_draw_target(indicatif::ProgressDrawTarget::term_like_with_hz(Box::new(Lines::default()), 2));
+            bar.set_draw_target(indicatif::ProgressDrawTarget::term_like(Box::new(Lines::default())));
         }
         if let Some(style) = style(if total.known().is_some() { BAR_TEMPLATE } else { COUNT_TEMPLATE }) {
             bar.set_style(style);
         }
         let stop = Arc::new(AtomicBool::new(false));
+        // A log is not an animation: a line a second at most, and only
+        // when the count moved.
+        let tick = Duration::from_millis(if lines { 1000 } else { 100 });
         let ticker = {
             let (bar, stop, counter) = (bar.clone(), Arc::clone(&stop), Arc::clone(&counter));
             std::thread::spawn(move || {
+                let mut shown = None;
                 while !stop.load(Ordering::Relaxed) {
-                    bar.set_position(counter.load(Ordering::Relaxed));
-                    std::thread::sleep(Duration::from_millis(100));
+                    let now = counter.load(Ordering::Relaxed);
+                    if !lines || shown != Some(now) {
+                        bar.set_position(now);
+                        shown = Some(now);
+                    }
+                    // Woken early by `finish`, so the command does not wait.
+                    std::thread::park_timeout(tick);
                 }
             })
         };
@@ -251,6 +259,7 @@ impl Progress {
 
     pub(super) fn finish(self) {
         self.stop.store(true, Ordering::Relaxed);
+        self.ticker.thread().unpark();
         // The ticker only sleeps and sets a position; it cannot panic.
         let _ = self.ticker.join();
         self.bar.set_position(self.counter.load(Ordering::Relaxed));

@@ -17,5 +17,6 @@ mod azure;
 mod gcs;
 mod http;
 mod models;
+mod progress;
 mod s3;
 mod servers;
