@@ -53,9 +53,9 @@ pub(super) fn digest_with_progress(
 /// Work below this size finishes before a bar would be worth drawing.
 const PROGRESS_MIN_BYTES: u64 = 1 << 30;
 
-/// The variable that shows the bar where stderr is no terminal, whatever
-/// the work's size (`1`: one plain line a draw, for a log), or never
-/// (`0`); README "Progress".
+/// The variable that shows the bar whatever the work's size, where stderr
+/// is no terminal too (`1`: plain lines, for a log), or never (`0`); the
+/// README says so under the flags.
 const PROGRESS_VAR: &str = "GGUF_DIGEST_PROGRESS";
 
 /// Where the bar may be drawn.

@@ -10,57 +10,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::common::{Dir, Gguf, Tensor, Val, gguf_digest_bin, text};
+use crate::common::progress::{bar_lines, big_model, bytes_of, shown_bytes};
+use crate::common::{Dir, gguf_digest_bin, text};
 use crate::models::{file_label, uploads};
 use crate::s3::Moto;
 use crate::servers::{Faults, Nginx, Proxy, tool};
-
-/// A byte count as the bar shows it (indicatif's `binary_bytes`).
-pub fn shown_bytes(n: u64) -> String {
-    let mut v = n as f64;
-    if v < 1024.0 {
-        return format!("{n} B");
-    }
-    let mut unit = 0;
-    while v >= 1024.0 && unit < 4 {
-        v /= 1024.0;
-        unit += 1;
-    }
-    format!("{v:.2} {}iB", ["", "K", "M", "G", "T"][unit])
-}
-
-/// The bytes a [`shown_bytes`] spelling stands for (to two decimals).
-pub fn bytes_of(shown: &str) -> f64 {
-    let (number, unit) = shown.split_once(' ').unwrap();
-    let scale = ["B", "KiB", "MiB", "GiB", "TiB"].iter().position(|u| *u == unit).unwrap();
-    number.parse::<f64>().unwrap() * 1024f64.powi(scale as i32)
-}
-
-/// Each line of the bar in `stderr`: the bytes it shows done and its total
-/// (`"8.00 MiB"`, `"16.50 MiB"`); lines that are not the bar are skipped.
-pub fn bar_lines(stderr: &str) -> Vec<(String, String)> {
-    stderr
-        .lines()
-        .filter_map(|line| {
-            let words: Vec<&str> = line.split_whitespace().collect();
-            let i = words.iter().position(|w| w.contains("B/") && !w.ends_with("B/s"))?;
-            let (unit, total_number) = words[i].split_once('/')?;
-            let done = format!("{} {unit}", words.get(i.checked_sub(1)?)?);
-            Some((done, format!("{total_number} {}", words.get(i + 1)?)))
-        })
-        .collect()
-}
-
-/// A GGUF of one 16 MiB tensor (four range requests of the default 4 MiB
-/// part) after half a MiB of metadata, so that the object's size and its
-/// tensor bytes differ as the bar shows them (16.50 MiB against 16.00).
-fn big_model() -> Vec<u8> {
-    Gguf::new()
-        .kv("general.architecture", Val::str("llama"))
-        .kv("padding", Val::str(&"p".repeat(512 << 10)))
-        .tensor(Tensor::filled("big", &[4 << 20], 0, 7))
-        .build()
-}
 
 /// Runs the binary with `args` and the bar asked for (`GGUF_DIGEST_PROGRESS`).
 fn with_bar(var: Option<&str>, args: &[&str]) -> Output {
@@ -148,20 +102,4 @@ fn a_prefix_s_bar_is_every_listed_object_s_size() {
     let err = text(&out.stderr);
     assert_eq!(bar_lines(&err).last(), Some(&(total.clone(), total)), "{err}");
     assert!(!err.contains("testing-secret"), "{err}");
-}
-
-#[test]
-fn shown_bytes_is_the_bar_s_spelling() {
-    assert_eq!(shown_bytes(0), "0 B");
-    assert_eq!(shown_bytes(1023), "1023 B");
-    assert_eq!(shown_bytes(1024), "1.00 KiB");
-    assert_eq!(shown_bytes(2 << 20), "2.00 MiB");
-    assert_eq!(shown_bytes((16 << 20) + (512 << 10)), "16.50 MiB");
-    assert_eq!(bytes_of("0 B"), 0.0);
-    assert_eq!(bytes_of("8.00 MiB"), (8 << 20) as f64);
-    assert_eq!(bytes_of("16.00 MiB"), (16 << 20) as f64);
-    let line = "███░░ 8.00 MiB/16.50 MiB 3.10 MiB/s eta 2s";
-    assert_eq!(bar_lines(line), vec![("8.00 MiB".to_string(), "16.50 MiB".to_string())]);
-    assert_eq!(bar_lines("⠁ 0 B read 0 B/s 0s\ngguf-digest: x"), Vec::<(String, String)>::new());
-    assert_eq!(bar_lines("░░ 0 B/1.00 KiB 0 B/s eta 0s"), vec![("0 B".to_string(), "1.00 KiB".to_string())]);
 }
