@@ -261,3 +261,36 @@ fn oci_basic_auth_from_docker_config_only() {
     let want = label_of(&[file.to_str().unwrap()], &[]);
     assert_eq!(label_of(&["--allow-http", &arg], &[("DOCKER_CONFIG", &cfg)]), want);
 }
+
+/// The progress bar of an `oci://` model (`GGUF_DIGEST_PROGRESS=1`, plain
+/// lines): its length is the manifest's layer sizes the model reads (an
+/// Ollama model's every layer, a Docker model's GGUF), known once the
+/// manifest is read, and the bar is full once labelled.
+#[test]
+fn oci_progress_bar_is_the_manifest_s_sizes() {
+    use common::progress::{bar_lines, shown_bytes};
+    let Some(py) = prerequisites(WHAT) else { return };
+    let Some(reg) = Registry::start(None) else { return };
+    let dir = common::Dir::new();
+    let model = dir.write("big.gguf", &tiny().build());
+    let root = dir.path("models");
+    let info = py.run(
+        "ollama_store.py",
+        &["gguf", "--root", root.to_str().unwrap(), "--name", "big", "--model", model.to_str().unwrap()],
+    );
+    let manifest = info["manifest"].as_str().unwrap().to_string();
+    push(py, "ollama", &reg, "library/big:latest", &["--store", root.to_str().unwrap(), "--manifest", &manifest]);
+    let layers: serde_json::Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    let ollama: u64 = layers["layers"].as_array().unwrap().iter().map(|l| l["size"].as_u64().unwrap()).sum();
+    let license = dir.write("LICENSE", b"MIT\n");
+    push(py, "dmr", &reg, "ai/big:q", &["--gguf", model.to_str().unwrap(), "--license", license.to_str().unwrap()]);
+    let gguf = std::fs::metadata(&model).unwrap().len();
+    let on = [("GGUF_DIGEST_PROGRESS", Path::new("1"))];
+    for (reference, size) in [("library/big:latest", ollama), ("ai/big:q", gguf)] {
+        let out = gd(&["--allow-http", &format!("oci://{}/{reference}", reg.host())], &on);
+        assert!(out.status.success(), "{}", describe(reference, &out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let total = shown_bytes(size);
+        assert_eq!(bar_lines(&err).last(), Some(&(total.clone(), total)), "{reference}: {err}");
+    }
+}
