@@ -7,7 +7,7 @@
 //! registry's manifest read): no request of its own. Until every URL input
 //! is open, and for a stream, the bar counts bytes, as `pv` does. The
 //! counter moves with every piece hashed, so a long remote range moves it
-//! as its parts arrive, not when its tensor ends.
+//! as its parts arrive, not when its tensor ends (docs/adr/0050).
 
 use std::io::{self, IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
