@@ -418,3 +418,41 @@ fn an_openssf_signature_of_a_directory_with_external_data_checks_each_file_and_a
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("accepted as a relayout of the signed model (--accept-relayout)"), "{out}");
 }
+
+#[test]
+fn a_hugging_face_snapshots_model_verifies_through_its_links_into_blobs_under_the_root() {
+    // The snapshot's model and external files are links into blobs/, as
+    // huggingface_hub writes them: verified with the repository as root.
+    let d = Dir::new();
+    let repo = "hub/models--org--name";
+    let snap = format!("{repo}/snapshots/0123456789abcdef0123456789abcdef01234567");
+    std::fs::create_dir_all(d.path(&snap)).unwrap();
+    std::fs::create_dir_all(d.path(&format!("{repo}/blobs"))).unwrap();
+    let ext = model(&external(&[("location", "model.w.bin")]), &external(&[("location", "model.b.bin")]));
+    for (blob, bytes, name) in [("aaaa", &ext[..], "model.onnx"), ("bbbb", &W, "model.w.bin"), ("cccc", &B, "model.b.bin")] {
+        d.write(&format!("{repo}/blobs/{blob}"), bytes);
+        std::os::unix::fs::symlink(format!("../../blobs/{blob}"), d.path(&format!("{snap}/{name}"))).unwrap();
+    }
+    d.write("inline.onnx", &model(&s(9, &W), &s(9, &B)));
+    let subject = format!("{snap}/model.onnx");
+    let out = gd_in(d.dir.path(), &["statement", "--root", "hub", &subject, "inline.onnx"]);
+    assert_eq!(out.status.code(), Some(2), "inline.onnx is outside the root: {}", text(&out.stdout));
+    let out = gd_in(d.dir.path(), &["statement", "--root", "hub", &subject]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let st: JsonValue = serde_json::from_slice(&out.stdout).unwrap();
+    let label = text(&gd_in(d.dir.path(), &["inline.onnx"]).stdout)[..64].to_string();
+    assert_eq!(st["subject"][0]["digest"]["sha256"].as_str(), Some(label.as_str()));
+    d.write("hub/s.json", &out.stdout);
+    let name = subject.strip_prefix("hub/").unwrap();
+    let o = gd_in(d.dir.path(), &["verify", "--no-signature", "hub/s.json"]);
+    assert_eq!(
+        (o.status.code(), text(&o.stdout)),
+        (Some(0), format!("hub/s.json: signature NOT CHECKED (--no-signature)\n{name}: OK\n")),
+        "{}",
+        text(&o.stderr)
+    );
+    flip(&d, &format!("{repo}/blobs/cccc"), 0);
+    let o = gd_in(d.dir.path(), &["verify", "--no-signature", "hub/s.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stdout).contains(&format!("{name}: FAILED\n")), "{}", text(&o.stdout));
+}
