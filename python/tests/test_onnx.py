@@ -227,6 +227,18 @@ def test_every_layout_has_one_label_the_commands(tmp_path: Path, cargo_cli: Cli)
     assert gguf_digest.label(tmp_path / "other.onnx") not in (want,)
 
 
+def test_a_directory_holds_each_onnx_model_with_its_external_files(tmp_path: Path, cargo_cli: Cli) -> None:
+    names = layouts(tmp_path / "m")
+    want = gguf_digest.label(tmp_path / "m" / names[0])
+    m = gguf_digest.open(tmp_path / "m")
+    assert (m.format, m.label) == ("directory", cargo_cli.label(str(tmp_path / "m")))
+    assert [(c.kind, c.name, c.digest, c.files) for c in m.components] == [
+        ("ONNX", "inline.onnx", want, ("inline.onnx",)),
+        ("ONNX", "one.onnx", want, ("one.onnx", "one.data")),
+        ("ONNX", "per.onnx", want, ("per.onnx", "per.w.bin", "per.b.bin")),
+    ]
+
+
 def test_check_statement_and_verify(tmp_path: Path, cargo_cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     names = layouts(tmp_path)
     monkeypatch.chdir(tmp_path)
