@@ -75,10 +75,7 @@ fn layouts(d: &Dir, sub: &str) -> [String; 3] {
     );
     d.write(&at("per.w.bin"), &W);
     d.write(&at("per.b.bin"), &B);
-    d.write(
-        &at("per.onnx"),
-        &model(&external(&[("location", "per.w.bin")]), &external(&[("location", "per.b.bin")])),
-    );
+    d.write(&at("per.onnx"), &model(&external(&[("location", "per.w.bin")]), &external(&[("location", "per.b.bin")])));
     [at("inline.onnx"), at("one.onnx"), at("per.onnx")]
 }
 
@@ -211,7 +208,7 @@ fn verify_and_check_fail_when_a_weight_byte_changes_or_an_external_file_is_missi
     assert!(err.contains("external location 'per.b.bin'"), "{err}");
     std::fs::rename(d.path("away"), d.path("per.b.bin")).unwrap();
     // one.data cut short: b's range is past its end.
-    std::fs::write(d.path("one.data"), &[&W[..], &[0; 8]].concat()).unwrap();
+    std::fs::write(d.path("one.data"), [&W[..], &[0; 8]].concat()).unwrap();
     let (code, out, err) = verify();
     assert_eq!((code, out), (Some(1), said(["OK", "FAILED open or read", "OK"]).0), "{err}");
     assert!(err.contains("external range 16 + 12 past the end of 'one.data' (16 bytes)"), "{err}");
@@ -247,11 +244,8 @@ fn a_bom_lists_the_model_and_the_external_files_it_reads_with_their_digests() {
         c["properties"].as_array()?.iter().find(|p| p["name"] == n)?["value"].as_str().map(str::to_string)
     };
     let file_sha = |p: &str| hex(&sha(&std::fs::read(d.path(p)).unwrap()));
-    let want_files = [
-        vec!["m/inline.onnx"],
-        vec!["m/one.onnx", "m/one.data"],
-        vec!["m/per.onnx", "m/per.w.bin", "m/per.b.bin"],
-    ];
+    let want_files =
+        [vec!["m/inline.onnx"], vec!["m/one.onnx", "m/one.data"], vec!["m/per.onnx", "m/per.w.bin", "m/per.b.bin"]];
     for (i, (m, files)) in c.iter().zip(&want_files).enumerate() {
         assert_eq!(m["type"], "machine-learning-model", "{m}");
         assert_eq!(m["name"].as_str(), Some(files[0]), "{m}");
@@ -338,9 +332,8 @@ fn a_signed_bundle_of_every_layout_verifies_with_the_key_until_a_weight_changes(
     // The payload is the statement `statement` prints.
     let bundle: JsonValue = serde_json::from_slice(&std::fs::read(d.path("b.json")).unwrap()).unwrap();
     use base64::Engine as _;
-    let payload = base64::engine::general_purpose::STANDARD
-        .decode(bundle["dsseEnvelope"]["payload"].as_str().unwrap())
-        .unwrap();
+    let payload =
+        base64::engine::general_purpose::STANDARD.decode(bundle["dsseEnvelope"]["payload"].as_str().unwrap()).unwrap();
     assert_eq!(payload, gd_in(dir, &[&["statement"], &args[..]].concat()).stdout);
     let o = gd_in(dir, &["verify", "--key", "ed.pub", "b.json"]);
     assert_eq!(
@@ -429,7 +422,9 @@ fn a_hugging_face_snapshots_model_verifies_through_its_links_into_blobs_under_th
     std::fs::create_dir_all(d.path(&snap)).unwrap();
     std::fs::create_dir_all(d.path(&format!("{repo}/blobs"))).unwrap();
     let ext = model(&external(&[("location", "model.w.bin")]), &external(&[("location", "model.b.bin")]));
-    for (blob, bytes, name) in [("aaaa", &ext[..], "model.onnx"), ("bbbb", &W, "model.w.bin"), ("cccc", &B, "model.b.bin")] {
+    for (blob, bytes, name) in
+        [("aaaa", &ext[..], "model.onnx"), ("bbbb", &W, "model.w.bin"), ("cccc", &B, "model.b.bin")]
+    {
         d.write(&format!("{repo}/blobs/{blob}"), bytes);
         std::os::unix::fs::symlink(format!("../../blobs/{blob}"), d.path(&format!("{snap}/{name}"))).unwrap();
     }
