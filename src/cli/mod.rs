@@ -311,6 +311,12 @@ pub(crate) fn note_cache_use(path: &std::path::Path, model: &dyn crate::Labelled
     );
 }
 
+/// Whether `arg` spells a URL (`s3://`, `https://`, ...): a model's name
+/// only, never a file the command reads itself (a list, a statement, a key).
+pub(crate) fn is_url(arg: &std::path::Path) -> bool {
+    matches!(crate::Input::by_spelling(arg), Some(crate::Input::Url(_)))
+}
+
 fn print_cache_warnings(cache: &Cache) {
     for w in cache.take_warnings() {
         eprintln!("gguf-digest: warning: cache: {}", crate::text::defang(&w));
