@@ -26,7 +26,7 @@ pub struct StatementArgs {
     /// where the statement will be verified; later shards named with their
     /// first shard are covered by its subject).
     #[arg(value_name = "MODEL", required = true)]
-    models: Vec<PathBuf>,
+    pub(super) models: Vec<PathBuf>,
 
     /// Also put every model's KV and tensor leaves (its --json entry) in the predicate.
     #[arg(long)]

@@ -37,7 +37,7 @@ pub enum SignFormat {
 pub struct SignArgs {
     /// The models (as `statement` takes them), or with --format oms one directory.
     #[arg(value_name = "MODEL", required = true)]
-    models: Vec<PathBuf>,
+    pub(super) models: Vec<PathBuf>,
 
     /// The private key (PEM).
     #[arg(long, value_name = "KEY")]
