@@ -1,5 +1,5 @@
 //! Every command that takes a path, given a URL (issue #36 part 1) through
-//! Debian's nginx: `inspect`, `diff`, `--json`, `statement`, `verify`,
+//! Debian's nginx: `inspect`, `diff`, `--json`, `--skeleton`, `statement`, `verify`,
 //! `sign`, `bom` and `-c` print for a URL exactly what they print for the
 //! same bytes on disk, but for the name; and the rules of part 4: a URL in
 //! a sums file, a statement or an index is held to the rules of a path (no
@@ -100,6 +100,10 @@ fn inspect_and_json_of_a_url_are_those_of_its_bytes_on_disk() {
         let out = same_as_on_disk(&s, None, &["--json", &url], &pair);
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(doc["files"][0]["path"], url.as_str(), "{name}");
+        // The skeleton names no file: byte for byte the file's.
+        let (r, l) = (s.run(&["--allow-http", "--skeleton", &url]), s.run(&["--skeleton", &local]));
+        assert_eq!((r.status.code(), l.status.code()), (Some(0), Some(0)), "{name}: {}", text(&r.stderr));
+        assert!(!r.stdout.is_empty() && r.stdout == l.stdout, "{name}");
     }
     // A missing object: exit 2, its URL named, nothing on standard output.
     let out = s.run(&["inspect", "--allow-http", &s.url("none.gguf")]);
