@@ -14,6 +14,7 @@
 mod common;
 
 mod azure;
+mod commands;
 mod gcs;
 mod http;
 mod models;
