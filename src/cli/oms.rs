@@ -74,19 +74,33 @@ pub(super) fn run(req: &Request<'_>, opts: &BatchOptions, pool: &rayon::ThreadPo
             return Ok(if failed { EXIT_MISMATCH } else { EXIT_ERROR });
         }
     };
+    // A URL root: the model where it lies, its objects listed and read by
+    // ranges (docs/adr/0052-oms-of-urls.md).
+    let url = req.root.and_then(Path::to_str).and_then(crate::RemoteUrl::parse);
+    let place = match url.as_ref().map(|u| crate::provenance::oms_sign::open_prefix(u, opts.open.read_mode)).transpose()
+    {
+        Ok(p) => p,
+        Err(e) => return refuse(error_line(&e)),
+    };
     let root_path =
         req.root.map(Path::to_path_buf).unwrap_or_else(|| req.file.parent().map(Path::to_path_buf).unwrap_or_default());
     let root_path = if root_path.as_os_str().is_empty() { PathBuf::from(".") } else { root_path };
-    // Every signed name located before any file is opened.
-    if let Err(e) = oms::check::locate_all(&root_path, &verified.manifest) {
-        return refuse(e.detail());
+    // Every signed name located before any file is opened (a remote
+    // prefix has no links: each name is opened by its plain components).
+    if place.is_none() {
+        if let Err(e) = oms::check::locate_all(&root_path, &verified.manifest) {
+            return refuse(e.detail());
+        }
     }
     let mut batch = opts.clone();
     let progress = wants_bar(req).then(|| {
         let total = verified.manifest.resources.iter().map(|r| r.range.map_or(0, |(s, e)| e.saturating_sub(s))).sum();
         Progress::counting(if total > 0 { Some(total) } else { None }, &mut batch)
     });
-    let report = oms::check::check(&root_path, &verified.manifest, req.file, &batch, pool);
+    let report = match &place {
+        Some(place) => oms::check::check_place(place, &verified.manifest, &batch, pool),
+        None => oms::check::check(&root_path, &verified.manifest, req.file, &batch, pool),
+    };
     if let Some(p) = progress {
         p.finish();
     }
@@ -141,7 +155,10 @@ pub(super) fn run(req: &Request<'_>, opts: &BatchOptions, pool: &rayon::ThreadPo
     if !req.status {
         eprintln!("gguf-digest: WARNING: {bad} of {} files did NOT match the signature", report.files.len());
     }
-    if let Some(verdict) = relayout(&verified.manifest, &root_path, req.file, opts, pool) {
+    // A relayout is judged on a local directory only.
+    if let Some(verdict) =
+        place.is_none().then(|| relayout(&verified.manifest, &root_path, req.file, opts, pool)).flatten()
+    {
         let line = match &verdict {
             Relayout::Holds(_) => HOLDS,
             Relayout::Other(why) => why,

@@ -177,7 +177,11 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
     let name = quote_name(args.file.as_os_str().as_encoded_bytes());
     // Read as paths, they would be local files of that spelling. The
     // subjects a statement names may be URLs; the statement is read here.
-    for (what, arg) in [("the statement or signature", Some(&args.file)), ("--root", args.root.as_ref())] {
+    // An OpenSSF model signature's --root may be a URL prefix (the model
+    // where it lies: docs/adr/0052-oms-of-urls.md).
+    let oms_file = !super::is_url(&args.file) && oms::is_model_signing_file(&args.file);
+    let root = args.root.as_ref().filter(|_| !oms_file);
+    for (what, arg) in [("the statement or signature", Some(&args.file)), ("--root", root)] {
         if arg.is_some_and(|a| super::is_url(a)) {
             eprintln!(
                 "gguf-digest: verify: {name}: {what} is read from a local file or directory, not a URL (download it first)"
@@ -187,7 +191,7 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
     }
     // An OpenSSF model signature has methods and a manifest of its own.
     let oms_only = !args.certificate_chain.is_empty() || args.identity.is_some() || args.accept_relayout;
-    if oms::is_model_signing_file(&args.file) {
+    if oms_file {
         if args.no_signature {
             eprintln!(
                 "gguf-digest: verify: {name}: an OpenSSF model signature is verified with its signature, never without"

@@ -27,15 +27,16 @@ pub enum SignFormat {
 #[command(after_help = "Writes a Sigstore bundle (v0.3) of a DSSE envelope: by default of the in-toto statement \
                         `gguf-digest statement` prints for the same models, which `gguf-digest verify --key PUB` \
                         and cosign (verify-blob-attestation --new-bundle-format --insecure-ignore-tlog) accept; \
-                        with --format oms, an OpenSSF model signature of one directory that `model_signing verify \
-                        key` accepts.\n\
+                        with --format oms, an OpenSSF model signature of one directory (or a URL prefix ending in `/`, \
+                        signed where it lies as the same files in a local directory of its last name) that \
+                        `model_signing verify key` accepts.\n\
                         KEY: a PEM private key (Ed25519, ECDSA P-256 or P-384): PKCS#8, encrypted PKCS#8, or a \
                         cosign key file. The password of an encrypted key comes from GGUF_DIGEST_PASSWORD (for \
                         a cosign key also COSIGN_PASSWORD) or, on a terminal, a prompt.\n\
                         Exit status: 0 signed, 2 the key could not be used or a model could not be labelled \
                         (nothing is written).")]
 pub struct SignArgs {
-    /// The models (as `statement` takes them), or with --format oms one directory.
+    /// The models (as `statement` takes them), or with --format oms one directory (or URL prefix ending in `/`).
     #[arg(value_name = "MODEL", required = true)]
     pub(super) models: Vec<PathBuf>,
 
@@ -91,17 +92,14 @@ pub fn run_sign(args: &SignArgs, options: &BatchOptions, pool: &rayon::ThreadPoo
                 eprintln!("gguf-digest: sign: --format oms signs one directory");
                 return Ok(EXIT_ERROR);
             };
-            // model_signing's manifest is of the files of a directory on
-            // disk; read as a path, a URL would be a local one of that
-            // spelling.
-            if super::is_url(dir) {
-                eprintln!(
-                    "gguf-digest: sign: {}: --format oms signs a local directory, not a URL (the default --format label signs a URL's label)",
-                    quote_name(dir.as_os_str().as_encoded_bytes())
-                );
-                return Ok(EXIT_ERROR);
-            }
-            match pool.install(|| oms_sign::sign_directory(dir, &key, args.out.as_deref(), &options.open)) {
+            // A URL prefix is signed where it lies, as the same files in a
+            // local directory of the prefix's last name would be
+            // (docs/adr/0052-oms-of-urls.md).
+            let signed = match dir.to_str().and_then(crate::RemoteUrl::parse) {
+                Some(url) => pool.install(|| oms_sign::sign_url(&url, &key, &options.open)),
+                None => pool.install(|| oms_sign::sign_directory(dir, &key, args.out.as_deref(), &options.open)),
+            };
+            match signed {
                 Ok(b) => b,
                 Err(e) => {
                     eprintln!("gguf-digest: sign: {}", error_line(&e));

@@ -18,6 +18,7 @@ mod commands;
 mod gcs;
 mod http;
 mod models;
+mod oms;
 mod progress;
 mod s3;
 mod servers;

@@ -28,6 +28,7 @@ use crate::directory::walk::{Store, Tree, walk};
 use crate::error::{Error, ErrorKind, Result, Subject};
 use crate::format::OpenOptions;
 use crate::hash::{Conversion, Job, Sha256Digest};
+use crate::input::remote::{self, Remote, RemoteUrl, Scheme};
 use crate::provenance::private_keys::SigningKey;
 use crate::provenance::{PAYLOAD_TYPE, STATEMENT_TYPE, bundle};
 use crate::schedule::JobList;
@@ -182,6 +183,20 @@ fn describe(tree: Tree, dir: &Path, ignore: &[String], opts: &OpenOptions) -> Re
     if sources.len() != count {
         return Err(Error::internal("a file of the walk was not opened"));
     }
+    describe_model(&model, sources, ignore, opts)
+}
+
+/// The labels and the manifest's resources of an opened directory model
+/// whose every source is named (`sources`: its signed name, `/`-separated):
+/// each file hashed whole beside the label's jobs in one scheduler run,
+/// then every source checked unchanged (a remote object against its
+/// pinned version), so resources and labels describe one set of bytes.
+fn describe_model(
+    model: &crate::directory::Model,
+    sources: Vec<(String, &Source)>,
+    ignore: &[String],
+    opts: &OpenOptions,
+) -> Result<(Labels, Vec<Resource>)> {
     let (resources, jobs): (Vec<String>, Vec<Job<'_>>) = sources
         .into_iter()
         .filter(|(name, _)| !ignored(name, ignore))
@@ -201,7 +216,7 @@ fn describe(tree: Tree, dir: &Path, ignore: &[String], opts: &OpenOptions) -> Re
     // scheduler, largest first across both; then every file checked
     // unchanged since it was opened (which covers the whole-file reads).
     let files = JobList(jobs);
-    let (digest, hashed) = crate::schedule::digest_with(&model, &[&files], &opts.pieces);
+    let (digest, hashed) = crate::schedule::digest_with(model, &[&files], &opts.pieces);
     let hashed =
         hashed.into_iter().next().unwrap_or_else(|| Err(Error::internal("the files' digests went missing")))?;
     let resources: Vec<Resource> =
@@ -252,6 +267,82 @@ pub fn sign_directory(dir: &Path, key: &SigningKey, out: Option<&Path>, opts: &O
     let name = model_name(dir);
     let statement = statement(&name, &mut resources, &ignore, allow_symlinks, &labels);
     sign_statement(&statement, key)
+}
+
+/// Signs the remote prefix `place` (a URL ending in `/`, opened by the
+/// registered opener: docs/adr/0052-oms-of-urls.md) as `sign_directory`
+/// signs a local directory holding the same objects: the model named
+/// `model_name` (the prefix's last segment), every object listed once,
+/// opened once (its version pinned), labelled and hashed whole from those
+/// sources, each checked unchanged after; its signed name is its key
+/// relative to the prefix. Nothing is written inside the prefix, so no
+/// path is ignored beyond the usual ones, and no link exists.
+pub fn sign_place(
+    place: &crate::source::Beside,
+    model_name: &str,
+    key: &SigningKey,
+    opts: &OpenOptions,
+) -> Result<Vec<u8>> {
+    // Refused before any object is read.
+    if matches!(key, SigningKey::Ed25519(_)) {
+        return sign_statement(b"", key);
+    }
+    let ignore: Vec<String> = IGNORED.iter().map(|s| (*s).to_string()).collect();
+    let shown = place.shown().to_path_buf();
+    let model = crate::directory::Model::open_place(place, opts)?;
+    // Each source is opened below the prefix by its relative name, and
+    // shown as the prefix followed by that name.
+    let sources: Vec<(String, &Source)> = model
+        .sources()
+        .into_iter()
+        .map(|s| {
+            let rel = s.path().strip_prefix(&shown).ok().and_then(Path::to_str).filter(|r| !r.is_empty());
+            let rel = rel.ok_or_else(|| Error::internal("an object opened outside the prefix it was listed in"))?;
+            Ok((rel.to_string(), s))
+        })
+        .collect::<Result<_>>()?;
+    let (labels, mut resources) = describe_model(&model, sources, &ignore, opts)?;
+    let statement = statement(model_name, &mut resources, &ignore, false, &labels);
+    sign_statement(&statement, key)
+}
+
+/// Signs the prefix `url` names (ending in `/`): opens it with the
+/// registered opener and signs it as [`sign_place`] does, the model named
+/// by the prefix's last segment (the bucket, container or host for a
+/// prefix at its root), as `model_signing` names a local directory by its
+/// own name.
+pub fn sign_url(url: &RemoteUrl, key: &SigningKey, opts: &OpenOptions) -> Result<Vec<u8>> {
+    // Refused before any request.
+    if matches!(key, SigningKey::Ed25519(_)) {
+        return sign_statement(b"", key);
+    }
+    let place = open_prefix(url, opts.read_mode)?;
+    sign_place(&place, &url_model_name(url), key, opts)
+}
+
+/// The place a URL prefix names, opened: an object, an `oci://` artifact
+/// or a model an opener built is refused (a model signature is of a
+/// directory of files, each signed by its name).
+pub fn open_prefix(url: &RemoteUrl, mode: crate::source::ReadMode) -> Result<crate::source::Beside> {
+    let why = "an OpenSSF model signature is of a prefix ending in `/` (a directory of objects), \
+               in s3://, gs://, az://, https:// or http://";
+    if url.scheme() == Scheme::Oci || !url.is_prefix() {
+        return Err(url.refused(why));
+    }
+    match remote::open(url, mode)? {
+        Remote::Prefix(place) => Ok(place),
+        Remote::Object(_) | Remote::Model(_) => Err(url.refused(why)),
+    }
+}
+
+/// The model's name for a URL prefix: its last segment, or the bucket,
+/// container or host at its root.
+pub fn url_model_name(url: &RemoteUrl) -> String {
+    let path = url.path().trim_end_matches('/');
+    match path.rsplit('/').next() {
+        Some(last) if !last.is_empty() => last.to_string(),
+        _ => url.authority().to_string(),
+    }
 }
 
 /// The directory's own name, as `model_signing` names the model (the

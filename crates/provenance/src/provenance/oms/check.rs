@@ -27,7 +27,7 @@ use crate::hash::{Conversion, Job};
 use crate::provenance::oms::manifest::{Manifest, Method};
 use crate::provenance::oms::relayout;
 use crate::schedule::{BatchOptions, HashJobs, JobList, hash_sets};
-use crate::source::{Last, ReadMode, Root, Source};
+use crate::source::{Beside, Last, ReadMode, Root, Source};
 
 /// What git keeps beside a model, left out as model_signing leaves it out.
 const GIT_PATHS: [&str; 4] = [".git", ".gitattributes", ".github", ".gitignore"];
@@ -206,7 +206,94 @@ pub fn check(
             files.push((name.to_string(), Verdict::Missing));
         }
     }
+    let files = judge(files, &opened, opts, pool);
+    Ok(Report { files, dropped_ignore_paths: dropped.into_iter().cloned().collect() })
+}
 
+/// Checks the remote prefix `place` (a URL ending in `/`,
+/// docs/adr/0052-oms-of-urls.md) against `manifest` as [`check`] checks a
+/// local directory: its objects listed once (the listing is what is in
+/// the model), each signed name opened below the prefix by its plain
+/// components (the opener refuses any other; the manifest already refused
+/// absolute names and `..`), its version pinned, cut as signed and its
+/// pieces hashed by ranges, then checked unchanged; a listed object not
+/// signed is unexpected, a signed name not listed missing. No symbolic
+/// link exists there, and the signature is not among the objects.
+pub fn check_place(
+    place: &Beside,
+    manifest: &Manifest,
+    opts: &BatchOptions,
+    pool: &rayon::ThreadPool,
+) -> Result<Report> {
+    let ser = &manifest.serialization;
+    let (kept, dropped): (Vec<&String>, Vec<&String>) = ser.ignore_paths.iter().partition(|p| below_the_model(p));
+    let ignored: Vec<String> = kept.into_iter().map(|p| normal(p)).chain(GIT_PATHS.map(String::from)).collect();
+    let skip = |rel: &str| {
+        ignored
+            .iter()
+            .any(|i| !i.is_empty() && (rel == i || rel.strip_prefix(i.as_str()).is_some_and(|r| r.starts_with('/'))))
+    };
+    let listed = place.walk()?;
+    let mut signed: BTreeMap<&str, Vec<Piece>> = BTreeMap::new();
+    for r in &manifest.resources {
+        let (start, end) = r.range.unwrap_or((0, u64::MAX));
+        signed.entry(r.path.as_str()).or_default().push((start, end, r.digest));
+    }
+    let mut files: Vec<(String, Verdict)> = Vec::new();
+    let mut opened: Vec<(usize, Source, Vec<Piece>)> = Vec::new();
+    let mut present = std::collections::HashSet::new();
+    for name in listed {
+        let Ok(name) = String::from_utf8(name) else { continue };
+        if skip(&name) {
+            continue;
+        }
+        let Some(pieces) = signed.get(name.as_str()) else {
+            // An empty object has no shard: nothing of it is signed.
+            let no_shard = matches!(ser.method, Method::Shards(_))
+                && place.open_below(Path::new(&name), opts.open.read_mode).is_ok_and(|s| s.is_empty());
+            if !no_shard {
+                files.push((name, Verdict::Unexpected));
+            }
+            continue;
+        };
+        present.insert(name.clone());
+        match place.open_below(Path::new(&name), opts.open.read_mode) {
+            Err(e) => files.push((name, Verdict::Unreadable(e))),
+            Ok(source) => {
+                let mut pieces = pieces.clone();
+                pieces.sort_unstable();
+                let len = source.len();
+                let cut = cut(ser.method, len);
+                let wanted: Vec<(u64, u64)> =
+                    pieces.iter().map(|&(s, e, _)| (s, if e == u64::MAX { len } else { e })).collect();
+                if cut != wanted {
+                    files.push((name, Verdict::Failed(format!("{len} bytes, cut otherwise than signed"))));
+                    continue;
+                }
+                let pieces = pieces.iter().zip(&cut).map(|(&(_, _, d), &(s, e))| (s, e, d)).collect();
+                files.push((name, Verdict::Ok));
+                opened.push((files.len().saturating_sub(1), source, pieces));
+            }
+        }
+    }
+    for name in signed.keys() {
+        if !present.contains(*name) {
+            files.push((name.to_string(), Verdict::Missing));
+        }
+    }
+    let files = judge(files, &opened, opts, pool);
+    Ok(Report { files, dropped_ignore_paths: dropped.into_iter().cloned().collect() })
+}
+
+/// Every piece of every opened file hashed and compared with its signed
+/// digest, each file then checked unchanged; `files` (its slots named in
+/// `opened`) answered and sorted as model_signing sorts paths.
+fn judge(
+    mut files: Vec<(String, Verdict)>,
+    opened: &[(usize, Source, Vec<Piece>)],
+    opts: &BatchOptions,
+    pool: &rayon::ThreadPool,
+) -> Vec<(String, Verdict)> {
     // Every piece of every file in one run of the scheduler, largest first
     // across all files; a file's pieces are one set of jobs.
     let sets: Vec<JobList<'_>> = opened
@@ -250,7 +337,7 @@ pub fn check(
             }
         }
     }
-    for (slot, source, _) in &opened {
+    for (slot, source, _) in opened {
         if let Err(e) = source.check_unchanged() {
             if let Some(v) = files.get_mut(*slot) {
                 v.1 = Verdict::Unreadable(e);
@@ -267,7 +354,7 @@ pub fn check(
         }
     }
     files.sort_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
-    Ok(Report { files, dropped_ignore_paths: dropped.into_iter().cloned().collect() })
+    files
 }
 
 fn tally(opts: &BatchOptions, n: u64) -> Result<()> {
