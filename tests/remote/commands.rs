@@ -442,10 +442,13 @@ fn what_is_read_whole_is_read_from_a_file_and_a_url_there_is_refused_as_such() {
             .output()
             .unwrap();
         assert!(out.status.success());
-        refused(
-            &["sign", "--allow-http", "--format", "oms", "--key", key.to_str().unwrap(), &s.url("")],
-            "--format oms signs a local directory",
-        );
+        // A prefix is signed where it lies (ADR 0052, tests/remote/oms.rs);
+        // a single object is no model directory: refused, naming it.
+        let out = s.run(&["sign", "--allow-http", "--format", "oms", "--key", key.to_str().unwrap(), &url]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+        let err = text(&out.stderr);
+        assert!(err.contains(&url) && err.contains("a prefix ending in `/`"), "{err}");
+        assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
     }
     // The list through standard input, as the message says: checked.
     let out = s.cmd(&["--allow-http", "-c"]).stdin(std::fs::File::open(s.www.path("sums")).unwrap()).output().unwrap();
