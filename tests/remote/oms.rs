@@ -161,3 +161,61 @@ fn credentials_are_never_printed() {
     let all = format!("{}{}", text(&o.stdout), text(&o.stderr));
     assert!(!all.contains("hunter2") && !all.contains("testing-secret"), "{all}");
 }
+
+#[test]
+fn objects_replaced_while_a_prefix_is_signed_never_give_a_signature_of_two_versions() {
+    let Some(moto) = Moto::start() else { return };
+    let d = Dir::new();
+    let dir = &d.path("");
+    let Some(()) = key_pair(dir) else { return };
+    let old = files();
+    let mut new = old.clone();
+    new[1].1 = b"{\"a\": 2}".to_vec();
+    new[2].1 = b"other notes".to_vec();
+    // The bundles of either version whole, from disk.
+    let mut whole = Vec::new();
+    for (v, version) in [&old, &new].into_iter().enumerate() {
+        for (name, bytes) in version.iter() {
+            let at = dir.join(format!("v{v}/model/{name}"));
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::fs::write(&at, bytes).unwrap();
+        }
+        let o = gd_in(&dir.join(format!("v{v}")), &["sign", "--format", "oms", "--key", "../p.key", "model"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        whole.push(o.stdout);
+    }
+    let news: Vec<(String, PathBuf)> =
+        new.iter().map(|(name, _)| (format!("model/{name}"), dir.join(format!("v1/model/{name}")))).collect();
+    let (mut refused, mut signed) = (0, 0);
+    // The new version uploaded before the 2nd, 3rd, ... GET (the 1st is the listing).
+    for (at, bucket) in [(2, "race2"), (3, "race3"), (4, "race4"), (5, "race5")] {
+        upload(&moto, &d, bucket, &old);
+        let faults = std::sync::Arc::new(crate::servers::Faults::default());
+        let (python, port, news, bucket_name) = (moto.python(), moto.port, news.clone(), bucket.to_string());
+        *faults.hook.lock().unwrap() =
+            Some((at, Box::new(move || crate::s3::upload(&python, port, &bucket_name, &news))));
+        let proxy = crate::servers::Proxy::start(moto.port, std::sync::Arc::clone(&faults));
+        let o = Command::new(crate::common::gguf_digest_bin())
+            .current_dir(dir)
+            .env("AWS_ENDPOINT", format!("http://127.0.0.1:{}", proxy.port))
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing-secret")
+            .env("AWS_REGION", "us-east-1")
+            .args(["sign", "--allow-http", "-j", "1", "--format", "oms", "--key", "p.key"])
+            .arg(format!("s3://{bucket}/model/"))
+            .output()
+            .unwrap();
+        match o.status.code() {
+            Some(0) => {
+                signed += 1;
+                assert!(whole.contains(&o.stdout), "hook at GET {at}: a signature of neither version whole");
+            }
+            Some(2) => {
+                refused += 1;
+                assert!(text(&o.stderr).contains("replaced while it was read"), "{}", text(&o.stderr));
+            }
+            c => panic!("hook at GET {at}: exit {c:?}: {}", text(&o.stderr)),
+        }
+    }
+    assert!(refused > 0, "no replacement was caught mid-read ({signed} signed): the test proved nothing");
+}

@@ -59,6 +59,11 @@ impl Moto {
         upload(&self.python, self.port, bucket, files);
     }
 
+    /// The venv's Python that uploads (for [`upload`] from a hook).
+    pub(crate) fn python(&self) -> PathBuf {
+        self.python.clone()
+    }
+
     /// The command with moto's endpoint and test credentials.
     pub(crate) fn gguf_digest(&self, endpoint_port: u16) -> Command {
         let mut c = Command::new(gguf_digest_bin());
@@ -71,7 +76,9 @@ impl Moto {
     }
 }
 
-fn upload(python: &Path, port: u16, bucket: &str, files: &[(String, PathBuf)]) {
+/// Uploads `files` with boto3 into `bucket` of the moto on `port` (also
+/// from a proxy's hook, which cannot borrow a [`Moto`]).
+pub(crate) fn upload(python: &Path, port: u16, bucket: &str, files: &[(String, PathBuf)]) {
     let script = r#"
 import sys, boto3
 port, bucket, pairs = sys.argv[1], sys.argv[2], sys.argv[3:]

@@ -243,7 +243,14 @@ pub fn check_place(
     let mut opened: Vec<(usize, Source, Vec<Piece>)> = Vec::new();
     let mut present = std::collections::HashSet::new();
     for name in listed {
-        let Ok(name) = String::from_utf8(name) else { continue };
+        // No signed name is other than UTF-8: such an object is unexpected.
+        let name = match String::from_utf8(name) {
+            Ok(name) => name,
+            Err(e) => {
+                files.push((String::from_utf8_lossy(e.as_bytes()).into_owned(), Verdict::Unexpected));
+                continue;
+            }
+        };
         if skip(&name) {
             continue;
         }
