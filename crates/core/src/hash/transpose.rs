@@ -2,11 +2,11 @@
 //! written as columns of the output, in register blocks and cache lines.
 //! Pure: buffers in, buffers out, `None` for a buffer too short (a bug).
 //!
-//! A block is 16 bytes of each of `8 / E` runs (`E` bytes an element),
-//! held as two `u64` words each and transposed in those registers with
-//! shifts and masks (SWAR), then written as 8 bytes of each of `16 / E`
-//! output rows. Indices are checked once per block row, outside the
-//! inner loop; the inner loop only loads, shuffles words and stores
+//! A block is 8 or 16 bytes of each of `8 / E` runs (`E` bytes an
+//! element), held as one or two `u64` words each and transposed in those
+//! registers with shifts and masks (SWAR), then written as 8 bytes of each
+//! of its rows. Indices are checked once per block row, outside the inner
+//! loop; the inner loop only loads, shuffles words and stores
 //! (docs/BENCHMARKS.md, "Views, session 13").
 
 /// The most runs transposed at a time: a group is 64 bytes of each row
@@ -26,10 +26,10 @@ pub(super) fn group_runs(elem: usize) -> usize {
 /// any other size element by element.
 pub(super) fn transpose(src: &[&[u8]], to: &mut [u8], b: usize, runs: usize, q0: usize, elem: usize) -> Option<()> {
     match elem {
-        1 => blocks::<8, 16>(src, to, b, runs, q0, 1, block1),
-        2 => blocks::<4, 8>(src, to, b, runs, q0, 2, block2),
-        4 => blocks::<2, 4>(src, to, b, runs, q0, 4, block4),
-        8 => blocks::<1, 2>(src, to, b, runs, q0, 8, block8),
+        1 => blocks::<8, 8, 8>(src, to, b, runs, q0, 1, block1),
+        2 => blocks::<8, 4, 4>(src, to, b, runs, q0, 2, block2),
+        4 => blocks::<16, 2, 4>(src, to, b, runs, q0, 4, block4),
+        8 => blocks::<16, 1, 2>(src, to, b, runs, q0, 8, block8),
         _ => by_element(src, to, b, runs, q0, elem, 0, 0),
     }
 }
@@ -81,7 +81,7 @@ fn bytes8(x: [u64; 8]) -> [u64; 8] {
     [r0, r1, r2, r3, r4, r5, r6, r7]
 }
 
-/// 4 × 4 two-byte elements transposed: `x[k]` is 4 elements of run `k`;
+/// 4 × 4 two-byte elements transposed: `a` to `d` are 4 elements of runs 0 to 3;
 /// the result's word `j` is element `j` of each run.
 #[inline(always)]
 fn pairs4(a: u64, b: u64, c: u64, d: u64) -> [u64; 4] {
@@ -92,22 +92,18 @@ fn pairs4(a: u64, b: u64, c: u64, d: u64) -> [u64; 4] {
     [r0, r1, r2, r3]
 }
 
-/// A block of 1-byte elements: 16 bytes of 8 runs → 8 bytes of 16 rows.
+/// A block of 1-byte elements: 8 bytes of 8 runs → 8 bytes of 8 rows.
 #[inline(always)]
-fn block1(m: [[u8; 16]; 8]) -> [u64; 16] {
-    let [a, b, c, d, e, f, g, h] = m.map(|r| words(&r));
-    let [r0, r1, r2, r3, r4, r5, r6, r7] = bytes8([a[0], b[0], c[0], d[0], e[0], f[0], g[0], h[0]]);
-    let [s0, s1, s2, s3, s4, s5, s6, s7] = bytes8([a[1], b[1], c[1], d[1], e[1], f[1], g[1], h[1]]);
-    [r0, r1, r2, r3, r4, r5, r6, r7, s0, s1, s2, s3, s4, s5, s6, s7]
+fn block1(m: [[u8; 8]; 8]) -> [u64; 8] {
+    bytes8(m.map(u64::from_le_bytes))
 }
 
-/// A block of 2-byte elements: 16 bytes of 4 runs → 8 bytes of 8 rows.
+/// A block of 2-byte elements: 8 bytes of 4 runs → 8 bytes of 4 rows
+/// (fewer rows live than with 16 bytes a run: no spills, measured faster).
 #[inline(always)]
-fn block2(m: [[u8; 16]; 4]) -> [u64; 8] {
-    let [a, b, c, d] = m.map(|r| words(&r));
-    let [r0, r1, r2, r3] = pairs4(a[0], b[0], c[0], d[0]);
-    let [s0, s1, s2, s3] = pairs4(a[1], b[1], c[1], d[1]);
-    [r0, r1, r2, r3, s0, s1, s2, s3]
+fn block2(m: [[u8; 8]; 4]) -> [u64; 4] {
+    let [a, b, c, d] = m.map(u64::from_le_bytes);
+    pairs4(a, b, c, d)
 }
 
 /// A block of 4-byte elements: 16 bytes of 2 runs → 8 bytes of 4 rows.
@@ -126,19 +122,19 @@ fn block8(m: [[u8; 16]; 1]) -> [u64; 2] {
     words(&a)
 }
 
-/// The transpose in blocks of `R` runs by `W` rows (`R × elem` = 8 bytes,
-/// `W × elem` = 16 bytes) through `kernel`, then element by element the
-/// runs after the last whole block (every row) and every run of the rows
-/// after the last whole block.
+/// The transpose in blocks of `R` runs by `W` rows (`R × elem` = 8 bytes
+/// of a row, `W × elem` = `N` bytes of a run) through `kernel`, then
+/// element by element the runs after the last whole block (every row) and
+/// every run of the rows after the last whole block.
 #[inline(always)]
-fn blocks<const R: usize, const W: usize>(
+fn blocks<const N: usize, const R: usize, const W: usize>(
     src: &[&[u8]],
     to: &mut [u8],
     b: usize,
     runs: usize,
     q0: usize,
     elem: usize,
-    kernel: fn([[u8; 16]; R]) -> [u64; W],
+    kernel: fn([[u8; N]; R]) -> [u64; W],
 ) -> Option<()> {
     let pitch = runs.checked_mul(elem)?;
     let whole_rows = b.checked_div(W)?.checked_mul(W)?;
@@ -159,7 +155,7 @@ fn blocks<const R: usize, const W: usize>(
             }
             let mut outs = rows.map(|r| r.chunks_exact_mut(8));
             for group in src.chunks_exact(R) {
-                let mut m = [[0u8; 16]; R];
+                let mut m = [[0u8; N]; R];
                 for (x, s) in m.iter_mut().zip(group) {
                     *x = *s.get(from..)?.first_chunk()?;
                 }
@@ -313,12 +309,12 @@ mod tests {
 
     #[test]
     fn each_block_kernel_is_a_transpose_of_its_bytes() {
-        // Run k's 16 bytes in, row j's 8 bytes out: element j of each run
+        // Run k's 8 or 16 bytes in, row j's 8 bytes out: element j of each run
         // in run order, little-endian words on any host.
-        fn check<const R: usize, const W: usize>(elem: usize, kernel: fn([[u8; 16]; R]) -> [u64; W]) {
+        fn check<const N: usize, const R: usize, const W: usize>(elem: usize, kernel: fn([[u8; N]; R]) -> [u64; W]) {
             for seed in 0..64 {
-                let bytes = noise(16 * R, seed);
-                let m: [[u8; 16]; R] = core::array::from_fn(|k| bytes[16 * k..16 * (k + 1)].try_into().unwrap());
+                let bytes = noise(N * R, seed);
+                let m: [[u8; N]; R] = core::array::from_fn(|k| bytes[N * k..N * (k + 1)].try_into().unwrap());
                 let got = kernel(m);
                 for (j, w) in got.iter().enumerate() {
                     let want: Vec<u8> = (0..R).flat_map(|k| m[k][j * elem..(j + 1) * elem].to_vec()).collect();
@@ -326,10 +322,10 @@ mod tests {
                 }
             }
         }
-        check::<8, 16>(1, block1);
-        check::<4, 8>(2, block2);
-        check::<2, 4>(4, block4);
-        check::<1, 2>(8, block8);
+        check::<8, 8, 8>(1, block1);
+        check::<8, 4, 4>(2, block2);
+        check::<16, 2, 4>(4, block4);
+        check::<16, 1, 2>(8, block8);
     }
 
     #[test]
