@@ -303,6 +303,12 @@ impl RemotePlace {
 
     /// Every object below the prefix, bounded by [`MAX_LISTED`].
     fn list(&self) -> Result<Vec<ObjectMeta>> {
+        self.list_at_most(MAX_LISTED)
+    }
+
+    /// Every object below the prefix; more than `max` is an error naming
+    /// the prefix (a listing that never ends is refused, not held).
+    fn list_at_most(&self, max: usize) -> Result<Vec<ObjectMeta>> {
         let prefix = self.prefix.trim_end_matches('/');
         let location = (!prefix.is_empty())
             .then(|| Key::parse(prefix))
@@ -314,8 +320,8 @@ impl RemotePlace {
             let mut out = Vec::new();
             while let Some(meta) = listing.next().await {
                 let meta = meta.map_err(|e| error(&e, &self.shown, None))?;
-                if out.len() >= MAX_LISTED {
-                    let what = format!("the listing holds more than {MAX_LISTED} objects");
+                if out.len() >= max {
+                    let what = format!("the listing holds more than {max} objects");
                     return Err(io_error(&what, &self.shown, None));
                 }
                 out.push(meta);
@@ -375,5 +381,43 @@ impl RangeDir for RemotePlace {
             self.list()?.iter().filter_map(|m| self.relative(m)).map(|n| n.as_bytes().to_vec()).collect();
         names.sort();
         Ok(names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object_store::PutPayload;
+    use object_store::memory::InMemory;
+
+    /// A store of `keys` in memory, as the opener builds one for a bucket.
+    fn store_of(keys: &[&str]) -> Arc<Store> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let memory = InMemory::new();
+        runtime.block_on(async {
+            for k in keys {
+                memory.put(&Key::from(*k), PutPayload::from_static(b"x")).await.unwrap();
+            }
+        });
+        Arc::new(Store {
+            store: Arc::new(memory),
+            runtime: Arc::new(runtime),
+            connections: Arc::new(Semaphore::new(2)),
+            shown: "s3://bucket/".into(),
+            part: 4 << 20,
+            retries: 1,
+        })
+    }
+
+    #[test]
+    fn a_listing_past_its_bound_is_refused_naming_the_prefix() {
+        let store = store_of(&["p/a", "p/b", "p/sub/c", "q/d"]);
+        let place = store.place("p/");
+        assert_eq!(place.list_at_most(3).unwrap().len(), 3);
+        let e = place.list_at_most(2).unwrap_err().to_string();
+        assert!(e.contains("more than 2 objects") && e.contains("s3://bucket/p/"), "{e}");
+        // The bound the listing of a directory URL runs under.
+        assert_eq!(place.walk().unwrap(), vec![b"a".to_vec(), b"b".to_vec(), b"sub/c".to_vec()]);
+        assert_eq!(place.names().unwrap(), vec![OsString::from("a"), OsString::from("b")]);
     }
 }
