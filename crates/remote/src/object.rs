@@ -145,6 +145,119 @@ impl RemoteObject {
     }
 }
 
+impl RemoteObject {
+    /// A request for `range` (not empty) of the pinned version: its body,
+    /// streamed as it arrives, holding one permit until it is dropped.
+    async fn open_part(
+        store: &Store,
+        key: &Key,
+        meta: &ObjectMeta,
+        shown: &Path,
+        range: Range<u64>,
+    ) -> Result<Body> {
+        let permit = Arc::clone(&store.connections)
+            .acquire_owned()
+            .await
+            .map_err(|_| Error::internal("the connection permits were closed").in_file(shown))?;
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(range.clone())),
+            if_match: meta.e_tag.clone(),
+            version: meta.version.clone(),
+            ..GetOptions::default()
+        };
+        match store.store.get_opts(key, options).await {
+            Ok(r) => {
+                if r.meta.e_tag.is_some() && meta.e_tag.is_some() && r.meta.e_tag != meta.e_tag {
+                    return Err(changed("it was replaced while it was read (its ETag changed)")
+                        .at(range.start)
+                        .in_file(shown));
+                }
+                Ok(Body { chunks: r.into_stream(), _permit: permit })
+            }
+            Err(e) => Err(part_error(&e, shown, range.start)),
+        }
+    }
+}
+
+/// `object_store`'s error about a part at `at` of an object pinned when
+/// opened: its pinned version gone is the object replaced (GCS answers 404
+/// for a generation overwritten without versioning), not "no such object".
+fn part_error(e: &object_store::Error, shown: &Path, at: u64) -> Error {
+    match e {
+        object_store::Error::NotFound { .. } => {
+            changed("it was replaced while it was read (the version pinned at its first request is gone)")
+                .at(at)
+                .in_file(shown)
+        }
+        e => error(e, shown, Some(at)),
+    }
+}
+
+/// Chunks (as the HTTP stack received them, up to a few hundred KiB
+/// each) queued between a range's requests and its hashing thread.
+const CHUNKS_AHEAD: usize = 16;
+
+/// One answer's body, and the permit its request holds.
+pub(crate) struct Body {
+    chunks: futures::stream::BoxStream<'static, object_store::Result<Bytes>>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+/// Sends every byte of `range` on `tx`, in order, chunk by chunk as they
+/// arrive, starting with the answer `first`: all of them, or an error.
+///
+/// A body that ends early is asked for again from its first byte not yet
+/// sent (`open`, the same pinned version), at most `retries` times, then
+/// refused: nothing sent is sent twice, so what the hasher has taken never
+/// needs undoing, and a part that fails after some of it was sent fails
+/// the whole job (docs/adr/0044, "Speed"). A body longer than asked is
+/// refused. `Err(None)`: the reader is gone.
+async fn send_part<F, O>(
+    first: Result<Body>,
+    range: Range<u64>,
+    retries: usize,
+    open: &O,
+    shown: &Path,
+    tx: &mpsc::Sender<Result<Bytes>>,
+) -> std::result::Result<(), Option<Error>>
+where
+    O: Fn(Range<u64>) -> F,
+    F: std::future::Future<Output = Result<Body>>,
+{
+    let mut at = range.start;
+    let mut body = first?;
+    let mut tries = 0usize;
+    loop {
+        while let Some(chunk) = body.chunks.next().await {
+            let chunk = chunk.map_err(|e| part_error(&e, shown, at))?;
+            let n = chunk.len() as u64;
+            if n > range.end.saturating_sub(at) {
+                let what = format!("the server sent more than the {} bytes asked for", range.end.saturating_sub(range.start));
+                return Err(Some(io_error(&what, shown, Some(range.start))));
+            }
+            if n == 0 {
+                continue;
+            }
+            at = at.saturating_add(n);
+            tx.send(Ok(chunk)).await.map_err(|_| None)?;
+        }
+        if at == range.end {
+            return Ok(());
+        }
+        tries = tries.saturating_add(1);
+        if tries > retries {
+            let what = format!(
+                "the server's answers ended {} bytes short of the {} asked for, {tries} times",
+                range.end.saturating_sub(at),
+                range.end.saturating_sub(range.start)
+            );
+            return Err(Some(io_error(&what, shown, Some(at))));
+        }
+        drop(body);
+        body = open(at..range.end).await?;
+    }
+}
+
 impl RangeSource for RemoteObject {
     fn len(&self) -> u64 {
         self.meta.size
@@ -188,23 +301,28 @@ impl RangeSource for RemoteObject {
             parts.push(at..to);
             at = to;
         }
-        // Two parts ahead of the hashing thread: one arriving while the
-        // other waits to be hashed. The shared permits bound the total.
-        let (tx, rx) = mpsc::channel::<Result<Bytes>>(1);
-        let store = Arc::clone(&self.store);
-        let (key, meta, shown) = (self.key.clone(), self.meta.clone(), self.shown.clone());
-        let requests: Vec<(GetOptions, Range<u64>)> = parts.into_iter().map(|r| (self.options(r.clone()), r)).collect();
+        let (tx, rx) = mpsc::channel::<Result<Bytes>>(CHUNKS_AHEAD);
+        let (store, key, meta, shown) =
+            (Arc::clone(&self.store), self.key.clone(), self.meta.clone(), self.shown.clone());
         let task = self.store.runtime.spawn(async move {
-            let fetches = futures::stream::iter(requests)
-                .map(|(options, range)| {
-                    let (store, key, meta, shown) = (&store, &key, &meta, &shown);
-                    async move { RemoteObject::fetch(store, key, meta, options, range, shown).await }
+            let open = |range: Range<u64>| RemoteObject::open_part(&store, &key, &meta, &shown, range);
+            // The next part's request is sent while this one's body is
+            // hashed (its first bytes wait in the socket), so a part never
+            // starts with a round trip; the shared permits bound the total.
+            let opened = futures::stream::iter(parts)
+                .map(|range| {
+                    let open = &open;
+                    async move { (open(range.clone()).await, range) }
                 })
                 .buffered(2);
-            futures::pin_mut!(fetches);
-            while let Some(part) = fetches.next().await {
-                let failed = part.is_err();
-                if tx.send(part).await.is_err() || failed {
+            futures::pin_mut!(opened);
+            while let Some((first, range)) = opened.next().await {
+                let sent = send_part(first, range, store.retries, &open, &shown, &tx).await;
+                if let Err(e) = sent {
+                    // The reader gone (it stopped early) or the part failed.
+                    if let Some(e) = e {
+                        let _ = tx.send(Err(e)).await;
+                    }
                     return;
                 }
             }
@@ -236,8 +354,8 @@ impl RangeSource for RemoteObject {
     }
 }
 
-/// A job's range arriving in parts, handed to the hashing thread in the
-/// pieces it asks for.
+/// A job's range arriving in parts, chunk by chunk, handed to the hashing
+/// thread as they came (lent: no copy) or copied into the pieces it asks for.
 struct PartReader<'o> {
     rx: mpsc::Receiver<Result<Bytes>>,
     held: Bytes,
@@ -245,26 +363,41 @@ struct PartReader<'o> {
     shown: &'o Path,
 }
 
-impl RangeReader for PartReader<'_> {
-    fn read_next(&mut self, buf: &mut [u8]) -> Result<()> {
-        let mut filled = 0usize;
-        while filled < buf.len() {
+impl PartReader<'_> {
+    /// Hands the next `len` bytes to `sink`, in the slices they came in.
+    fn take(&mut self, len: usize, sink: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let mut left = len;
+        while left > 0 {
             if self.held.is_empty() {
                 self.held = match self.rx.blocking_recv() {
-                    Some(part) => part?,
+                    Some(chunk) => chunk?,
                     None => return Err(Error::internal("a range ended before its last part").in_file(self.shown)),
                 };
                 continue;
             }
-            let n = self.held.len().min(buf.len().saturating_sub(filled));
-            let to = filled.saturating_add(n);
-            if let (Some(dst), Some(src)) = (buf.get_mut(filled..to), self.held.get(..n)) {
-                dst.copy_from_slice(src);
-            }
-            self.held = self.held.slice(n..);
-            filled = to;
+            let n = self.held.len().min(left);
+            sink(self.held.get(..n).unwrap_or(&[]));
+            bytes::Buf::advance(&mut self.held, n);
+            left = left.saturating_sub(n);
         }
         Ok(())
+    }
+}
+
+impl RangeReader for PartReader<'_> {
+    fn read_next(&mut self, buf: &mut [u8]) -> Result<()> {
+        let mut filled = 0usize;
+        self.take(buf.len(), &mut |s| {
+            let to = filled.saturating_add(s.len());
+            if let Some(dst) = buf.get_mut(filled..to) {
+                dst.copy_from_slice(s);
+            }
+            filled = to;
+        })
+    }
+
+    fn feed(&mut self, buf: &mut [u8], sink: &mut dyn FnMut(&[u8])) -> Result<()> {
+        self.take(buf.len(), sink)
     }
 }
 
