@@ -148,13 +148,7 @@ impl RemoteObject {
 impl RemoteObject {
     /// A request for `range` (not empty) of the pinned version: its body,
     /// streamed as it arrives, holding one permit until it is dropped.
-    async fn open_part(
-        store: &Store,
-        key: &Key,
-        meta: &ObjectMeta,
-        shown: &Path,
-        range: Range<u64>,
-    ) -> Result<Body> {
+    async fn open_part(store: &Store, key: &Key, meta: &ObjectMeta, shown: &Path, range: Range<u64>) -> Result<Body> {
         let permit = Arc::clone(&store.connections)
             .acquire_owned()
             .await
@@ -232,7 +226,8 @@ where
             let chunk = chunk.map_err(|e| part_error(&e, shown, at))?;
             let n = chunk.len() as u64;
             if n > range.end.saturating_sub(at) {
-                let what = format!("the server sent more than the {} bytes asked for", range.end.saturating_sub(range.start));
+                let what =
+                    format!("the server sent more than the {} bytes asked for", range.end.saturating_sub(range.start));
                 return Err(Some(io_error(&what, shown, Some(range.start))));
             }
             if n == 0 {

@@ -249,7 +249,11 @@ mod tests {
                             Conversion { block: 4, swap: Swap::Words(4), type_name: "F32", digest: Algorithm::Sha256 };
                         let swapped: Vec<u8> = range.chunks(4).flat_map(|w| w.iter().rev().copied()).collect();
                         let want: [u8; 32] = Sha256::digest(&swapped).into();
-                        assert_eq!(hash_job(&job(words), &sizes, &|_| Ok(())).unwrap(), want, "{chunk} {start} {piece}");
+                        assert_eq!(
+                            hash_job(&job(words), &sizes, &|_| Ok(())).unwrap(),
+                            want,
+                            "{chunk} {start} {piece}"
+                        );
                         assert_eq!(lent(), 0);
                     }
                 }
