@@ -7,8 +7,11 @@
 //! ETag, version id); every later request carries it (`If-Match`, and the
 //! version id where the service has one) and every answer is checked
 //! against it, so an object replaced mid-read is an error, never a label
-//! of two objects. A body shorter than asked is retried, then refused,
-//! never handed on.
+//! of two objects. A range's chunks reach the hasher as they arrive, no
+//! copy; a body shorter than asked is asked for again from its first byte
+//! not yet handed on, then refused: every byte is handed on once, in
+//! order, and a part that cannot be completed fails the job
+//! (docs/adr/0044, "Speed"). A read at a position is whole or an error.
 
 use std::ffi::{OsStr, OsString};
 use std::ops::Range;
