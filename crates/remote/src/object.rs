@@ -194,6 +194,15 @@ fn part_error(e: &object_store::Error, shown: &Path, at: u64) -> Error {
 /// each) queued between a range's requests and its hashing thread.
 const CHUNKS_AHEAD: usize = 16;
 
+/// A part's request sent ahead, stopped if its range's reading stops.
+struct Ahead(tokio::task::JoinHandle<Result<Body>>);
+
+impl Drop for Ahead {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// One answer's body, and the permit its request holds.
 pub(crate) struct Body {
     chunks: futures::stream::BoxStream<'static, object_store::Result<Bytes>>,
@@ -304,17 +313,23 @@ impl RangeSource for RemoteObject {
             (Arc::clone(&self.store), self.key.clone(), self.meta.clone(), self.shown.clone());
         let task = self.store.runtime.spawn(async move {
             let open = |range: Range<u64>| RemoteObject::open_part(&store, &key, &meta, &shown, range);
-            // The next part's request is sent while this one's body is
-            // hashed (its first bytes wait in the socket), so a part never
-            // starts with a round trip; the shared permits bound the total.
-            let opened = futures::stream::iter(parts)
-                .map(|range| {
-                    let open = &open;
-                    async move { (open(range.clone()).await, range) }
-                })
-                .buffered(2);
-            futures::pin_mut!(opened);
-            while let Some((first, range)) = opened.next().await {
+            // The next part's request goes out (a task of its own, so it
+            // progresses) while this one's body is hashed, its first bytes
+            // waiting in the socket: a part never starts with a round
+            // trip. The shared permits bound the total.
+            let ahead = |range: Range<u64>| {
+                let (store, key, meta, shown) = (Arc::clone(&store), key.clone(), meta.clone(), shown.clone());
+                let request =
+                    tokio::spawn(async move { RemoteObject::open_part(&store, &key, &meta, &shown, range).await });
+                Ahead(request)
+            };
+            let mut parts = parts.into_iter();
+            let mut next = parts.next().map(|r| (ahead(r.clone()), r));
+            while let Some((mut request, range)) = next.take() {
+                let first = (&mut request.0)
+                    .await
+                    .unwrap_or_else(|_| Err(Error::internal("a part's request stopped").in_file(&shown)));
+                next = parts.next().map(|r| (ahead(r.clone()), r));
                 let sent = send_part(first, range, store.retries, &open, &shown, &tx).await;
                 if let Err(e) = sent {
                     // The reader gone (it stopped early) or the part failed.
