@@ -449,6 +449,12 @@ impl RemotePlace {
 
     /// Every object below the prefix, bounded by [`MAX_LISTED`].
     fn list(&self) -> Result<Vec<ObjectMeta>> {
+        self.list_at_most(MAX_LISTED)
+    }
+
+    /// Every object below the prefix; more than `max` is an error naming
+    /// the prefix (a listing that never ends is refused, not held).
+    fn list_at_most(&self, max: usize) -> Result<Vec<ObjectMeta>> {
         let prefix = self.prefix.trim_end_matches('/');
         let location = (!prefix.is_empty())
             .then(|| Key::parse(prefix))
@@ -460,8 +466,8 @@ impl RemotePlace {
             let mut out = Vec::new();
             while let Some(meta) = listing.next().await {
                 let meta = meta.map_err(|e| error(&e, &self.shown, None))?;
-                if out.len() >= MAX_LISTED {
-                    let what = format!("the listing holds more than {MAX_LISTED} objects");
+                if out.len() >= max {
+                    let what = format!("the listing holds more than {max} objects");
                     return Err(io_error(&what, &self.shown, None));
                 }
                 out.push(meta);
@@ -529,9 +535,10 @@ mod tests {
     use std::sync::Mutex;
 
     use sha2::{Digest as _, Sha256};
-    use tokio::sync::Semaphore;
 
     use super::*;
+    use object_store::PutPayload;
+    use object_store::memory::InMemory;
 
     fn data(n: usize) -> Vec<u8> {
         (0..n).map(|i| (i * 31 + i / 253) as u8).collect()
@@ -679,5 +686,70 @@ mod tests {
                 assert!(e.to_string().contains("before its last part"), "{e}");
             }
         }
+    }
+
+    /// A store of `keys` in memory, as the opener builds one for a bucket.
+    fn store_of(keys: &[&str]) -> Arc<Store> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let memory = InMemory::new();
+        runtime.block_on(async {
+            for k in keys {
+                memory.put(&Key::from(*k), PutPayload::from_static(b"x")).await.unwrap();
+            }
+        });
+        Arc::new(Store {
+            store: Arc::new(memory),
+            runtime: Arc::new(runtime),
+            connections: Arc::new(Semaphore::new(2)),
+            shown: "s3://bucket/".into(),
+            part: 4 << 20,
+            retries: 1,
+        })
+    }
+
+    #[test]
+    fn a_listing_past_its_bound_is_refused_naming_the_prefix() {
+        let store = store_of(&["p/a", "p/b", "p/sub/c", "q/d"]);
+        let place = store.place("p/");
+        assert_eq!(place.list_at_most(3).unwrap().len(), 3);
+        let e = place.list_at_most(2).unwrap_err().to_string();
+        assert!(e.contains("more than 2 objects") && e.contains("s3://bucket/p/"), "{e}");
+        // The bound the listing of a directory URL runs under.
+        assert_eq!(place.walk().unwrap(), vec![b"a".to_vec(), b"b".to_vec(), b"sub/c".to_vec()]);
+        assert_eq!(place.names().unwrap(), vec![OsString::from("a"), OsString::from("b")]);
+    }
+
+    #[test]
+    fn a_range_read_in_parts_through_a_store_is_its_bytes_once_in_order() {
+        // Parts of 1000 bytes, one permit: the next part's request waits for
+        // it while a part streams, and every byte reaches the hasher once.
+        let d = data(10_000);
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let memory = InMemory::new();
+        runtime.block_on(memory.put(&Key::from("m"), PutPayload::from(d.clone()))).unwrap();
+        let store = Arc::new(Store {
+            store: Arc::new(memory),
+            runtime: Arc::new(runtime),
+            connections: Arc::new(Semaphore::new(1)),
+            shown: "s3://bucket/".into(),
+            part: 1000,
+            retries: 1,
+        });
+        let object = store.head("m").unwrap();
+        for (start, len, piece) in [(0u64, 10_000u64, 333usize), (17, 9000, 4096), (999, 2, 1), (5, 2500, 2500)] {
+            let mut reader = object.read_range(start, len).unwrap();
+            let mut hasher = Sha256::new();
+            let mut buf = vec![0u8; piece];
+            let mut left = len as usize;
+            while left > 0 {
+                let n = piece.min(left);
+                reader.feed(&mut buf[..n], &mut |s| hasher.update(s)).unwrap();
+                left -= n;
+            }
+            let want: [u8; 32] = Sha256::digest(&d[start as usize..(start + len) as usize]).into();
+            assert_eq!(<[u8; 32]>::from(hasher.finalize()), want, "{start}+{len}");
+        }
+        // A range past the object's end is refused before any request.
+        assert!(object.read_range(9000, 1001).is_err());
     }
 }
