@@ -181,10 +181,13 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
     // where it lies: docs/adr/0052-oms-of-urls.md).
     let oms_file = !super::is_url(&args.file) && oms::is_model_signing_file(&args.file);
     let root = args.root.as_ref().filter(|_| !oms_file);
-    for (what, arg) in [("the statement or signature", Some(&args.file)), ("--root", root)] {
+    for (what, arg, also) in [
+        ("the statement or signature", Some(&args.file), ""),
+        ("--root", root, "; only an OpenSSF model signature's --root may be a URL prefix ending in `/`"),
+    ] {
         if arg.is_some_and(|a| super::is_url(a)) {
             eprintln!(
-                "gguf-digest: verify: {name}: {what} is read from a local file or directory, not a URL (download it first)"
+                "gguf-digest: verify: {name}: {what} is read from a local file or directory, not a URL (download it first{also})"
             );
             return Ok(EXIT_ERROR);
         }
