@@ -565,6 +565,14 @@ fn ollama_models(py: Python<'_>) -> PyResult<(Vec<OsString>, Vec<String>)> {
     Ok((models.into_iter().map(PathBuf::into_os_string).collect(), strays))
 }
 
+/// `path` as results and errors show it: a URL without its credentials or
+/// query (kept aside for the opener), any other path unchanged.
+#[pyfunction]
+fn shown(path: PathBuf) -> OsString {
+    // A str back, not a pathlib path (which would fold `//` in a URL).
+    remote::hidden(path).into_os_string()
+}
+
 /// Runs the `gguf-digest` command with `argv` (the program's name first;
 /// arguments as bytes, as the OS passes them) and returns its exit status.
 /// The GIL is released for the whole run; the caller restores Ctrl-C's
@@ -601,6 +609,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(statement, m)?)?;
     m.add_function(wrap_pyfunction!(verify_statement, m)?)?;
     m.add_function(wrap_pyfunction!(ollama_models, m)?)?;
+    m.add_function(wrap_pyfunction!(shown, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     Ok(())
 }
