@@ -470,3 +470,49 @@ def test_every_model_and_a_prefix_in_s3_have_their_labels_on_disk(served: Served
     # Without allow_http the service over plain HTTP is refused.
     with pytest.raises(gguf_digest.Error):
         gguf_digest.label(s3 + "m.gguf", connections=5)
+
+
+# ---------------------------------------------------------------------------
+# OCI: Debian's docker-registry, an artifact pushed by oras
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The CNCF distribution registry on a free port; yields its host."""
+    if not Path("/usr/bin/docker-registry").is_file():
+        missing("docker-registry")
+    d = tmp_path_factory.mktemp("registry")
+    port = free_port()
+    (d / "config.yml").write_text(
+        f"version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\n"
+        f"storage:\n  filesystem:\n    rootdirectory: {d / 'storage'}\nhttp:\n  addr: 127.0.0.1:{port}\n"
+    )
+    proc = subprocess.Popen(
+        ["/usr/bin/docker-registry", "serve", str(d / "config.yml")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(port, proc)
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_docker_model_in_an_oci_registry_has_its_ggufs_label(
+    served: Served, registry: str, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conftest import interop
+
+    gguf = served.root / "m.gguf"
+    # scripts/interop/oci_push.py: oras writes the Docker Model Runner layout.
+    interop(repo, "oci_push.py", "dmr", "--registry", registry, "--ref", "ai/m:q", "--gguf", str(gguf))
+    monkeypatch.setenv("DOCKER_CONFIG", "/nonexistent-docker-config")
+    url = f"oci://{registry}/ai/m:q"
+    assert gguf_digest.label(url, allow_http=True) == gguf_digest.label(gguf)
+    with pytest.raises(gguf_digest.Error) as e:
+        gguf_digest.label(f"oci://{registry}/ai/m:missing", allow_http=True)
+    assert f"{registry}/ai/m" in str(e.value), e.value
