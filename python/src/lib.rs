@@ -96,7 +96,7 @@ impl Read {
 fn error(py: Python<'_>, e: &gguf_digest::Error, path: Option<&Path>) -> PyErr {
     // The remote opener's refusal of `http://` names the command's flag;
     // here it is a keyword.
-    let message = e.to_string().replace("--allow-http", "allow_http=True");
+    let message = e.to_string().replace("only with --allow-http", "only with allow_http=True");
     let err = match e.kind().of::<ProvenanceErrorKind>() {
         Some(ProvenanceErrorKind::SignatureFailed(_)) => SignatureError::new_err(message),
         _ => Error::new_err(message),
@@ -365,6 +365,12 @@ fn relabel(
     via: Via<'_>,
     located: Option<&[PathBuf]>,
 ) -> PyResult<(CheckSummary, Vec<Row>)> {
+    // A URL named with credentials (a list's line, a statement's subject)
+    // is read with them and shown without, in rows and errors alike.
+    let lines: Vec<Line> = lines.iter().map(hidden_line).collect();
+    let lines = lines.as_slice();
+    let located: Option<Vec<PathBuf>> = located.map(|l| l.iter().cloned().map(remote::hidden).collect());
+    let located = located.as_deref();
     let mut labelled = Ok(());
     let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
         let paths = located.unwrap_or(paths);
@@ -407,6 +413,18 @@ fn relabel(
     });
     labelled?;
     Ok((summary, rows))
+}
+
+/// `line` with its path as [`remote::hidden`] shows it.
+fn hidden_line(line: &Line) -> Line {
+    match line {
+        Line::Entry { line_no, label, path } => Line::Entry {
+            line_no: *line_no,
+            label: label.clone(),
+            path: remote::hidden(PathBuf::from(OsString::from_vec(path.clone()))).into_os_string().into_vec(),
+        },
+        Line::Misformatted { .. } => line.clone(),
+    }
 }
 
 /// `gguf_digest.Error` about a label list, worded as `--check` words it

@@ -316,6 +316,14 @@ def test_credentials_never_show_in_results_or_errors(served: Served, http: Nginx
         (f"https://user:secret@{host}/m.gguf", False),
         (f"https://user:secret@{host}/m.gguf?sig=secret", True),
     ]
+    # A list's entry with them: read with them, shown without.
+    sums = served.root.parent / "secret.sums"
+    sums.write_text(f"{model.label}  http://alice:secret@{host}/m.gguf\n{'0' * 64}  http://alice:secret@{host}/none.gguf\n")
+    results = gguf_digest.check(sums, allow_http=True)
+    assert [(r.path, r.ok) for r in results] == [(f"http://{host}/m.gguf", True), (f"http://{host}/none.gguf", False)]
+    assert results[1].error is not None
+    shown = repr(results) + str(results[1].error) + str(results[1].error.argument) + str(results[1].error.path)
+    assert "secret" not in shown and "alice" not in shown, shown
     for url, allow_http in failures:
         with pytest.raises(gguf_digest.Error) as e:
             gguf_digest.label(url, allow_http=allow_http, connections=1)
