@@ -567,7 +567,14 @@ fn verify_statement(
             path: s.name.clone().into_bytes(),
         })
         .collect();
-    let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false, cache, urls: UrlOptions { allow_http, connections, ca_file } };
+    let read = Read {
+        threads,
+        join_shards: true,
+        mmap: true,
+        verify_blobs: false,
+        cache,
+        urls: UrlOptions { allow_http, connections, ca_file },
+    };
     let (_, rows) = relabel(py, &lines, &CheckOptions::default(), read, Via::Subjects(&claims), Some(&claims.paths))?;
     Ok((claims.signature_checked, rows))
 }
