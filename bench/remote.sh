@@ -11,7 +11,8 @@
 # Needs Debian's nginx (nginx-light) and curl; the S3 part needs the venv of
 # scripts/setup-python.sh (moto[server], boto3) and is skipped without it.
 # Environment: BENCH_REPS (default 5), GGUF_DIGEST_BENCH_DIR (default
-# /dev/shm/gguf-digest-remote), REMOTE_MIB (default 2048), REMOTE_S3=1 to add S3 (moto serves a 2 GiB object slowly: minutes a round).
+# /dev/shm/gguf-digest-remote), REMOTE_MIB (default 2048), REMOTE_CONNECTIONS="2 4 16" to add
+# rows at other connection counts, REMOTE_S3=1 to add S3 (moto serves a 2 GiB object slowly: minutes a round).
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: bash bench/remote.sh BINARY" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,8 +42,11 @@ url="http://127.0.0.1:$port/model.gguf"
 out="$dir/remote-$(date +%Y%m%d-%H%M%S).jsonl"
 echo "remote bench: $bin; $(du -h "$model" | cut -f1) model; load $(cut -d' ' -f1 /proc/loadavg); results in $out"
 [ "$("$bin" --allow-http "$url" | cut -d' ' -f1)" = "$("$bin" "$model" | cut -d' ' -f1)" ] || { echo "labels differ over HTTP" >&2; exit 1; }
+more=()
+for c in ${REMOTE_CONNECTIONS:-}; do more+=("gguf-digest --connections $c" "$bin --allow-http --connections $c $url"); done
 python3 "$here/measure.py" --out "$out" --group http --reps "$reps" -- \
     "gguf-digest" "$bin --allow-http $url" \
+    "${more[@]}" \
     "curl|sha256sum" "sh -c 'curl -s $url | sha256sum'" \
     "curl -o /dev/null" "curl -s -o /dev/null $url"
 if [ "${REMOTE_S3:-0}" = 1 ] && "$venv/bin/python" -c 'import moto, boto3' 2>/dev/null; then

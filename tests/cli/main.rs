@@ -39,6 +39,7 @@ mod modgraph;
 mod names_in_output;
 mod ollama_label;
 mod onnx_cli;
+mod onnx_provenance;
 mod pt_cli;
 mod sign_bundle;
 mod sign_oms;

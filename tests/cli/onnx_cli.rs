@@ -486,7 +486,12 @@ fn every_refusal_of_the_model_names_the_file_the_field_path_and_the_offset() {
     ir14[1] = 14;
     let n = raw().len();
     let cases: Vec<(&str, Vec<u8>, String)> = vec![
-        ("dup.onnx", model_around(&w, &s(5, &w)), "byte 27: graph.initializer: two entries with the key 'w'".into()),
+        (
+            "dup.onnx",
+            model_around(&w, &s(5, &w)),
+            // The second initializer's message: 27 + its 17 bytes + its record's tag and length.
+            "byte 46: graph.initializer: two entries with the key 'w'".into(),
+        ),
         (
             "segment.onnx",
             model_around(&w_tensor(&[2], 1, &[s(9, &W), s(3, &int(1, 0))].concat()), b""),

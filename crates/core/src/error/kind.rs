@@ -182,6 +182,13 @@ pub enum ErrorKind {
     #[error("a bool element holds the byte 0x{0:02x} (only 0 and 1 are bools)")]
     BoolByte(u8),
 
+    /// The arguments cannot be honoured as given: standard input named
+    /// twice, more hashing threads than [`crate::schedule::MAX_THREADS`]
+    /// (asked for, or from the environment). The caller's mistake, not an
+    /// input's, and not the operating system's either.
+    #[error("{0}")]
+    Usage(String),
+
     /// A state the code rules out was reached: a bug, said so, never a
     /// label or a wrong digest (never an I/O error either).
     #[error("internal error: {0} (please report it)")]

@@ -5,7 +5,7 @@
 //! command: the Python extension builds its pools by the same rules and
 //! must not compile the command to reach them.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// The most hashing threads a pool may have (`-j`, Python's `threads=`,
 /// `RAYON_NUM_THREADS`). More never help: hashing is bound by the cores
@@ -19,7 +19,7 @@ pub const MAX_THREADS: usize = 1024;
 pub fn hashing_pool(threads: usize) -> Result<rayon::ThreadPool> {
     let asked = if threads == 0 { threads_from_env(|var| std::env::var(var).ok()) } else { Some(("threads", threads)) };
     if let Some((what, n)) = asked.filter(|&(_, n)| n > MAX_THREADS) {
-        return Err(Error::from(std::io::Error::other(format!("{what}={n}: at most {MAX_THREADS} hashing threads"))));
+        return Err(Error::new(ErrorKind::Usage(format!("{what}={n}: at most {MAX_THREADS} hashing threads"))));
     }
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -58,7 +58,9 @@ mod tests {
 
     #[test]
     fn a_pool_of_more_than_1024_threads_is_refused() {
-        let refused = hashing_pool(MAX_THREADS + 1).err().map(|e| e.to_string());
+        let refused = hashing_pool(MAX_THREADS + 1).err();
+        assert!(matches!(refused.as_ref().map(Error::kind), Some(ErrorKind::Usage(_))), "{refused:?}");
+        let refused = refused.map(|e| e.to_string());
         assert_eq!(refused.as_deref(), Some("threads=1025: at most 1024 hashing threads"));
         assert_eq!(hashing_pool(2).ok().map(|p| p.current_num_threads()), Some(2));
     }

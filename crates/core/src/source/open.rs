@@ -131,8 +131,8 @@ impl Source {
     pub fn stdin() -> Result<Source> {
         static TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         if TAKEN.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            let e = io::Error::other("standard input can be read only once, and an earlier argument named it");
-            return Err(Error::from(e).in_file(Path::new("-")));
+            let why = "standard input can be read only once, and an earlier argument named it";
+            return Err(Error::new(ErrorKind::Usage(why.to_owned())).in_file(Path::new("-")));
         }
         // Changes only the pipe's buffer size; on anything but a pipe it
         // fails and changes nothing.

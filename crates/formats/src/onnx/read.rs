@@ -247,16 +247,21 @@ fn key<'a>(v: &'a Val, order: Order, tensors: &'a [Tensor]) -> Vec<&'a [u8]> {
     }
 }
 
+/// The first key two values share in the skeleton's order, and the later
+/// of the two in the file (the duplicate).
+pub type Duplicate<'a> = (Vec<&'a [u8]>, &'a Val);
+
 /// The values of a repeated message field in the skeleton's order, and the
 /// first key two of them share, if any.
-pub fn sorted<'a>(vals: &'a [Val], order: Order, tensors: &'a [Tensor]) -> (Vec<&'a Val>, Option<Vec<&'a [u8]>>) {
+pub fn sorted<'a>(vals: &'a [Val], order: Order, tensors: &'a [Tensor]) -> (Vec<&'a Val>, Option<Duplicate<'a>>) {
     let mut items: Vec<&Val> = vals.iter().collect();
     if order == Order::Keep {
         return (items, None);
     }
+    // A stable sort: of two values with one key, the later in the file stays second.
     items.sort_by(|a, b| key(a, order, tensors).cmp(&key(b, order, tensors)));
     let dup = items.windows(2).find_map(|w| match (w.first(), w.get(1)) {
-        (Some(a), Some(b)) if key(a, order, tensors) == key(b, order, tensors) => Some(key(a, order, tensors)),
+        (Some(a), Some(b)) if key(a, order, tensors) == key(b, order, tensors) => Some((key(a, order, tensors), *b)),
         _ => None,
     });
     (items, dup)
@@ -266,13 +271,14 @@ pub fn sorted<'a>(vals: &'a [Val], order: Order, tensors: &'a [Tensor]) -> (Vec<
 pub fn check_sorted(m: &Msg, tensors: &[Tensor]) -> Result<()> {
     for (f, slot) in m.m.fields().iter().zip(&m.slots) {
         if let (Slot::Many(vals), true) = (slot, f.order != Order::Keep) {
-            if let (_, Some(k)) = sorted(vals, f.order, tensors) {
+            if let (_, Some((k, second))) = sorted(vals, f.order, tensors) {
                 let shown: Vec<String> = k.iter().map(|b| crate::text::escape_bytes(b)).collect();
-                let at = vals.first().map_or(m.at, |v| match v {
+                // The duplicate's own message, not the list's first entry.
+                let at = match second {
                     Val::M(x) => x.at,
                     Val::T(i) => tensors.get(*i).map_or(m.at, |t| t.at),
                     _ => m.at,
-                });
+                };
                 let path = if m.path.is_empty() { f.name.to_string() } else { format!("{}.{}", m.path, f.name) };
                 return Err(err(path, at, format!("two entries with the key '{}'", shown.join("', '"))));
             }

@@ -170,10 +170,22 @@ fn the_tensor_refusals() {
 fn sorted_lists_refuse_duplicates_and_sparse_names() {
     let w = tensor(&[2], 1, &s(9, &W));
     let g = |extra: &[u8]| [int(1, 8), s(7, &[s(5, &w), extra.to_vec()].concat())].concat();
-    let (got, _) = refused(&g(&s(5, &w)));
+    // The error names the duplicate's own message: the graph's records
+    // start at byte 4, the first initializer's message at 6, the second's
+    // two bytes after the first ends (not 6, where the list starts).
+    let (got, at) = refused(&g(&s(5, &w)));
     assert!(got.contains("graph.initializer: two entries with the key 'w'"), "{got}");
-    let (got, _) = refused(&[g(b""), s(14, &s(1, b"a")), s(14, &s(1, b"a"))].concat());
+    assert_eq!(at, Some(6 + w.len() as u64 + 2));
+    // Three of one name, another between: the second 'w' in the file.
+    let v = [int(1, 2), int(2, 1), s(8, b"v"), s(9, &W)].concat();
+    let (_, at) = refused(&g(&[s(5, &v), s(5, &w), s(5, &w)].concat()));
+    assert_eq!(at, Some(6 + w.len() as u64 + 2 + v.len() as u64 + 2));
+    let m = g(b"");
+    let meta = s(14, &s(1, b"a"));
+    let (got, at) = refused(&[m.clone(), meta.clone(), meta.clone()].concat());
     assert!(got.contains("metadata_props: two entries with the key 'a'"), "{got}");
+    // The second entry's message: after the model, the first entry, the second's tag and length.
+    assert_eq!(at, Some((m.len() + meta.len() + 2) as u64));
     let idx = [int(1, 1), int(2, 7), s(8, b"i"), s(9, &[1, 0, 0, 0, 0, 0, 0, 0])].concat();
     let sparse = [s(1, &w), s(2, &idx), int(3, 8)].concat();
     let (got, _) = refused(&g(&s(15, &sparse)));

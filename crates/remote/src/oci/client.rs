@@ -72,12 +72,27 @@ pub struct Client {
     creds: Found,
     /// The `Authorization` value the registry accepted or asked for.
     auth: Mutex<Option<String>>,
+    /// The token service (its URL as shown) the current Bearer token came
+    /// from, for the message of a refusal.
+    token_from: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client").field("reference", &self.reference.to_string()).finish_non_exhaustive()
     }
+}
+
+/// The challenges of a response's `WWW-Authenticate` headers.
+fn challenges(response: &reqwest::Response) -> Vec<auth::Challenge> {
+    response
+        .headers()
+        .get_all(WWW_AUTHENTICATE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(auth::parse_challenges)
+        .flatten()
+        .collect()
 }
 
 pub(super) fn http_error(url: &Url, why: impl std::fmt::Display) -> Error {
@@ -127,7 +142,15 @@ impl Client {
             .enable_all()
             .build()
             .map_err(Error::from)?;
-        Ok(Client { rt, http, reference: reference.clone(), origin, creds, auth: Mutex::new(None) })
+        Ok(Client {
+            rt,
+            http,
+            reference: reference.clone(),
+            origin,
+            creds,
+            auth: Mutex::new(None),
+            token_from: Mutex::new(None),
+        })
     }
 
     /// The reference this client reads.
@@ -155,6 +178,10 @@ impl Client {
         Ok(())
     }
 
+    fn token_from(&self) -> Result<Option<String>> {
+        Ok(self.token_from.lock().map_err(|_| Error::internal("the OCI client's token lock was poisoned"))?.clone())
+    }
+
     /// One GET: credentials to the registry only, a 401 answered once by
     /// the challenge's scheme, redirects followed by hand, retried on a
     /// connection error, 5xx or 429. Returns the final response (any
@@ -172,7 +199,7 @@ impl Client {
                 continue;
             }
             if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
-                return Err(self.refused(status));
+                return Err(self.refused_token(&response)?);
             }
             if status.is_redirection() {
                 redirects = redirects.saturating_add(1);
@@ -234,16 +261,11 @@ impl Client {
     /// (with basic credentials when the config holds some), or `Basic`
     /// credentials.
     async fn answer_challenge(&self, response: &reqwest::Response) -> Result<()> {
-        let challenges: Vec<auth::Challenge> = response
-            .headers()
-            .get_all(WWW_AUTHENTICATE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .filter_map(auth::parse_challenges)
-            .flatten()
-            .collect();
+        let challenges = challenges(response);
         if let Some(bearer) = challenges.iter().find(|c| c.scheme == "bearer") {
-            let token = self.fetch_token(bearer).await?;
+            let (token, from) = self.fetch_token(bearer).await?;
+            *self.token_from.lock().map_err(|_| Error::internal("the OCI client's token lock was poisoned"))? =
+                Some(from);
             return self.set_auth(format!("Bearer {token}"));
         }
         if challenges.iter().any(|c| c.scheme == "basic") {
@@ -259,7 +281,8 @@ impl Client {
         .into())
     }
 
-    async fn fetch_token(&self, challenge: &auth::Challenge) -> Result<String> {
+    /// A token from the challenge's realm, and the realm as messages show it.
+    async fn fetch_token(&self, challenge: &auth::Challenge) -> Result<(String, String)> {
         let registry = || self.reference.registry.clone();
         let realm = challenge.param("realm").ok_or_else(|| {
             Error::from(OciErrorKind::Unauthorized {
@@ -293,6 +316,14 @@ impl Client {
             request = request.basic_auth(user, Some(password));
         }
         let mut response = request.send().await.map_err(|e| http_error(&url, error_words(&e)))?;
+        // Whatever is wrong with the token service's answer, the registry
+        // is the one refused: the message names it and the service.
+        let unusable = |why: String| {
+            Error::from(OciErrorKind::Unauthorized {
+                registry: registry(),
+                why: format!("the token service {} answered {why}{}", shown_url(&url), self.creds_note()),
+            })
+        };
         if !response.status().is_success() {
             return Err(OciErrorKind::Unauthorized {
                 registry: registry(),
@@ -306,14 +337,16 @@ impl Client {
             .into());
         }
         let body = read_limited(&mut response, MAX_SMALL_BODY, &url).await?;
-        let json =
-            crate::json::parse_strict(&body, 16).map_err(|e| http_error(&url, format!("the token response: {e}")))?;
-        json.get("token")
+        let json = crate::json::parse_strict(&body, 16).map_err(|e| unusable(format!("not JSON: {e}")))?;
+        // The spec's `token`, or OAuth 2's `access_token` (the same token
+        // when both are given).
+        let token = json
+            .get("token")
             .or_else(|| json.get("access_token"))
             .and_then(crate::json::Json::as_str)
             .filter(|t| !t.is_empty())
-            .map(str::to_string)
-            .ok_or_else(|| http_error(&url, "the token response holds no token"))
+            .ok_or_else(|| unusable("JSON that holds no token".into()))?;
+        Ok((token.to_string(), shown_url(&url)))
     }
 
     fn creds_note(&self) -> String {
@@ -326,6 +359,33 @@ impl Client {
             (None, Some(f), None) => format!(" (anonymously: {} holds no credentials for it)", f.display()),
             _ => " (anonymously: no Docker config file)".to_string(),
         }
+    }
+
+    /// The registry's refusal of a request that carried our credentials:
+    /// with a token, what its challenge says of it (the distribution
+    /// registry's `error="invalid_token"`, a token it cannot verify or
+    /// one expired, or `error="insufficient_scope"`, a token that grants
+    /// no pull of the repository).
+    fn refused_token(&self, response: &reqwest::Response) -> Result<Error> {
+        let Some(from) = self.token_from()? else { return Ok(self.refused(response.status())) };
+        let error = challenges(response)
+            .iter()
+            .filter(|c| c.scheme == "bearer")
+            .find_map(|c| c.param("error").map(str::to_string));
+        let what = match error.as_deref() {
+            Some("insufficient_scope") => format!(
+                "the token from {from} grants no pull of {} (insufficient_scope)",
+                self.reference.api_repository()
+            ),
+            // Only the spec's codes are shown: the header is the registry's words.
+            Some(e @ ("invalid_token" | "invalid_request")) => format!("it refused the token from {from} ({e})"),
+            _ => format!("it refused the token from {from}"),
+        };
+        Ok(OciErrorKind::Unauthorized {
+            registry: self.reference.registry.clone(),
+            why: format!("HTTP {}: {what}{}", response.status(), self.creds_note()),
+        }
+        .into())
     }
 
     fn refused(&self, status: StatusCode) -> Error {

@@ -180,3 +180,71 @@ fn credentials_go_to_the_registry_origin_only() {
         "https://registry-1.docker.io/v2/library/m/manifests/latest"
     );
 }
+
+/// A registry whose tokens expire: the token service hands out `T1`, then
+/// `T2`; the manifest is served to either, the blob only to `T2` (to `T1`
+/// a 401 with `error="invalid_token"`, as the distribution registry
+/// answers an expired token). With `refuse_all`, no token is accepted.
+fn expiring(manifest: String, blob: &'static [u8], refuse_all: bool) -> u16 {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let issued = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let registry = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = registry.local_addr().unwrap().port();
+    serve(registry, seen, move |head| {
+        let reply = |status: &str, extra: &str, body: &str| {
+            format!("HTTP/1.1 {status}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+        };
+        let line = head.lines().next().unwrap_or("");
+        if line.starts_with("GET /token?") {
+            let n = issued.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            return reply("200 OK", "", &format!(r#"{{"access_token": "T{}", "expires_in": 60}}"#, n + 1));
+        }
+        let lower = head.to_ascii_lowercase();
+        let token = ["t1", "t2"].into_iter().find(|t| lower.contains(&format!("authorization: bearer {t}\r\n")));
+        let challenge = |error: &str| {
+            format!(r#"Www-Authenticate: Bearer realm="http://127.0.0.1:{port}/token",service="svc"{error}"#) + "\r\n"
+        };
+        let valid = match token {
+            None => return reply("401 Unauthorized", &challenge(""), ""),
+            Some(_) if refuse_all => false,
+            Some(t) => t == "t2" || line.starts_with("GET /v2/a/b/manifests/"),
+        };
+        if !valid {
+            return reply("401 Unauthorized", &challenge(r#",error="invalid_token""#), "");
+        }
+        if line.starts_with("GET /v2/a/b/manifests/t ") {
+            return reply("200 OK", "Content-Type: application/vnd.oci.image.manifest.v1+json\r\n", &manifest);
+        }
+        reply("200 OK", "", std::str::from_utf8(blob).unwrap())
+    });
+    port
+}
+
+#[test]
+fn an_expired_token_is_fetched_again_and_a_refused_one_named() {
+    static BLOB: &[u8] = b"the blob's bytes";
+    let layer = d(BLOB);
+    let manifest = format!(
+        r#"{{"schemaVersion": 2, "config": {{"mediaType": "c", "digest": "sha256:{}", "size": 2}},
+           "layers": [{{"mediaType": "l", "digest": "sha256:{}", "size": {}}}]}}"#,
+        d(b"{}").hex,
+        layer.hex,
+        BLOB.len()
+    );
+    let options = Options { allow_http: true, ca_file: None, config: Some("/nonexistent/config.json".into()) };
+    let port = expiring(manifest.clone(), BLOB, false);
+    let c = Client::new(&Reference::parse(&format!("oci://127.0.0.1:{port}/a/b:t")).unwrap(), &options).unwrap();
+    let resolved = c.resolve().unwrap();
+    assert_eq!(c.current_auth().unwrap().as_deref(), Some("Bearer T1"));
+    assert_eq!(c.blob(&resolved.manifest.layers[0], 1024).unwrap(), BLOB, "T1 expired, T2 fetched");
+    assert_eq!(c.current_auth().unwrap().as_deref(), Some("Bearer T2"));
+    // A registry that refuses every token: the error names the token
+    // service and the registry's reason, once (no loop).
+    let port = expiring(manifest, BLOB, true);
+    let c = Client::new(&Reference::parse(&format!("oci://127.0.0.1:{port}/a/b:t")).unwrap(), &options).unwrap();
+    let e = c.resolve().unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("the registry 127.0.0.1:{port} refused access: HTTP 401 Unauthorized: it refused the token from http://127.0.0.1:{port}/token (invalid_token)")),
+        "{e}"
+    );
+}
