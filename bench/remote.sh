@@ -12,7 +12,10 @@
 # scripts/setup-python.sh (moto[server], boto3) and is skipped without it.
 # Environment: BENCH_REPS (default 5), GGUF_DIGEST_BENCH_DIR (default
 # /dev/shm/gguf-digest-remote), REMOTE_MIB (default 2048), REMOTE_CONNECTIONS="2 4 16" to add
-# rows at other connection counts, REMOTE_S3=1 to add S3 (moto serves a 2 GiB object slowly: minutes a round).
+# rows at other connection counts, REMOTE_PARTS="1 8 16" rows at other part sizes in MiB
+# (GGUF_DIGEST_BENCH_PART_MIB, a knob for this bench only), REMOTE_THREADS="2" rows at other -j,
+# REMOTE_BASE=OTHER_BINARY a row of another build (say main's) side by side, REMOTE_SKIP_SHA=1 to
+# leave out the slow curl|sha256sum row, REMOTE_S3=1 to add S3 (moto serves a 2 GiB object slowly: minutes a round).
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: bash bench/remote.sh BINARY" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -44,10 +47,13 @@ echo "remote bench: $bin; $(du -h "$model" | cut -f1) model; load $(cut -d' ' -f
 [ "$("$bin" --allow-http "$url" | cut -d' ' -f1)" = "$("$bin" "$model" | cut -d' ' -f1)" ] || { echo "labels differ over HTTP" >&2; exit 1; }
 more=()
 for c in ${REMOTE_CONNECTIONS:-}; do more+=("gguf-digest --connections $c" "$bin --allow-http --connections $c $url"); done
+for p in ${REMOTE_PARTS:-}; do more+=("gguf-digest part $p MiB" "env GGUF_DIGEST_BENCH_PART_MIB=$p $bin --allow-http $url"); done
+for j in ${REMOTE_THREADS:-}; do more+=("gguf-digest -j $j" "$bin --allow-http -j $j $url"); done
+[ -z "${REMOTE_BASE:-}" ] || more+=("base" "$(realpath "$REMOTE_BASE") --allow-http $url")
+[ "${REMOTE_SKIP_SHA:-0}" = 1 ] || more+=("curl|sha256sum" "sh -c 'curl -s $url | sha256sum'")
 python3 "$here/measure.py" --out "$out" --group http --reps "$reps" -- \
     "gguf-digest" "$bin --allow-http $url" \
     "${more[@]}" \
-    "curl|sha256sum" "sh -c 'curl -s $url | sha256sum'" \
     "curl -o /dev/null" "curl -s -o /dev/null $url"
 if [ "${REMOTE_S3:-0}" = 1 ] && "$venv/bin/python" -c 'import moto, boto3' 2>/dev/null; then
     s3port=$(free_port)
@@ -72,9 +78,13 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 for group in dict.fromkeys(r["group"] for r in rows):
     by = {r["name"]: r for r in rows if r["group"] == group}
-    ours = by["gguf-digest"]
-    for other in ("curl|sha256sum", "curl -o /dev/null"):
-        o = by[other]
-        print(f"{group}: gguf-digest / {other}: wall {ours['median'] / o['median']:.2f}, "
-              f"CPU {ours['cpu_median'] / max(o['cpu_median'], 0.01):.2f}; gguf-digest peak RSS {ours['max_rss_kb'] / 1024:.1f} MiB")
+    for name, ours in by.items():
+        if not name.startswith(("gguf-digest", "base")):
+            continue
+        for other in ("curl|sha256sum", "curl -o /dev/null"):
+            if other not in by:
+                continue
+            o = by[other]
+            print(f"{group}: {name} / {other}: wall {ours['median'] / o['median']:.2f}, "
+                  f"CPU {ours['cpu_median'] / max(o['cpu_median'], 0.01):.2f}; {name} peak RSS {ours['max_rss_kb'] / 1024:.1f} MiB")
 PY

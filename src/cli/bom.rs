@@ -23,7 +23,7 @@ use super::{EXIT_ERROR, EXIT_OK, ReadArgs};
 pub struct BomArgs {
     /// The models (files, directories, ollama:NAME, hf:ORG/NAME; not standard input).
     #[arg(value_name = "MODEL", required = true)]
-    models: Vec<PathBuf>,
+    pub(super) models: Vec<PathBuf>,
 
     /// Write the BOM to FILE (whole, or not at all) instead of standard output.
     #[arg(long, value_name = "FILE")]

@@ -26,7 +26,14 @@ pub(super) fn run_check(args: &Args, opts: &BatchOptions, pool: &rayon::ThreadPo
         let name = quote_name(if from_stdin { &b"standard input"[..] } else { list.as_os_str().as_encoded_bytes() });
         // A line at a time, never the whole list (`-c /dev/zero` ends at
         // its first line, too long), and verified a window at a time.
-        let checked = if from_stdin {
+        let checked = if super::is_url(list) {
+            // Read as a path, it would be a local file of that spelling.
+            eprintln!(
+                "gguf-digest: {name}: a list is read from a file or standard input, not a URL (curl -s URL | gguf-digest -c)"
+            );
+            code = EXIT_ERROR;
+            continue;
+        } else if from_stdin {
             check_list(&mut io::stdin().lock(), true, &name, &check_opts, args, opts, pool)
         } else {
             match std::fs::File::open(list) {
@@ -81,7 +88,7 @@ fn check_list(
         window.clear();
         while window.len() < WINDOW_LINES {
             match reader.next_line() {
-                Ok(Some(line)) => window.push(line),
+                Ok(Some(line)) => window.push(hide_credentials(line)),
                 Ok(None) => break,
                 Err(e) => return printer.finish().map(|()| Err(e)),
             }
@@ -102,6 +109,27 @@ fn check_list(
     printer.finish()?;
     print_summary(&summary, list_name, check_opts, &mut err)?;
     Ok(Ok(summary))
+}
+
+/// `line` as the rest of the check sees it: a URL's credentials and query
+/// kept for the opener alone (as the command line's are: docs/adr/0044),
+/// so that no verdict or error prints them.
+#[cfg(feature = "remote")]
+pub(super) fn hide_credentials(line: Line) -> Line {
+    match line {
+        Line::Entry { line_no, label, path } => {
+            use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+            let shown = crate::remote::hide_credentials(std::ffi::OsStr::from_bytes(&path));
+            Line::Entry { line_no, label, path: shown.into_vec() }
+        }
+        other => other,
+    }
+}
+
+/// Without URL inputs there are no credentials to hide.
+#[cfg(not(feature = "remote"))]
+pub(super) fn hide_credentials(line: Line) -> Line {
+    line
 }
 
 /// [`check::verify_list`], each line's verdict printed as it comes (results to

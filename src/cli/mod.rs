@@ -225,6 +225,28 @@ impl Command {
             Command::Completions(_) | Command::Man(_) => None,
         }
     }
+
+    /// The models named on the command line (`verify`'s are in its
+    /// statement, read later).
+    #[cfg(feature = "remote")]
+    fn models(&self) -> Vec<&PathBuf> {
+        match self {
+            Command::Inspect(a) => vec![&a.file],
+            Command::Diff(a) => vec![&a.a, &a.b],
+            Command::Statement(a) => a.models.iter().collect(),
+            Command::Sign(a) => a.models.iter().collect(),
+            Command::Bom(a) => a.models.iter().collect(),
+            Command::Verify(_) | Command::Completions(_) | Command::Man(_) => Vec::new(),
+        }
+    }
+}
+
+/// Whether the command line names a model by URL: the subcommand's
+/// models, else the top level's arguments.
+#[cfg(feature = "remote")]
+fn names_a_url(args: &Args) -> bool {
+    let given = args.command.as_ref().map_or_else(|| args.files.iter().collect(), Command::models);
+    given.into_iter().any(|f| is_url(f))
 }
 
 // Exit statuses (also in --help and README.md).
@@ -311,6 +333,12 @@ pub(crate) fn note_cache_use(path: &std::path::Path, model: &dyn crate::Labelled
     );
 }
 
+/// Whether `arg` spells a URL (`s3://`, `https://`, ...): a model's name
+/// only, never a file the command reads itself (a list, a statement, a key).
+pub(crate) fn is_url(arg: &std::path::Path) -> bool {
+    matches!(crate::Input::by_spelling(arg), Some(crate::Input::Url(_)))
+}
+
 fn print_cache_warnings(cache: &Cache) {
     for w in cache.take_warnings() {
         eprintln!("gguf-digest: warning: cache: {}", crate::text::defang(&w));
@@ -340,9 +368,7 @@ fn run(args: &Args) -> io::Result<u8> {
     // (docs/adr/0044). The pieces each holds keep memory bounded.
     #[cfg(feature = "remote")]
     let threads = match threads {
-        0 if args.files.iter().any(|f| matches!(crate::Input::by_spelling(f), Some(crate::Input::Url(_)))) => {
-            read.connections.clamp(1, crate::MAX_THREADS)
-        }
+        0 if names_a_url(args) => read.connections.clamp(1, crate::MAX_THREADS),
         n => n,
     };
     let pool = hashing_pool(threads).map_err(io::Error::other)?;
@@ -475,5 +501,30 @@ fn run_skeleton(files: &[PathBuf], opts: &BatchOptions, pool: &rayon::ThreadPool
             Ok(EXIT_ERROR)
         }
         None => Ok(EXIT_ERROR),
+    }
+}
+
+#[cfg(all(test, feature = "remote"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_named_by_any_subcommand_asks_for_threads_per_connection() {
+        let parsed = |argv: &[&str]| Args::try_parse_from([&["gguf-digest"][..], argv].concat()).unwrap();
+        for argv in [
+            &["s3://b/m.gguf"][..],
+            &["inspect", "https://h/m.gguf"],
+            &["diff", "m.gguf", "gs://b/m.gguf"],
+            &["statement", "m.gguf", "az://c/m.gguf"],
+            &["sign", "--key", "k.pem", "https://h/m.gguf"],
+            &["bom", "https://h/d/"],
+        ] {
+            assert!(names_a_url(&parsed(argv)), "{argv:?}");
+        }
+        for argv in
+            [&["m.gguf"][..], &["inspect", "m.gguf"], &["bom", "hf:org/name"], &["verify", "--no-signature", "s.json"]]
+        {
+            assert!(!names_a_url(&parsed(argv)), "{argv:?}");
+        }
     }
 }

@@ -26,7 +26,7 @@ pub struct StatementArgs {
     /// where the statement will be verified; later shards named with their
     /// first shard are covered by its subject).
     #[arg(value_name = "MODEL", required = true)]
-    models: Vec<PathBuf>,
+    pub(super) models: Vec<PathBuf>,
 
     /// Also put every model's KV and tensor leaves (its --json entry) in the predicate.
     #[arg(long)]
@@ -175,6 +175,16 @@ pub fn run_statement(args: &StatementArgs, options: &BatchOptions, pool: &rayon:
 /// Runs `verify`; returns the exit status.
 pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPool) -> io::Result<u8> {
     let name = quote_name(args.file.as_os_str().as_encoded_bytes());
+    // Read as paths, they would be local files of that spelling. The
+    // subjects a statement names may be URLs; the statement is read here.
+    for (what, arg) in [("the statement or signature", Some(&args.file)), ("--root", args.root.as_ref())] {
+        if arg.is_some_and(|a| super::is_url(a)) {
+            eprintln!(
+                "gguf-digest: verify: {name}: {what} is read from a local file or directory, not a URL (download it first)"
+            );
+            return Ok(EXIT_ERROR);
+        }
+    }
     // An OpenSSF model signature has methods and a manifest of its own.
     let oms_only = !args.certificate_chain.is_empty() || args.identity.is_some() || args.accept_relayout;
     if oms::is_model_signing_file(&args.file) {
@@ -235,16 +245,23 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
         // must never read like a signed pass.
         println!("{name}: signature NOT CHECKED (--no-signature)");
     }
-    let (subjects, located) = (&claims.subjects, &claims.paths);
+    let subjects = &claims.subjects;
+    // A subject naming a URL with credentials or a query is opened with
+    // them, and named without them in every verdict and error (as a sums
+    // line is: docs/adr/0044).
+    let located: Vec<PathBuf> = claims.paths.iter().map(|p| shown(p)).collect();
     let lines: Vec<Line> = subjects
         .iter()
         .enumerate()
-        .map(|(i, s)| Line::Entry {
-            line_no: i.saturating_add(1),
-            label: s.label.clone(),
-            path: s.name.clone().into_bytes(),
+        .map(|(i, s)| {
+            super::check::hide_credentials(Line::Entry {
+                line_no: i.saturating_add(1),
+                label: s.label.clone(),
+                path: s.name.clone().into_bytes(),
+            })
         })
         .collect();
+    let located = &located;
     let check_opts = CheckOptions { quiet: args.quiet, status: args.status, ..CheckOptions::default() };
     // A model named by several subjects is labelled once.
     let label = |_: &[PathBuf], emit: &mut dyn FnMut(usize, crate::Result<String>)| {
@@ -273,4 +290,13 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
     )?;
     stdout.lock().flush()?;
     Ok(if summary.passed(&check_opts) { EXIT_OK } else { EXIT_MISMATCH })
+}
+
+/// `path` as messages may show it: a URL without its credentials and
+/// query (kept for the opener alone), anything else as it is.
+fn shown(path: &std::path::Path) -> PathBuf {
+    #[cfg(feature = "remote")]
+    return PathBuf::from(crate::remote::hide_credentials(path.as_os_str()));
+    #[cfg(not(feature = "remote"))]
+    path.to_path_buf()
 }

@@ -37,7 +37,7 @@ pub enum SignFormat {
 pub struct SignArgs {
     /// The models (as `statement` takes them), or with --format oms one directory.
     #[arg(value_name = "MODEL", required = true)]
-    models: Vec<PathBuf>,
+    pub(super) models: Vec<PathBuf>,
 
     /// The private key (PEM).
     #[arg(long, value_name = "KEY")]
@@ -91,6 +91,16 @@ pub fn run_sign(args: &SignArgs, options: &BatchOptions, pool: &rayon::ThreadPoo
                 eprintln!("gguf-digest: sign: --format oms signs one directory");
                 return Ok(EXIT_ERROR);
             };
+            // model_signing's manifest is of the files of a directory on
+            // disk; read as a path, a URL would be a local one of that
+            // spelling.
+            if super::is_url(dir) {
+                eprintln!(
+                    "gguf-digest: sign: {}: --format oms signs a local directory, not a URL (the default --format label signs a URL's label)",
+                    quote_name(dir.as_os_str().as_encoded_bytes())
+                );
+                return Ok(EXIT_ERROR);
+            }
             match pool.install(|| oms_sign::sign_directory(dir, &key, args.out.as_deref(), &options.open)) {
                 Ok(b) => b,
                 Err(e) => {

@@ -40,6 +40,7 @@ mod names_in_output;
 mod ollama_label;
 mod onnx_cli;
 mod onnx_provenance;
+mod progress;
 mod pt_cli;
 mod sign_bundle;
 mod sign_oms;

@@ -60,6 +60,7 @@ pub fn mkfifo(path: &std::path::Path) {
 pub mod harness;
 pub mod ollama;
 pub mod onnx;
+pub mod progress;
 pub mod pt;
 pub mod py;
 pub mod st;

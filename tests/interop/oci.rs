@@ -300,6 +300,39 @@ fn oci_basic_auth_from_docker_config_only() {
     assert_eq!(label_of(&["--allow-http", &arg], &[("DOCKER_CONFIG", &cfg)]), want);
 }
 
+/// The progress bar of an `oci://` model (`GGUF_DIGEST_PROGRESS=1`, plain
+/// lines): its length is the manifest's layer sizes the model reads (an
+/// Ollama model's every layer, a Docker model's GGUF), known once the
+/// manifest is read, and the bar is full once labelled.
+#[test]
+fn oci_progress_bar_is_the_manifest_s_sizes() {
+    use common::progress::{bar_lines, shown_bytes};
+    let Some(py) = prerequisites(WHAT) else { return };
+    let Some(reg) = Registry::start(None) else { return };
+    let dir = common::Dir::new();
+    let model = dir.write("m.gguf", &tiny().build());
+    let root = dir.path("models");
+    let info = py.run(
+        "ollama_store.py",
+        &["gguf", "--root", root.to_str().unwrap(), "--name", "m", "--model", model.to_str().unwrap()],
+    );
+    let manifest = info["manifest"].as_str().unwrap().to_string();
+    push(py, "ollama", &reg, "library/m:latest", &["--store", root.to_str().unwrap(), "--manifest", &manifest]);
+    let layers: serde_json::Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    let ollama: u64 = layers["layers"].as_array().unwrap().iter().map(|l| l["size"].as_u64().unwrap()).sum();
+    let license = dir.write("LICENSE", b"MIT\n");
+    push(py, "dmr", &reg, "ai/m:q", &["--gguf", model.to_str().unwrap(), "--license", license.to_str().unwrap()]);
+    let gguf = std::fs::metadata(&model).unwrap().len();
+    let on = [("GGUF_DIGEST_PROGRESS", Path::new("1"))];
+    for (reference, size) in [("library/m:latest", ollama), ("ai/m:q", gguf)] {
+        let out = gd(&["--allow-http", &format!("oci://{}/{reference}", reg.host())], &on);
+        assert!(out.status.success(), "{}", describe(reference, &out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let total = shown_bytes(size);
+        assert_eq!(bar_lines(&err).last(), Some(&(total.clone(), total)), "{reference}: {err}");
+    }
+}
+
 /// The token registry's `service` and `issuer` (the token server signs for
 /// these; the registry accepts no other).
 const TOKEN_SERVICE: &str = "gguf-digest-test-registry";

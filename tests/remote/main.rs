@@ -14,8 +14,10 @@
 mod common;
 
 mod azure;
+mod commands;
 mod gcs;
 mod http;
 mod models;
+mod progress;
 mod s3;
 mod servers;

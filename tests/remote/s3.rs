@@ -28,14 +28,15 @@ fn python() -> Option<PathBuf> {
     Some(python)
 }
 
-struct Moto {
+/// moto's server, stopped when dropped (also the progress tests' S3).
+pub(crate) struct Moto {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     python: PathBuf,
 }
 
 impl Moto {
-    fn start() -> Option<Moto> {
+    pub(crate) fn start() -> Option<Moto> {
         let python = python()?;
         let port = free_port();
         let child = Command::new(&python)
@@ -54,12 +55,12 @@ impl Moto {
     }
 
     /// Uploads each file of `files` (key, local path) with boto3 into `bucket`.
-    fn upload(&self, bucket: &str, files: &[(String, PathBuf)]) {
+    pub(crate) fn upload(&self, bucket: &str, files: &[(String, PathBuf)]) {
         upload(&self.python, self.port, bucket, files);
     }
 
     /// The command with moto's endpoint and test credentials.
-    fn gguf_digest(&self, endpoint_port: u16) -> Command {
+    pub(crate) fn gguf_digest(&self, endpoint_port: u16) -> Command {
         let mut c = Command::new(gguf_digest_bin());
         c.env("AWS_ENDPOINT", format!("http://127.0.0.1:{endpoint_port}"))
             .env("AWS_ACCESS_KEY_ID", "testing")

@@ -38,9 +38,9 @@ pub struct RemoteOptions {
     /// The most requests in flight at once across every object (the
     /// command's `--connections`).
     pub connections: usize,
-    /// Bytes fetched by one range request of a job's range: bytes in
-    /// flight stay below `connections` × this, plus what the hashing
-    /// threads hold.
+    /// Bytes asked for by one range request of a job's range. Its body
+    /// is streamed to the hashing thread chunk by chunk, so memory does
+    /// not grow with it (docs/adr/0044, "Speed").
     pub part: u64,
     /// Whether `http://` URLs (and services reached over plain HTTP,
     /// such as emulators) are read (the command's `--allow-http`).
@@ -58,9 +58,10 @@ pub struct RemoteOptions {
 pub const CONNECTIONS: usize = 8;
 
 /// Bytes per range request by default: large enough that a request's
-/// round trip costs little next to its transfer, small enough that what
-/// `CONNECTIONS` jobs hold (a part hashed, one queued, two arriving: 16
-/// MiB each) stays below 256 MiB.
+/// round trip costs little next to its transfer (the next part's request
+/// is sent while one streams), small enough that a tensor's range is cut
+/// into a few; memory does not grow with it (a part's body is streamed).
+/// Measured on the local nginx (docs/BENCHMARKS.md, "Remote").
 pub const PART: u64 = 4 << 20;
 
 impl Default for RemoteOptions {

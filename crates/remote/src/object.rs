@@ -7,8 +7,11 @@
 //! ETag, version id); every later request carries it (`If-Match`, and the
 //! version id where the service has one) and every answer is checked
 //! against it, so an object replaced mid-read is an error, never a label
-//! of two objects. A body shorter than asked is retried, then refused,
-//! never handed on.
+//! of two objects. A range's chunks reach the hasher as they arrive, no
+//! copy; a body shorter than asked is asked for again from its first byte
+//! not yet handed on, then refused: every byte is handed on once, in
+//! order, and a part that cannot be completed fails the job
+//! (docs/adr/0044, "Speed"). A read at a position is whole or an error.
 
 use std::ffi::{OsStr, OsString};
 use std::ops::Range;
@@ -145,6 +148,123 @@ impl RemoteObject {
     }
 }
 
+impl RemoteObject {
+    /// A request for `range` (not empty) of the pinned version: its body,
+    /// streamed as it arrives, holding one permit until it is dropped.
+    async fn open_part(store: &Store, key: &Key, meta: &ObjectMeta, shown: &Path, range: Range<u64>) -> Result<Body> {
+        let permit = Arc::clone(&store.connections)
+            .acquire_owned()
+            .await
+            .map_err(|_| Error::internal("the connection permits were closed").in_file(shown))?;
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(range.clone())),
+            if_match: meta.e_tag.clone(),
+            version: meta.version.clone(),
+            ..GetOptions::default()
+        };
+        match store.store.get_opts(key, options).await {
+            Ok(r) => {
+                if r.meta.e_tag.is_some() && meta.e_tag.is_some() && r.meta.e_tag != meta.e_tag {
+                    return Err(changed("it was replaced while it was read (its ETag changed)")
+                        .at(range.start)
+                        .in_file(shown));
+                }
+                Ok(Body { chunks: r.into_stream(), _permit: permit })
+            }
+            Err(e) => Err(part_error(&e, shown, range.start)),
+        }
+    }
+}
+
+/// `object_store`'s error about a part at `at` of an object pinned when
+/// opened: its pinned version gone is the object replaced (GCS answers 404
+/// for a generation overwritten without versioning), not "no such object".
+fn part_error(e: &object_store::Error, shown: &Path, at: u64) -> Error {
+    match e {
+        object_store::Error::NotFound { .. } => {
+            changed("it was replaced while it was read (the version pinned at its first request is gone)")
+                .at(at)
+                .in_file(shown)
+        }
+        e => error(e, shown, Some(at)),
+    }
+}
+
+/// Chunks (as the HTTP stack received them, up to a few hundred KiB
+/// each) queued between a range's requests and its hashing thread.
+const CHUNKS_AHEAD: usize = 16;
+
+/// A part's request sent ahead, stopped if its range's reading stops.
+struct Ahead(tokio::task::JoinHandle<Result<Body>>);
+
+impl Drop for Ahead {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// One answer's body, and the permit its request holds.
+pub(crate) struct Body {
+    chunks: futures::stream::BoxStream<'static, object_store::Result<Bytes>>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+/// Sends every byte of `range` on `tx`, in order, chunk by chunk as they
+/// arrive, starting with the answer `first`: all of them, or an error.
+///
+/// A body that ends early is asked for again from its first byte not yet
+/// sent (`open`, the same pinned version), at most `retries` times, then
+/// refused: nothing sent is sent twice, so what the hasher has taken never
+/// needs undoing, and a part that fails after some of it was sent fails
+/// the whole job (docs/adr/0044, "Speed"). A body longer than asked is
+/// refused. `Err(None)`: the reader is gone.
+async fn send_part<F, O>(
+    first: Result<Body>,
+    range: Range<u64>,
+    retries: usize,
+    open: &O,
+    shown: &Path,
+    tx: &mpsc::Sender<Result<Bytes>>,
+) -> std::result::Result<(), Option<Error>>
+where
+    O: Fn(Range<u64>) -> F,
+    F: std::future::Future<Output = Result<Body>>,
+{
+    let mut at = range.start;
+    let mut body = first?;
+    let mut tries = 0usize;
+    loop {
+        while let Some(chunk) = body.chunks.next().await {
+            let chunk = chunk.map_err(|e| part_error(&e, shown, at))?;
+            let n = chunk.len() as u64;
+            if n > range.end.saturating_sub(at) {
+                let what =
+                    format!("the server sent more than the {} bytes asked for", range.end.saturating_sub(range.start));
+                return Err(Some(io_error(&what, shown, Some(range.start))));
+            }
+            if n == 0 {
+                continue;
+            }
+            at = at.saturating_add(n);
+            tx.send(Ok(chunk)).await.map_err(|_| None)?;
+        }
+        if at == range.end {
+            return Ok(());
+        }
+        tries = tries.saturating_add(1);
+        if tries > retries {
+            let what = format!(
+                "the server's answers ended {} bytes short of the {} asked for, {tries} times",
+                range.end.saturating_sub(at),
+                range.end.saturating_sub(range.start)
+            );
+            return Err(Some(io_error(&what, shown, Some(at))));
+        }
+        drop(body);
+        body = open(at..range.end).await?;
+    }
+}
+
 impl RangeSource for RemoteObject {
     fn len(&self) -> u64 {
         self.meta.size
@@ -188,23 +308,34 @@ impl RangeSource for RemoteObject {
             parts.push(at..to);
             at = to;
         }
-        // Two parts ahead of the hashing thread: one arriving while the
-        // other waits to be hashed. The shared permits bound the total.
-        let (tx, rx) = mpsc::channel::<Result<Bytes>>(1);
-        let store = Arc::clone(&self.store);
-        let (key, meta, shown) = (self.key.clone(), self.meta.clone(), self.shown.clone());
-        let requests: Vec<(GetOptions, Range<u64>)> = parts.into_iter().map(|r| (self.options(r.clone()), r)).collect();
+        let (tx, rx) = mpsc::channel::<Result<Bytes>>(CHUNKS_AHEAD);
+        let (store, key, meta, shown) =
+            (Arc::clone(&self.store), self.key.clone(), self.meta.clone(), self.shown.clone());
         let task = self.store.runtime.spawn(async move {
-            let fetches = futures::stream::iter(requests)
-                .map(|(options, range)| {
-                    let (store, key, meta, shown) = (&store, &key, &meta, &shown);
-                    async move { RemoteObject::fetch(store, key, meta, options, range, shown).await }
-                })
-                .buffered(2);
-            futures::pin_mut!(fetches);
-            while let Some(part) = fetches.next().await {
-                let failed = part.is_err();
-                if tx.send(part).await.is_err() || failed {
+            let open = |range: Range<u64>| RemoteObject::open_part(&store, &key, &meta, &shown, range);
+            // The next part's request goes out (a task of its own, so it
+            // progresses) while this one's body is hashed, its first bytes
+            // waiting in the socket: a part never starts with a round
+            // trip. The shared permits bound the total.
+            let ahead = |range: Range<u64>| {
+                let (store, key, meta, shown) = (Arc::clone(&store), key.clone(), meta.clone(), shown.clone());
+                let request =
+                    tokio::spawn(async move { RemoteObject::open_part(&store, &key, &meta, &shown, range).await });
+                Ahead(request)
+            };
+            let mut parts = parts.into_iter();
+            let mut next = parts.next().map(|r| (ahead(r.clone()), r));
+            while let Some((mut request, range)) = next.take() {
+                let first = (&mut request.0)
+                    .await
+                    .unwrap_or_else(|_| Err(Error::internal("a part's request stopped").in_file(&shown)));
+                next = parts.next().map(|r| (ahead(r.clone()), r));
+                let sent = send_part(first, range, store.retries, &open, &shown, &tx).await;
+                if let Err(e) = sent {
+                    // The reader gone (it stopped early) or the part failed.
+                    if let Some(e) = e {
+                        let _ = tx.send(Err(e)).await;
+                    }
                     return;
                 }
             }
@@ -236,8 +367,8 @@ impl RangeSource for RemoteObject {
     }
 }
 
-/// A job's range arriving in parts, handed to the hashing thread in the
-/// pieces it asks for.
+/// A job's range arriving in parts, chunk by chunk, handed to the hashing
+/// thread as they came (lent: no copy) or copied into the pieces it asks for.
 struct PartReader<'o> {
     rx: mpsc::Receiver<Result<Bytes>>,
     held: Bytes,
@@ -245,26 +376,41 @@ struct PartReader<'o> {
     shown: &'o Path,
 }
 
-impl RangeReader for PartReader<'_> {
-    fn read_next(&mut self, buf: &mut [u8]) -> Result<()> {
-        let mut filled = 0usize;
-        while filled < buf.len() {
+impl PartReader<'_> {
+    /// Hands the next `len` bytes to `sink`, in the slices they came in.
+    fn take(&mut self, len: usize, sink: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let mut left = len;
+        while left > 0 {
             if self.held.is_empty() {
                 self.held = match self.rx.blocking_recv() {
-                    Some(part) => part?,
+                    Some(chunk) => chunk?,
                     None => return Err(Error::internal("a range ended before its last part").in_file(self.shown)),
                 };
                 continue;
             }
-            let n = self.held.len().min(buf.len().saturating_sub(filled));
-            let to = filled.saturating_add(n);
-            if let (Some(dst), Some(src)) = (buf.get_mut(filled..to), self.held.get(..n)) {
-                dst.copy_from_slice(src);
-            }
-            self.held = self.held.slice(n..);
-            filled = to;
+            let n = self.held.len().min(left);
+            sink(self.held.get(..n).unwrap_or(&[]));
+            bytes::Buf::advance(&mut self.held, n);
+            left = left.saturating_sub(n);
         }
         Ok(())
+    }
+}
+
+impl RangeReader for PartReader<'_> {
+    fn read_next(&mut self, buf: &mut [u8]) -> Result<()> {
+        let mut filled = 0usize;
+        self.take(buf.len(), &mut |s| {
+            let to = filled.saturating_add(s.len());
+            if let Some(dst) = buf.get_mut(filled..to) {
+                dst.copy_from_slice(s);
+            }
+            filled = to;
+        })
+    }
+
+    fn feed(&mut self, buf: &mut [u8], sink: &mut dyn FnMut(&[u8])) -> Result<()> {
+        self.take(buf.len(), sink)
     }
 }
 
@@ -303,6 +449,12 @@ impl RemotePlace {
 
     /// Every object below the prefix, bounded by [`MAX_LISTED`].
     fn list(&self) -> Result<Vec<ObjectMeta>> {
+        self.list_at_most(MAX_LISTED)
+    }
+
+    /// Every object below the prefix; more than `max` is an error naming
+    /// the prefix (a listing that never ends is refused, not held).
+    fn list_at_most(&self, max: usize) -> Result<Vec<ObjectMeta>> {
         let prefix = self.prefix.trim_end_matches('/');
         let location = (!prefix.is_empty())
             .then(|| Key::parse(prefix))
@@ -314,8 +466,8 @@ impl RemotePlace {
             let mut out = Vec::new();
             while let Some(meta) = listing.next().await {
                 let meta = meta.map_err(|e| error(&e, &self.shown, None))?;
-                if out.len() >= MAX_LISTED {
-                    let what = format!("the listing holds more than {MAX_LISTED} objects");
+                if out.len() >= max {
+                    let what = format!("the listing holds more than {max} objects");
                     return Err(io_error(&what, &self.shown, None));
                 }
                 out.push(meta);
@@ -375,5 +527,229 @@ impl RangeDir for RemotePlace {
             self.list()?.iter().filter_map(|m| self.relative(m)).map(|n| n.as_bytes().to_vec()).collect();
         names.sort();
         Ok(names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use sha2::{Digest as _, Sha256};
+
+    use super::*;
+    use object_store::PutPayload;
+    use object_store::memory::InMemory;
+
+    fn data(n: usize) -> Vec<u8> {
+        (0..n).map(|i| (i * 31 + i / 253) as u8).collect()
+    }
+
+    /// An answer for `range` of `data`: its first `give` bytes (all when
+    /// `None`), in chunks of `chunk` bytes, then `end` (an error, or the
+    /// body's clean end).
+    fn body(data: &[u8], range: Range<u64>, give: Option<usize>, chunk: usize, fail: bool) -> Body {
+        let bytes = &data[range.start as usize..range.end as usize];
+        let bytes = &bytes[..give.unwrap_or(bytes.len()).min(bytes.len())];
+        let mut items: Vec<object_store::Result<Bytes>> =
+            bytes.chunks(chunk).map(|c| Ok(Bytes::copy_from_slice(c))).collect();
+        if fail {
+            items.push(Err(object_store::Error::Generic { store: "test", source: "connection reset".into() }));
+        }
+        let permit = Arc::new(Semaphore::new(1)).try_acquire_owned().unwrap();
+        Body { chunks: futures::stream::iter(items).boxed(), _permit: permit }
+    }
+
+    /// Runs `send_part` for `range` with `first` and `open`, returning what
+    /// reached the reader and the verdict.
+    fn run<O, F>(first: Body, range: Range<u64>, retries: usize, open: O) -> (Vec<u8>, Result<(), Option<Error>>)
+    where
+        O: Fn(Range<u64>) -> F,
+        F: std::future::Future<Output = Result<Body>>,
+    {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let (tx, mut rx) = mpsc::channel(1 << 20);
+        let shown = PathBuf::from("http://h/m.gguf");
+        let verdict = rt.block_on(send_part(Ok(first), range, retries, &open, &shown, &tx));
+        drop(tx);
+        let mut got = Vec::new();
+        while let Some(chunk) = rx.blocking_recv() {
+            got.extend_from_slice(&chunk.unwrap());
+        }
+        (got, verdict)
+    }
+
+    #[test]
+    fn a_short_body_is_asked_for_again_from_its_first_byte_not_yet_sent() {
+        let d = data(10_000);
+        for chunk in [1, 7, 64, 1000, 20_000] {
+            let asked = Mutex::new(Vec::new());
+            // Each answer but the last ends 1300 bytes in (or on an error
+            // the store did not resume): the next starts where it stopped.
+            let open = |r: Range<u64>| {
+                asked.lock().unwrap().push(r.clone());
+                let n = asked.lock().unwrap().len();
+                let b = if n < 3 { body(&d, r, Some(1300), chunk, false) } else { body(&d, r, None, chunk, false) };
+                async move { Ok(b) }
+            };
+            let (got, verdict) = run(body(&d, 100..9000, Some(777), chunk, false), 100..9000, 5, open);
+            assert!(verdict.is_ok(), "chunk {chunk}: {verdict:?}");
+            // Every byte once, in order: nothing sent twice.
+            assert_eq!(got, &d[100..9000], "chunk {chunk}");
+            assert_eq!(*asked.lock().unwrap(), vec![877..9000, 2177..9000, 3477..9000]);
+        }
+    }
+
+    #[test]
+    fn short_bodies_past_the_retries_are_refused_and_never_sent_twice() {
+        let d = data(4000);
+        let open = |r: Range<u64>| {
+            let b = body(&d, r, Some(10), 3, false);
+            async move { Ok(b) }
+        };
+        let (got, verdict) = run(body(&d, 0..4000, Some(10), 3, false), 0..4000, 2, open);
+        // What was sent is the range's first bytes, each once; the job fails.
+        assert_eq!(got, &d[..30]);
+        let e = verdict.unwrap_err().unwrap().to_string();
+        assert!(e.contains("3970 bytes short of the 4000 asked for, 3 times") && e.contains("http://h/m.gguf"), "{e}");
+    }
+
+    #[test]
+    fn a_body_longer_than_asked_or_broken_is_refused() {
+        let d = data(4000);
+        let never = |_: Range<u64>| async { Err::<Body, _>(Error::internal("not asked again")) };
+        // 0..2000 answered with 0..3000.
+        let (got, verdict) = run(body(&d, 0..3000, None, 1000, false), 0..2000, 5, never);
+        assert_eq!(got, &d[..2000]);
+        let e = verdict.unwrap_err().unwrap().to_string();
+        assert!(e.contains("more than the 2000 bytes asked for"), "{e}");
+        // A body broken past the store's own retries fails the part.
+        let (got, verdict) = run(body(&d, 0..2000, Some(500), 100, true), 0..2000, 5, never);
+        assert_eq!(got, &d[..500]);
+        let e = verdict.unwrap_err().unwrap().to_string();
+        assert!(e.contains("connection reset"), "{e}");
+        // A retry that fails (the object replaced) is the part's error.
+        let replaced = |r: Range<u64>| async move { Err::<Body, _>(changed("replaced").at(r.start)) };
+        let (_, verdict) = run(body(&d, 0..2000, Some(500), 100, false), 0..2000, 5, replaced);
+        assert!(verdict.unwrap_err().unwrap().to_string().contains("replaced"));
+    }
+
+    #[test]
+    fn a_reader_gone_stops_the_part() {
+        let d = data(4000);
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let (tx, rx) = mpsc::channel(1);
+        drop(rx);
+        let never = |_: Range<u64>| async { Err::<Body, _>(Error::internal("not asked again")) };
+        let shown = PathBuf::from("x");
+        let verdict = rt.block_on(send_part(Ok(body(&d, 0..4000, None, 100, false)), 0..4000, 5, &never, &shown, &tx));
+        assert!(matches!(verdict, Err(None)));
+    }
+
+    #[test]
+    fn parts_reach_the_hasher_lent_or_copied_in_pieces_of_any_length() {
+        let d = data(50_000);
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).build().unwrap();
+        let want: [u8; 32] = Sha256::digest(&d).into();
+        let shown = PathBuf::from("x");
+        for chunk in [1, 63, 65, 4096, 60_000] {
+            for piece in [1, 64, 100, 1000, 50_000] {
+                let (tx, rx) = mpsc::channel(CHUNKS_AHEAD);
+                let chunks: Vec<Bytes> = d.chunks(chunk).map(Bytes::copy_from_slice).collect();
+                let task = rt.spawn(async move {
+                    for c in chunks {
+                        if tx.send(Ok(c)).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+                let mut reader = PartReader { rx, held: Bytes::new(), task, shown: &shown };
+                let mut hasher = Sha256::new();
+                let mut buf = vec![0u8; piece];
+                let mut left = d.len();
+                // Lent and copied pieces alternate: either way, in order.
+                for i in 0.. {
+                    if left == 0 {
+                        break;
+                    }
+                    let n = piece.min(left);
+                    if i % 2 == 0 {
+                        reader.feed(&mut buf[..n], &mut |s| hasher.update(s)).unwrap();
+                    } else {
+                        reader.read_next(&mut buf[..n]).unwrap();
+                        hasher.update(&buf[..n]);
+                    }
+                    left -= n;
+                }
+                assert_eq!(<[u8; 32]>::from(hasher.finalize()), want, "chunk {chunk}, piece {piece}");
+                // Past the range's end: an error, not a wait forever.
+                let e = reader.feed(&mut [0u8; 1], &mut |_| {}).unwrap_err();
+                assert!(e.to_string().contains("before its last part"), "{e}");
+            }
+        }
+    }
+
+    /// A store of `keys` in memory, as the opener builds one for a bucket.
+    fn store_of(keys: &[&str]) -> Arc<Store> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let memory = InMemory::new();
+        runtime.block_on(async {
+            for k in keys {
+                memory.put(&Key::from(*k), PutPayload::from_static(b"x")).await.unwrap();
+            }
+        });
+        Arc::new(Store {
+            store: Arc::new(memory),
+            runtime: Arc::new(runtime),
+            connections: Arc::new(Semaphore::new(2)),
+            shown: "s3://bucket/".into(),
+            part: 4 << 20,
+            retries: 1,
+        })
+    }
+
+    #[test]
+    fn a_listing_past_its_bound_is_refused_naming_the_prefix() {
+        let store = store_of(&["p/a", "p/b", "p/sub/c", "q/d"]);
+        let place = store.place("p/");
+        assert_eq!(place.list_at_most(3).unwrap().len(), 3);
+        let e = place.list_at_most(2).unwrap_err().to_string();
+        assert!(e.contains("more than 2 objects") && e.contains("s3://bucket/p/"), "{e}");
+        // The bound the listing of a directory URL runs under.
+        assert_eq!(place.walk().unwrap(), vec![b"a".to_vec(), b"b".to_vec(), b"sub/c".to_vec()]);
+        assert_eq!(place.names().unwrap(), vec![OsString::from("a"), OsString::from("b")]);
+    }
+
+    #[test]
+    fn a_range_read_in_parts_through_a_store_is_its_bytes_once_in_order() {
+        // Parts of 1000 bytes, one permit: the next part's request waits for
+        // it while a part streams, and every byte reaches the hasher once.
+        let d = data(10_000);
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let memory = InMemory::new();
+        runtime.block_on(memory.put(&Key::from("m"), PutPayload::from(d.clone()))).unwrap();
+        let store = Arc::new(Store {
+            store: Arc::new(memory),
+            runtime: Arc::new(runtime),
+            connections: Arc::new(Semaphore::new(1)),
+            shown: "s3://bucket/".into(),
+            part: 1000,
+            retries: 1,
+        });
+        let object = store.head("m").unwrap();
+        for (start, len, piece) in [(0u64, 10_000u64, 333usize), (17, 9000, 4096), (999, 2, 1), (5, 2500, 2500)] {
+            let mut reader = object.read_range(start, len).unwrap();
+            let mut hasher = Sha256::new();
+            let mut buf = vec![0u8; piece];
+            let mut left = len as usize;
+            while left > 0 {
+                let n = piece.min(left);
+                reader.feed(&mut buf[..n], &mut |s| hasher.update(s)).unwrap();
+                left -= n;
+            }
+            let want: [u8; 32] = Sha256::digest(&d[start as usize..(start + len) as usize]).into();
+            assert_eq!(<[u8; 32]>::from(hasher.finalize()), want, "{start}+{len}");
+        }
+        // A range past the object's end is refused before any request.
+        assert!(object.read_range(9000, 1001).is_err());
     }
 }

@@ -44,7 +44,16 @@ impl std::fmt::Debug for RemoteOpener {
 impl RemoteOpener {
     /// An opener reading with `options`: its runtime (two threads: they
     /// only wait on sockets; hashing stays on the scheduler's pool).
-    pub fn new(options: RemoteOptions) -> Result<RemoteOpener> {
+    pub fn new(mut options: RemoteOptions) -> Result<RemoteOpener> {
+        // For bench/remote.sh only (not a flag): the part size measured
+        // against the default, in MiB.
+        if let Some(v) = std::env::var_os("GGUF_DIGEST_BENCH_PART_MIB") {
+            let mib = v.to_str().and_then(|v| v.parse::<u64>().ok()).filter(|m| (1..=64).contains(m));
+            let mib = mib.ok_or_else(|| {
+                Error::from(std::io::Error::other("GGUF_DIGEST_BENCH_PART_MIB is a number of MiB from 1 to 64"))
+            })?;
+            options.part = mib << 20;
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("gguf-digest-remote")

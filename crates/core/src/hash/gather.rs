@@ -1,7 +1,7 @@
 //! A job with a strided [`Gather`]: the elements of a view hashed in
 //! row-major order, by rows, in tiles, or element by element.
 
-use super::transpose::{GROUP, group_runs, transpose, transpose_any};
+use super::transpose::{GROUP, group_runs, transpose};
 use super::{Hasher, Job, Plan, ProgressCallback, Sha256Digest};
 use crate::error::{Error, Result};
 use crate::source::MappedRange;
@@ -325,14 +325,7 @@ fn walk_tiles(
                         }
                     }
                     let src = slices.get(..n).ok_or_else(overflow)?;
-                    match elem {
-                        1 => transpose::<u8>(src, &mut flipped, bu, runs, q),
-                        2 => transpose::<u16>(src, &mut flipped, bu, runs, q),
-                        4 => transpose::<u32>(src, &mut flipped, bu, runs, q),
-                        8 => transpose::<u64>(src, &mut flipped, bu, runs, q),
-                        _ => transpose_any(src, &mut flipped, bu, runs, q, elem),
-                    }
-                    .ok_or_else(overflow)?;
+                    transpose(src, &mut flipped, bu, runs, q, elem).ok_or_else(overflow)?;
                     q = q.saturating_add(n);
                     n = 0;
                 }

@@ -1,104 +1,198 @@
 //! A tile of a gathered view transposed in memory: runs of a source
 //! written as columns of the output, in register blocks and cache lines.
 //! Pure: buffers in, buffers out, `None` for a buffer too short (a bug).
+//!
+//! A block is 8 or 16 bytes of each of `8 / E` runs (`E` bytes an
+//! element), held as one or two `u64` words each and transposed in those
+//! registers with shifts and masks (SWAR), then written as 8 bytes of each
+//! of its rows. Indices are checked once per block row, outside the inner
+//! loop; the inner loop only loads, shuffles words and stores
+//! (docs/BENCHMARKS.md, "Views, session 13").
 
-/// Elements per side of a block transposed in registers.
-const BLOCK: usize = 8;
+/// The most runs transposed at a time: a group is 128 bytes of each row
+/// (two cache lines written whole; 20 % less CPU than one for BF16 views
+/// of 2048-wide tensors, docs/BENCHMARKS.md), and at least 8 runs.
+pub(super) const GROUP: usize = 128;
 
-/// The most runs transposed at a time: a group is 64 bytes of each row
-/// (one cache line written whole), and at least a block.
-pub(super) const GROUP: usize = 64;
-
-/// The runs of a group for `elem`-byte elements: 64 bytes' worth, at least
-/// [`BLOCK`].
+/// The runs of a group for `elem`-byte elements: 128 bytes' worth, at
+/// least 8 (a whole number of blocks for every size with a block kernel).
 pub(super) fn group_runs(elem: usize) -> usize {
-    GROUP.checked_div(elem).unwrap_or(0).clamp(BLOCK, GROUP)
+    GROUP.checked_div(elem).unwrap_or(0).clamp(8, GROUP)
 }
 
-/// An element of 1, 2, 4 or 8 bytes as an integer, so that a block is
-/// transposed in registers. Read and written in one byte order, so the
-/// bytes are moved unchanged on any host.
-pub(super) trait Lane: Copy + Default {
-    /// Bytes per element.
-    const E: usize;
-    /// The element at the start of `b` (which holds at least `E` bytes).
-    fn load(b: &[u8]) -> Option<Self>;
-    /// Writes the element into `b` (exactly `E` bytes).
-    fn store(self, b: &mut [u8]) -> Option<()>;
+/// Writes `src` (runs `q0 ..` of a tile, each `b` elements of `elem`
+/// bytes) transposed into `to`, which holds `b` rows of `runs` elements:
+/// `to[i][q0 + k] = src[k][i]`. `None` if a buffer is shorter than that
+/// (a bug). Elements of 1, 2, 4 and 8 bytes go through register blocks,
+/// any other size element by element.
+pub(super) fn transpose(src: &[&[u8]], to: &mut [u8], b: usize, runs: usize, q0: usize, elem: usize) -> Option<()> {
+    match elem {
+        1 => blocks::<8, 8, 8>(src, to, b, runs, q0, 1, block1),
+        2 => blocks::<8, 4, 4>(src, to, b, runs, q0, 2, block2),
+        4 => blocks::<16, 2, 4>(src, to, b, runs, q0, 4, block4),
+        8 => blocks::<16, 1, 2>(src, to, b, runs, q0, 8, block8),
+        _ => by_element(src, to, b, runs, q0, elem, 0, 0),
+    }
 }
 
-macro_rules! lane {
-    ($($t:ty),*) => {$(
-        impl Lane for $t {
-            const E: usize = size_of::<$t>();
-            fn load(b: &[u8]) -> Option<Self> {
-                Some(<$t>::from_le_bytes(*b.first_chunk()?))
+/// The two little-endian words of 16 bytes (the first element of a run
+/// in the low bits of the first word, on any host).
+#[inline(always)]
+fn words(m: &[u8; 16]) -> [u64; 2] {
+    let v = u128::from_le_bytes(*m);
+    // Truncations on purpose: the low word, then the high one.
+    [v as u64, v.wrapping_shr(64) as u64]
+}
+
+/// Swaps the `s`-bit fields of `a` selected by `m` shifted up with the
+/// fields of `b` selected by `m`: one step of a transpose of fields.
+#[inline(always)]
+fn swap(a: u64, b: u64, s: u32, m: u64) -> (u64, u64) {
+    let t = (a.wrapping_shr(s) ^ b) & m;
+    (a ^ t.wrapping_shl(s), b ^ t)
+}
+
+/// The low halves of `a` and `b` as one word, and their high halves.
+#[inline(always)]
+fn join(a: u64, b: u64) -> (u64, u64) {
+    const LOW: u64 = 0x0000_0000_FFFF_FFFF;
+    ((a & LOW) | b.wrapping_shl(32), a.wrapping_shr(32) | (b & !LOW))
+}
+
+const BYTES: u64 = 0x00FF_00FF_00FF_00FF;
+const PAIRS: u64 = 0x0000_FFFF_0000_FFFF;
+
+/// 8 × 8 bytes transposed: `x[k]` is 8 bytes of run `k`; the result's
+/// word `j` is byte `j` of each run.
+#[inline(always)]
+fn bytes8(x: [u64; 8]) -> [u64; 8] {
+    let [x0, x1, x2, x3, x4, x5, x6, x7] = x;
+    let (x0, x1) = swap(x0, x1, 8, BYTES);
+    let (x2, x3) = swap(x2, x3, 8, BYTES);
+    let (x4, x5) = swap(x4, x5, 8, BYTES);
+    let (x6, x7) = swap(x6, x7, 8, BYTES);
+    let (x0, x2) = swap(x0, x2, 16, PAIRS);
+    let (x1, x3) = swap(x1, x3, 16, PAIRS);
+    let (x4, x6) = swap(x4, x6, 16, PAIRS);
+    let (x5, x7) = swap(x5, x7, 16, PAIRS);
+    let (r0, r4) = join(x0, x4);
+    let (r1, r5) = join(x1, x5);
+    let (r2, r6) = join(x2, x6);
+    let (r3, r7) = join(x3, x7);
+    [r0, r1, r2, r3, r4, r5, r6, r7]
+}
+
+/// 4 × 4 two-byte elements transposed: `a` to `d` are 4 elements of runs 0 to 3;
+/// the result's word `j` is element `j` of each run.
+#[inline(always)]
+fn pairs4(a: u64, b: u64, c: u64, d: u64) -> [u64; 4] {
+    let (a, b) = swap(a, b, 16, PAIRS);
+    let (c, d) = swap(c, d, 16, PAIRS);
+    let (r0, r2) = join(a, c);
+    let (r1, r3) = join(b, d);
+    [r0, r1, r2, r3]
+}
+
+/// A block of 1-byte elements: 8 bytes of 8 runs → 8 bytes of 8 rows.
+#[inline(always)]
+fn block1(m: [[u8; 8]; 8]) -> [u64; 8] {
+    bytes8(m.map(u64::from_le_bytes))
+}
+
+/// A block of 2-byte elements: 8 bytes of 4 runs → 8 bytes of 4 rows
+/// (fewer rows live than with 16 bytes a run: no spills, measured faster).
+#[inline(always)]
+fn block2(m: [[u8; 8]; 4]) -> [u64; 4] {
+    let [a, b, c, d] = m.map(u64::from_le_bytes);
+    pairs4(a, b, c, d)
+}
+
+/// A block of 4-byte elements: 16 bytes of 2 runs → 8 bytes of 4 rows.
+#[inline(always)]
+fn block4(m: [[u8; 16]; 2]) -> [u64; 4] {
+    let [a, b] = m.map(|r| words(&r));
+    let (r0, r1) = join(a[0], b[0]);
+    let (r2, r3) = join(a[1], b[1]);
+    [r0, r1, r2, r3]
+}
+
+/// A block of 8-byte elements: 16 bytes of 1 run → 8 bytes of 2 rows.
+#[inline(always)]
+fn block8(m: [[u8; 16]; 1]) -> [u64; 2] {
+    let [a] = m;
+    words(&a)
+}
+
+/// The transpose in blocks of `R` runs by `W` rows (`R × elem` = 8 bytes
+/// of a row, `W × elem` = `N` bytes of a run) through `kernel`, then
+/// element by element the runs after the last whole block (every row) and
+/// every run of the rows after the last whole block.
+#[inline(always)]
+fn blocks<const N: usize, const R: usize, const W: usize>(
+    src: &[&[u8]],
+    to: &mut [u8],
+    b: usize,
+    runs: usize,
+    q0: usize,
+    elem: usize,
+    kernel: fn([[u8; N]; R]) -> [u64; W],
+) -> Option<()> {
+    let pitch = runs.checked_mul(elem)?;
+    let whole_rows = b.checked_div(W)?.checked_mul(W)?;
+    let whole_runs = src.len().checked_div(R)?.checked_mul(R)?;
+    let width = whole_runs.checked_mul(elem)?;
+    let col = q0.checked_mul(elem)?;
+    if width > 0 {
+        for i0 in (0..whole_rows).step_by(W) {
+            // The block row's W output rows (their `width` bytes from
+            // column q0) and where its elements start in each run:
+            // checked here, once; the loop below only moves bytes.
+            let from = i0.checked_mul(elem)?;
+            let start = i0.checked_mul(pitch)?.checked_add(col)?;
+            let mut lines = to.get_mut(start..)?.chunks_mut(pitch.max(1));
+            let mut rows: [&mut [u8]; W] = core::array::from_fn(|_| <&mut [u8]>::default());
+            for r in &mut rows {
+                *r = lines.next()?.get_mut(..width)?;
             }
-            fn store(self, b: &mut [u8]) -> Option<()> {
-                b.first_chunk_mut::<{ size_of::<$t>() }>()?.copy_from_slice(&self.to_le_bytes());
-                Some(())
-            }
-        }
-    )*};
-}
-lane!(u8, u16, u32, u64);
-
-/// Writes `src` (runs `q0 ..` of a tile, each `b` elements of `T`)
-/// transposed into `to`, which holds `b` rows of `runs` elements:
-/// `to[i][q0 + k] = src[k][i]`. `None` if a buffer is shorter than that (a
-/// bug). Blocks of [`BLOCK`] × [`BLOCK`] elements go through registers;
-/// a group of 64 bytes of runs fills whole cache lines of each row.
-pub(super) fn transpose<T: Lane>(src: &[&[u8]], to: &mut [u8], b: usize, runs: usize, q0: usize) -> Option<()> {
-    let pitch = runs.checked_mul(T::E)?;
-    let seg = BLOCK.checked_mul(T::E)?;
-    let whole_rows = b.checked_div(BLOCK)?.checked_mul(BLOCK)?;
-    let whole_runs = src.len().checked_div(BLOCK)?.checked_mul(BLOCK)?;
-    for i0 in (0..whole_rows).step_by(BLOCK) {
-        let from = i0.checked_mul(T::E)?;
-        for (k0, block) in src.chunks_exact(BLOCK).enumerate() {
-            let mut m = [[T::default(); BLOCK]; BLOCK];
-            for (k, s) in block.iter().enumerate() {
-                let s = s.get(from..from.checked_add(seg)?)?;
-                for (row, e) in m.iter_mut().zip(s.chunks_exact(T::E)) {
-                    *row.get_mut(k)? = T::load(e)?;
+            let mut outs = rows.map(|r| r.chunks_exact_mut(8));
+            for group in src.chunks_exact(R) {
+                let mut m = [[0u8; N]; R];
+                for (x, s) in m.iter_mut().zip(group) {
+                    *x = *s.get(from..)?.first_chunk()?;
                 }
-            }
-            let col = k0.checked_mul(BLOCK)?.checked_add(q0)?.checked_mul(T::E)?;
-            for (j, row) in m.iter().enumerate() {
-                let at = i0.checked_add(j)?.checked_mul(pitch)?.checked_add(col)?;
-                let out = to.get_mut(at..at.checked_add(seg)?)?;
-                for (v, o) in row.iter().zip(out.chunks_exact_mut(T::E)) {
-                    v.store(o)?;
+                for (o, v) in outs.iter_mut().zip(kernel(m)) {
+                    o.next()?.copy_from_slice(&v.to_le_bytes());
                 }
             }
         }
     }
-    // The rest, an element at a time: the runs after the last whole block
-    // (every row), and every run of the rows after the last whole block.
+    by_element(src, to, b, runs, q0, elem, whole_rows, whole_runs)
+}
+
+/// Element by element: every run from `whole_runs` on in the first
+/// `whole_rows` rows (the blocks wrote the rest of them), and every run
+/// of the rows after them.
+#[allow(clippy::too_many_arguments)]
+fn by_element(
+    src: &[&[u8]],
+    to: &mut [u8],
+    b: usize,
+    runs: usize,
+    q0: usize,
+    elem: usize,
+    whole_rows: usize,
+    whole_runs: usize,
+) -> Option<()> {
+    let pitch = runs.checked_mul(elem)?;
     let rest = src.get(whole_runs..)?;
     for i in 0..b {
         let (runs_from, part) = if i < whole_rows { (whole_runs, rest) } else { (0, src) };
-        let at = i.checked_mul(pitch)?.checked_add(q0.checked_add(runs_from)?.checked_mul(T::E)?)?;
-        let out = to.get_mut(at..at.checked_add(part.len().checked_mul(T::E)?)?)?;
-        let from = i.checked_mul(T::E)?;
-        for (s, o) in part.iter().zip(out.chunks_exact_mut(T::E)) {
-            T::load(s.get(from..)?)?.store(o)?;
-        }
-    }
-    Some(())
-}
-
-/// [`transpose`] for an element size without its own copy.
-pub(super) fn transpose_any(src: &[&[u8]], to: &mut [u8], b: usize, runs: usize, q0: usize, elem: usize) -> Option<()> {
-    let pitch = runs.checked_mul(elem)?;
-    let col = q0.checked_mul(elem)?;
-    let width = src.len().checked_mul(elem)?;
-    for i in 0..b {
-        let at = i.checked_mul(pitch)?.checked_add(col)?;
-        let out = to.get_mut(at..at.checked_add(width)?)?;
+        let at = i.checked_mul(pitch)?.checked_add(q0.checked_add(runs_from)?.checked_mul(elem)?)?;
+        let out = to.get_mut(at..at.checked_add(part.len().checked_mul(elem)?)?)?;
         let from = i.checked_mul(elem)?;
-        for (s, o) in src.iter().zip(out.chunks_exact_mut(elem)) {
-            o.copy_from_slice(s.get(from..from.checked_add(elem)?)?);
+        let end = from.checked_add(elem)?;
+        for (s, o) in part.iter().zip(out.chunks_exact_mut(elem.max(1))) {
+            o.copy_from_slice(s.get(from..end)?);
         }
     }
     Some(())
@@ -109,6 +203,29 @@ pub(super) fn transpose_any(src: &[&[u8]], to: &mut [u8], b: usize, runs: usize,
 #[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 mod tests {
     use super::*;
+
+    /// `to[i][q0 + k] = src[k][i]`, one element at a time: the reference.
+    fn naive(src: &[&[u8]], to: &mut [u8], b: usize, runs: usize, q0: usize, elem: usize) {
+        for (k, s) in src.iter().enumerate() {
+            for i in 0..b {
+                let d = (i * runs + q0 + k) * elem;
+                to[d..d + elem].copy_from_slice(&s[i * elem..(i + 1) * elem]);
+            }
+        }
+    }
+
+    /// Bytes that differ from element to element and byte to byte.
+    fn noise(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
 
     #[test]
     fn tiles_are_transposed_group_by_group_as_element_by_element() {
@@ -134,34 +251,142 @@ mod tests {
                     let g = group_runs(elem);
                     for q0 in (0..runs).step_by(g) {
                         let src: Vec<&[u8]> = all[q0..runs.min(q0 + g)].iter().map(Vec::as_slice).collect();
-                        let done = match elem {
-                            1 => transpose::<u8>(&src, &mut got, b, runs, q0),
-                            2 => transpose::<u16>(&src, &mut got, b, runs, q0),
-                            4 => transpose::<u32>(&src, &mut got, b, runs, q0),
-                            8 => transpose::<u64>(&src, &mut got, b, runs, q0),
-                            _ => transpose_any(&src, &mut got, b, runs, q0, elem),
-                        };
+                        let done = transpose(&src, &mut got, b, runs, q0, elem);
                         assert_eq!(done, Some(()), "elem {elem} b {b} runs {runs} q0 {q0}");
                     }
                     assert_eq!(got, want, "elem {elem} b {b} runs {runs}");
                     // A buffer too short is refused, never indexed past.
-                    if elem <= 8 {
-                        let src: Vec<&[u8]> = all.iter().take(group_runs(elem)).map(Vec::as_slice).collect();
-                        let mut short = vec![0u8; want.len() - 1];
-                        let r = match elem {
-                            1 => transpose::<u8>(&src, &mut short, b, runs, 0),
-                            2 => transpose::<u16>(&src, &mut short, b, runs, 0),
-                            4 => transpose::<u32>(&src, &mut short, b, runs, 0),
-                            _ => transpose::<u64>(&src, &mut short, b, runs, 0),
-                        };
-                        // Only the last row reaches the missing byte, and only
-                        // when this group is the last one.
-                        if runs <= group_runs(elem) {
-                            assert_eq!(r, None, "elem {elem} b {b} runs {runs}");
-                        }
+                    let src: Vec<&[u8]> = all.iter().take(g).map(Vec::as_slice).collect();
+                    let mut short = vec![0u8; want.len() - 1];
+                    // Only the last row reaches the missing byte, and only
+                    // when this group is the last one.
+                    if runs <= g {
+                        assert_eq!(
+                            transpose(&src, &mut short, b, runs, 0, elem),
+                            None,
+                            "elem {elem} b {b} runs {runs}"
+                        );
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn blocks_match_an_element_by_element_transpose_at_every_shape_and_offset() {
+        // Every element size with and without a block kernel; shapes 1 × 1,
+        // 1 × n, n × 1, around each block's sides (the rows and runs left
+        // after the last whole block, none left, fewer than one block) and
+        // large; runs at unaligned addresses of one buffer; the group at
+        // column 0, inside, and at the last columns of wider rows. Bytes
+        // outside the group's columns stay as they were.
+        let pool = noise(1 << 20, 34);
+        let mut case = 0u64;
+        for elem in [1usize, 2, 3, 4, 5, 8, 16] {
+            for b in [1usize, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, 257] {
+                for n in [1usize, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64] {
+                    for (extra_before, extra_after) in [(0usize, 0usize), (3, 0), (0, 5), (7, 2)] {
+                        case += 1;
+                        let runs = extra_before + n + extra_after;
+                        let q0 = extra_before;
+                        let run_len = b * elem;
+                        // Run k starts at an odd offset that moves from case
+                        // to case (alignment), with bytes after it (a run is
+                        // read only for its b elements).
+                        let start = |k: usize| (case as usize * 7 + k * (run_len + 3) + 1) % (pool.len() / 2);
+                        let src: Vec<&[u8]> = (0..n).map(|k| &pool[start(k)..start(k) + run_len + 5]).collect();
+                        let fill = vec![(case as u8) ^ 0x5A; b * runs * elem];
+                        let mut want = fill.clone();
+                        naive(&src, &mut want, b, runs, q0, elem);
+                        let mut got = fill.clone();
+                        let what = format!("elem {elem} b {b} n {n} runs {runs} q0 {q0}");
+                        assert_eq!(transpose(&src, &mut got, b, runs, q0, elem), Some(()), "{what}");
+                        assert_eq!(got, want, "{what}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn each_block_kernel_is_a_transpose_of_its_bytes() {
+        // Run k's 8 or 16 bytes in, row j's 8 bytes out: element j of each run
+        // in run order, little-endian words on any host.
+        fn check<const N: usize, const R: usize, const W: usize>(elem: usize, kernel: fn([[u8; N]; R]) -> [u64; W]) {
+            for seed in 0..64 {
+                let bytes = noise(N * R, seed);
+                let m: [[u8; N]; R] = core::array::from_fn(|k| bytes[N * k..N * (k + 1)].try_into().unwrap());
+                let got = kernel(m);
+                for (j, w) in got.iter().enumerate() {
+                    let want: Vec<u8> = (0..R).flat_map(|k| m[k][j * elem..(j + 1) * elem].to_vec()).collect();
+                    assert_eq!(w.to_le_bytes().to_vec(), want, "elem {elem} row {j}");
+                }
+            }
+        }
+        check::<8, 8, 8>(1, block1);
+        check::<8, 4, 4>(2, block2);
+        check::<16, 2, 4>(4, block4);
+        check::<16, 1, 2>(8, block8);
+    }
+
+    #[test]
+    fn a_run_or_a_row_too_short_is_refused() {
+        // Each buffer one byte short, at the block path and the element
+        // path: None, never a panic.
+        for elem in [1usize, 2, 4, 8, 3] {
+            for (b, n) in [(16usize, 8usize), (17, 9), (3, 2)] {
+                let runs: Vec<Vec<u8>> = (0..n).map(|k| noise(b * elem, k as u64)).collect();
+                let mut to = vec![0u8; b * n * elem];
+                for short in 0..n {
+                    let src: Vec<&[u8]> = runs
+                        .iter()
+                        .enumerate()
+                        .map(|(k, r)| if k == short { &r[..r.len() - 1] } else { &r[..] })
+                        .collect();
+                    assert_eq!(transpose(&src, &mut to, b, n, 0, elem), None, "elem {elem} b {b} n {n} run {short}");
+                }
+                let src: Vec<&[u8]> = runs.iter().map(Vec::as_slice).collect();
+                assert_eq!(transpose(&src, &mut to, b, n, 1, elem), None, "elem {elem} b {b} n {n} at q0 1");
+            }
+        }
+    }
+
+    /// The kernel against SHA-256 over the same bytes, as the views of
+    /// bench/pt_make.py meet it (a 2048 × 2048 BF16 and F32 transposed
+    /// view: runs of a tile of 4 MiB, 4 KiB apart). `cargo test --release
+    /// -p gguf-digest-core --lib transpose::tests::kernel_speed --
+    /// --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement: run with --release"]
+    fn kernel_speed() {
+        use sha2::Digest as _;
+        for (elem, rows) in [(2usize, 2048usize), (4, 2048), (1, 2048), (8, 1024)] {
+            let cols = 2048usize;
+            let pitch = rows * elem;
+            let b = (4 << 20) / (cols * elem);
+            let source = noise(pitch * cols, 1);
+            let mut to = vec![0u8; b * cols * elem];
+            let g = group_runs(elem);
+            let mut best = (f64::MAX, f64::MAX);
+            for _ in 0..15 {
+                let t = std::time::Instant::now();
+                for q0 in (0..cols).step_by(g) {
+                    let src: Vec<&[u8]> =
+                        (q0..cols.min(q0 + g)).map(|q| &source[q * pitch..q * pitch + b * elem]).collect();
+                    transpose(&src, &mut to, b, cols, q0, elem).unwrap();
+                }
+                let kernel = t.elapsed().as_secs_f64();
+                let t = std::time::Instant::now();
+                std::hint::black_box(sha2::Sha256::digest(&to));
+                best = (best.0.min(kernel), best.1.min(t.elapsed().as_secs_f64()));
+            }
+            let n = to.len() as f64;
+            println!(
+                "elem {elem}: transpose {:.3} ns/byte, SHA-256 {:.3} ns/byte, transpose / SHA-256 {:.2}",
+                best.0 * 1e9 / n,
+                best.1 * 1e9 / n,
+                best.0 / best.1
+            );
         }
     }
 }

@@ -62,6 +62,19 @@ pub trait RangeReader: Send {
     /// an error (a body that ends early is retried or refused, never
     /// handed back short).
     fn read_next(&mut self, buf: &mut [u8]) -> Result<()>;
+
+    /// Hands the range's next `buf.len()` bytes to `sink`, in order, in
+    /// one or more slices whose lengths are the reader's (not whole blocks):
+    /// all of them, or an error. A reader that holds the bytes already (a
+    /// network buffer) lends them without a copy; the default reads them
+    /// into `buf` first. For data hashed as stored: SHA-256 takes any
+    /// slice lengths. An error may come after some bytes were handed on;
+    /// the caller then gives up the whole range (docs/adr/0044, "Speed").
+    fn feed(&mut self, buf: &mut [u8], sink: &mut dyn FnMut(&[u8])) -> Result<()> {
+        self.read_next(buf)?;
+        sink(buf);
+        Ok(())
+    }
 }
 
 /// A place objects lie in (a bucket's prefix, an HTTP folder): the remote

@@ -158,4 +158,20 @@ impl Pieces<'_> {
         self.at = at.saturating_add(buf.len() as u64);
         Ok(())
     }
+
+    /// Hands the next `buf.len()` bytes of the range to `sink` in order:
+    /// an object read by ranges lends its network buffers, no copy
+    /// ([`super::RangeReader::feed`]); a file's are read into `buf`.
+    pub fn feed(&mut self, buf: &mut [u8], sink: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let at = self.at;
+        match &mut self.ranged {
+            Some(r) => r.feed(buf, sink).map_err(|e| e.in_file(&self.source.path))?,
+            None => {
+                self.source.read_exact_at(buf, at)?;
+                sink(buf);
+            }
+        }
+        self.at = at.saturating_add(buf.len() as u64);
+        Ok(())
+    }
 }
