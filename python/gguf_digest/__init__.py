@@ -14,6 +14,24 @@ safetensors file (for a split model, its first shard), a
 ``*.safetensors.index.json``, a directory holding one model (a Hugging Face
 snapshot), or an ``ollama:NAME`` reference to a model in the Ollama store.
 
+Where the extension was built with URL inputs (the wheel ``pip install .``
+builds is), a path may also be a URL, read by range requests without a download:
+``s3://BUCKET/KEY``, ``gs://BUCKET/KEY``, ``az://CONTAINER/KEY``,
+``https://HOST/PATH``, ``oci://REGISTRY/REPOSITORY:TAG``, and
+``http://HOST/PATH`` with ``allow_http=True``; one ending in ``/`` is a
+directory (S3, GCS, Azure: plain HTTP has no listing). Its label is that of the same bytes on disk.
+Credentials come from each service's usual environment (``AWS_*``,
+``GOOGLE_*``, ``AZURE_*``, ``~/.docker/config.json``), or for HTTP from
+``https://user:password@host/...``; they never appear in a result or an
+exception. Every function that takes a path takes three keywords for them,
+as the command's flags: ``allow_http`` (``--allow-http``: read ``http://``
+and services reached over plain HTTP, such as emulators), ``connections``
+(``--connections``: at most this many range requests in flight at once, 1
+to 1024; default 8) and ``ca_file`` (``--ca-file``: also trust the
+certificate authorities of this PEM file). Without ``threads``, a call
+whose paths include a URL hashes on ``connections`` threads, as the command
+does.
+
 Every failure to label raises :class:`Error` (with ``argument``, ``path``,
 ``offset`` and ``subject``); a wrong argument type raises ``TypeError`` or ``ValueError``.
 Hashing runs on all cores with the GIL released; Ctrl-C
@@ -80,6 +98,23 @@ def _paths(paths: Iterable[StrPath], one: str) -> list[str]:
     return [_fspath(p) for p in paths]
 
 
+def _connections(connections: Optional[int]) -> Optional[int]:
+    if connections is not None and (
+        not isinstance(connections, int) or isinstance(connections, bool) or not 1 <= connections <= _native.MAX_THREADS
+    ):
+        raise ValueError(f"connections must be an int from 1 to {_native.MAX_THREADS}, or None; got {connections!r}")
+    return connections
+
+
+def _urls(allow_http: bool, connections: Optional[int], ca_file: Optional[StrPath]) -> Dict[str, Any]:
+    """The keywords of every native call that reads paths: how URLs are read."""
+    return {
+        "allow_http": bool(allow_http),
+        "connections": _connections(connections),
+        "ca_file": None if ca_file is None else _fspath(ca_file),
+    }
+
+
 def _threads(threads: Optional[int]) -> Optional[int]:
     if threads is not None and (
         not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= _native.MAX_THREADS
@@ -96,6 +131,9 @@ def label(
     mmap: bool = True,
     verify_blobs: bool = False,
     cache: Optional[bool] = None,
+    allow_http: bool = False,
+    connections: Optional[int] = None,
+    ca_file: Optional[StrPath] = None,
 ) -> str:
     """The label of the model at ``path``: 64 lowercase hex digits.
 
@@ -107,8 +145,24 @@ def label(
     ``cache=True`` takes the digests of files unchanged since an earlier run
     from the verified-leaf cache (``gguf-digest --cache``), ``False`` reads
     every byte, ``None`` (the default) asks ``GGUF_DIGEST_CACHE``.
+
+    ``path`` may be a URL (see the module's help): ``allow_http=True``
+    reads ``http://`` URLs (and cloud services reached over plain HTTP);
+    ``connections``: at most this many range requests in flight at once
+    (1 to 1024; default 8); ``ca_file``: a PEM file of certificate
+    authorities trusted for HTTPS beside the system's.
     """
-    return labels([path], threads, join_shards=join_shards, mmap=mmap, verify_blobs=verify_blobs, cache=cache)[0]
+    return labels(
+        [path],
+        threads,
+        join_shards=join_shards,
+        mmap=mmap,
+        verify_blobs=verify_blobs,
+        cache=cache,
+        allow_http=allow_http,
+        connections=connections,
+        ca_file=ca_file,
+    )[0]
 
 
 def labels(
@@ -119,6 +173,9 @@ def labels(
     mmap: bool = True,
     verify_blobs: bool = False,
     cache: Optional[bool] = None,
+    allow_http: bool = False,
+    connections: Optional[int] = None,
+    ca_file: Optional[StrPath] = None,
 ) -> list[str]:
     """The labels of many models, in order, hashed together as the command
     does (every tensor of every file on one pool of ``threads`` threads;
@@ -126,7 +183,7 @@ def labels(
     the first model that cannot be labelled raises :class:`Error` (a later
     shard of a split model too, even beside its first shard, unless its set
     has an index: then any shard names the model). A model is read once
-    however many of its shards are named."""
+    however many of its shards are named. URLs as in :func:`label`."""
     return _native.labels(
         _paths(paths, "use label() for one model"),
         _threads(threads),
@@ -134,6 +191,7 @@ def labels(
         mmap=mmap,
         verify_blobs=verify_blobs,
         cache=cache,
+        **_urls(allow_http, connections, ca_file),
     )
 
 
@@ -209,7 +267,8 @@ class Model:
     """A labelled model: what :func:`open` returns."""
 
     path: str
-    """The path or reference it was opened by."""
+    """The path or reference it was opened by (a URL without its
+    credentials or query)."""
     format: str
     """``"gguf"``, ``"safetensors"``, ``"ollama"`` or ``"directory"``."""
     contract: str
@@ -299,13 +358,24 @@ def open(
     mmap: bool = True,
     verify_blobs: bool = False,
     cache: Optional[bool] = None,
+    allow_http: bool = False,
+    connections: Optional[int] = None,
+    ca_file: Optional[StrPath] = None,
 ) -> Model:
     """Opens and labels the model at ``path``: its label, metadata leaves,
-    tensors (with their data's SHA-256), files and skeleton."""
-    p = _fspath(path)
+    tensors (with their data's SHA-256), files and skeleton. URLs as in
+    :func:`label`."""
     fmt, contract, lbl, entry_json, skeleton, files, strings = _native.open_model(
-        p, _threads(threads), join_shards=join_shards, mmap=mmap, verify_blobs=verify_blobs, cache=cache
+        _fspath(path),
+        _threads(threads),
+        join_shards=join_shards,
+        mmap=mmap,
+        verify_blobs=verify_blobs,
+        cache=cache,
+        **_urls(allow_http, connections, ca_file),
     )
+    # As the model names itself: a URL without its credentials.
+    p = _native.shown(_fspath(path))
     entry = _json.loads(entry_json)
     return Model(
         path=p,
@@ -355,6 +425,9 @@ def check(
     mmap: bool = True,
     verify_blobs: bool = False,
     cache: Optional[bool] = None,
+    allow_http: bool = False,
+    connections: Optional[int] = None,
+    ca_file: Optional[StrPath] = None,
 ) -> list[CheckResult]:
     """Verifies a list of labels (``gguf-digest`` output, ``sha256sum``
     style) by ``gguf-digest --check``'s rules: one result per entry, in
@@ -365,7 +438,8 @@ def check(
     Misformatted lines are skipped with a ``UserWarning`` saying how many
     (the command's warning), or with ``strict=True`` raise :class:`Error`;
     a list without one well-formed line raises; ``ignore_missing=True``
-    leaves out entries whose file does not exist.
+    leaves out entries whose file does not exist. The list is a file; its
+    entries may be URLs, read as in :func:`label`.
     """
     name = _fspath(sums)
     misformatted, rows = _native.check(
@@ -377,6 +451,7 @@ def check(
         mmap=mmap,
         verify_blobs=verify_blobs,
         cache=cache,
+        **_urls(allow_http, connections, ca_file),
     )
     if misformatted:
         what = "1 line is" if misformatted == 1 else f"{misformatted} lines are"
@@ -391,6 +466,9 @@ def statement(
     root: Optional[StrPath] = None,
     threads: Optional[int] = None,
     cache: Optional[bool] = None,
+    allow_http: bool = False,
+    connections: Optional[int] = None,
+    ca_file: Optional[StrPath] = None,
 ) -> str:
     """The in-toto Statement v1 of these models, byte for byte what
     ``gguf-digest statement`` prints: one subject per model, named as given
@@ -400,7 +478,8 @@ def statement(
     :class:`Error` before anything is labelled. A later shard named with its
     first shard is part of that subject, as in the command. ``leaves=True``
     adds every model's KV and tensor leaves to the predicate. Sign it with
-    any DSSE or Sigstore tool."""
+    any DSSE or Sigstore tool. A URL (read as in :func:`label`) is a
+    subject named by the URL, without its credentials or query."""
     names = _paths(paths, "pass [path]")
     if not names:
         # The command needs a model too: a statement must name a subject.
@@ -411,6 +490,7 @@ def statement(
         threads=_threads(threads),
         root=None if root is None else _fspath(root),
         cache=cache,
+        **_urls(allow_http, connections, ca_file),
     )
 
 
@@ -437,6 +517,9 @@ def verify(
     root: Optional[StrPath] = None,
     threads: Optional[int] = None,
     cache: Optional[bool] = None,
+    allow_http: bool = False,
+    connections: Optional[int] = None,
+    ca_file: Optional[StrPath] = None,
 ) -> Verification:
     """Verifies a statement, DSSE envelope or Sigstore bundle as
     ``gguf-digest verify`` does: with ``keys`` (PEM public keys, Ed25519 or
@@ -447,7 +530,8 @@ def verify(
     relabelled. Without keys it fails closed (:class:`Error`, "no public key
     was given") unless ``no_signature=True`` says to relabel the subjects
     without checking who signed them; the result's ``signature_checked`` is
-    then false."""
+    then false. A subject named by a URL is read from it, as in
+    :func:`label`."""
     if no_signature and keys:
         raise ValueError("keys and no_signature=True exclude each other")
     signed, rows = _native.verify_statement(
@@ -457,6 +541,7 @@ def verify(
         _threads(threads),
         no_signature,
         cache=cache,
+        **_urls(allow_http, connections, ca_file),
     )
     return Verification(signed, tuple(_results(rows)))
 

@@ -30,6 +30,9 @@ def labels(
     mmap: bool = True,
     verify_blobs: bool = False,
     cache: Optional[bool] = None,
+    allow_http: bool = False,
+    connections: Optional[int] = None,
+    ca_file: Optional[str] = None,
 ) -> List[str]: ...
 def open_model(
     path: str,
@@ -38,6 +41,9 @@ def open_model(
     mmap: bool = True,
     verify_blobs: bool = False,
     cache: Optional[bool] = None,
+    allow_http: bool = False,
+    connections: Optional[int] = None,
+    ca_file: Optional[str] = None,
 ) -> Tuple[str, str, str, str, bytes, List[str], List[Optional[bytes]]]: ...
 def check(
     sums: str,
@@ -48,6 +54,9 @@ def check(
     mmap: bool = True,
     verify_blobs: bool = False,
     cache: Optional[bool] = None,
+    allow_http: bool = False,
+    connections: Optional[int] = None,
+    ca_file: Optional[str] = None,
 ) -> Tuple[int, List[_Checked]]: ...
 def statement(
     paths: List[str],
@@ -55,6 +64,9 @@ def statement(
     threads: Optional[int] = None,
     root: Optional[str] = None,
     cache: Optional[bool] = None,
+    allow_http: bool = False,
+    connections: Optional[int] = None,
+    ca_file: Optional[str] = None,
 ) -> str: ...
 def verify_statement(
     path: str,
@@ -63,6 +75,10 @@ def verify_statement(
     threads: Optional[int] = None,
     no_signature: bool = False,
     cache: Optional[bool] = None,
+    allow_http: bool = False,
+    connections: Optional[int] = None,
+    ca_file: Optional[str] = None,
 ) -> Tuple[bool, List[_Checked]]: ...
 def ollama_models() -> Tuple[List[str], List[str]]: ...
+def shown(path: str) -> str: ...
 def main(argv: List[bytes]) -> int: ...

@@ -43,6 +43,9 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+mod remote;
+use remote::UrlOptions;
+
 create_exception!(
     gguf_digest,
     Error,
@@ -62,7 +65,7 @@ create_exception!(
 );
 
 /// How models are read, as the command's flags say it.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Read {
     threads: Option<usize>,
     join_shards: bool,
@@ -70,6 +73,8 @@ struct Read {
     verify_blobs: bool,
     /// The verified-leaf cache: on, off, or `None` for `GGUF_DIGEST_CACHE`.
     cache: Option<bool>,
+    /// How URL inputs are read.
+    urls: UrlOptions,
 }
 
 impl Read {
@@ -89,9 +94,12 @@ impl Read {
 /// `gguf_digest.Error` for a library error, its place filled from the
 /// argument (`path`) when the error names no file or argument.
 fn error(py: Python<'_>, e: &gguf_digest::Error, path: Option<&Path>) -> PyErr {
+    // The remote opener's refusal of `http://` names the command's flag;
+    // here it is a keyword.
+    let message = e.to_string().replace("only with --allow-http", "only with allow_http=True");
     let err = match e.kind().of::<ProvenanceErrorKind>() {
-        Some(ProvenanceErrorKind::SignatureFailed(_)) => SignatureError::new_err(e.to_string()),
-        _ => Error::new_err(e.to_string()),
+        Some(ProvenanceErrorKind::SignatureFailed(_)) => SignatureError::new_err(message),
+        _ => Error::new_err(message),
     };
     let value = err.value(py);
     let given = || path.map(|p| p.as_os_str().to_owned());
@@ -172,14 +180,16 @@ fn label_all<T: Send>(
     let cancel = Arc::new(AtomicBool::new(false));
     let mut opts = read.batch();
     opts.cancel = Some(Arc::clone(&cancel));
-    let pool = gguf_digest::hashing_pool(read.threads.unwrap_or(0))
+    let threads = read.threads.or_else(|| remote::default_threads(&read.urls, paths));
+    let pool = gguf_digest::hashing_pool(threads.unwrap_or(0))
         .map_err(|e| plain_error(py, format!("cannot start hashing threads: {e}"), None))?;
     if read.cache.unwrap_or_else(gguf_digest::cache::enabled_by_env) {
         opts.cache = detached(py, gguf_digest::cache::Cache::from_env)?.map(Arc::new);
         cache_warnings(py, opts.cache.as_deref())?;
     }
     let results = run(py, &cancel, || {
-        let all = schedule_all(paths, &opts, &pool, &|p, o| open_in_python(p, o, via));
+        let urls = &read.urls;
+        let all = schedule_all(paths, &opts, &pool, &|p, o| remote::with(urls, || open_in_python(p, o, via)));
         all.into_iter().map(|r| r.map(|(m, d)| keep(m, d))).collect()
     })?;
     if let Some(cache) = opts.cache.as_deref() {
@@ -240,7 +250,8 @@ fn all_or_first_error<T>(py: Python<'_>, paths: &[PathBuf], results: Vec<gguf_di
 
 /// The labels of `paths`, in order.
 #[pyfunction]
-#[pyo3(signature = (paths, threads=None, join_shards=true, mmap=true, verify_blobs=false, cache=None))]
+#[pyo3(signature = (paths, threads=None, join_shards=true, mmap=true, verify_blobs=false, cache=None, allow_http=false, connections=None, ca_file=None))]
+#[allow(clippy::too_many_arguments)]
 fn labels(
     py: Python<'_>,
     paths: Vec<PathBuf>,
@@ -249,13 +260,18 @@ fn labels(
     mmap: bool,
     verify_blobs: bool,
     cache: Option<bool>,
+    allow_http: bool,
+    connections: Option<usize>,
+    ca_file: Option<PathBuf>,
 ) -> PyResult<Vec<String>> {
-    let read = Read { threads, join_shards, mmap, verify_blobs, cache };
+    let urls = UrlOptions { allow_http, connections, ca_file };
+    let read = Read { threads, join_shards, mmap, verify_blobs, cache, urls };
+    let paths: Vec<PathBuf> = paths.into_iter().map(remote::hidden).collect();
     // One label per path, each model read once: a shard of an indexed set
     // named beside its first shard takes the first's label (alone, it names
     // that same model); a later shard that alone is refused is refused here
     // too, even beside its first, so it is opened on its own.
-    let named = detached(py, || NamedModels::new(&paths, &read.batch().open))?;
+    let named = detached(py, || remote::with(&read.urls, || NamedModels::new(&paths, &read.batch().open)))?;
     let mut todo = named.paths().to_vec();
     let mut from = Vec::with_capacity(paths.len());
     for (path, how) in paths.iter().zip(named.arguments()) {
@@ -267,7 +283,7 @@ fn labels(
             }
         });
     }
-    let results = label_all(py, &todo, read, Via::Named(&named), |_, d| d.label())?;
+    let results = label_all(py, &todo, read.clone(), Via::Named(&named), |_, d| d.label())?;
     // The first error in argument order, named by the path that was read.
     from.into_iter()
         .map(|n| match results.get(n) {
@@ -296,7 +312,8 @@ fn string_values(m: &AnyModel) -> gguf_digest::Result<Vec<Option<Vec<u8>>>> {
 
 /// Opens and labels one model.
 #[pyfunction]
-#[pyo3(signature = (path, threads=None, join_shards=true, mmap=true, verify_blobs=false, cache=None))]
+#[pyo3(signature = (path, threads=None, join_shards=true, mmap=true, verify_blobs=false, cache=None, allow_http=false, connections=None, ca_file=None))]
+#[allow(clippy::too_many_arguments)]
 fn open_model(
     py: Python<'_>,
     path: PathBuf,
@@ -305,9 +322,13 @@ fn open_model(
     mmap: bool,
     verify_blobs: bool,
     cache: Option<bool>,
+    allow_http: bool,
+    connections: Option<usize>,
+    ca_file: Option<PathBuf>,
 ) -> PyResult<Opened> {
-    let read = Read { threads, join_shards, mmap, verify_blobs, cache };
-    let paths = [path];
+    let urls = UrlOptions { allow_http, connections, ca_file };
+    let read = Read { threads, join_shards, mmap, verify_blobs, cache, urls };
+    let paths = [remote::hidden(path)];
     // The JSON entry is built on the worker, without the GIL.
     let results = label_all(py, &paths, read, Via::Arguments, |m, d| {
         let (format, contract) = m.contract();
@@ -344,6 +365,12 @@ fn relabel(
     via: Via<'_>,
     located: Option<&[PathBuf]>,
 ) -> PyResult<(CheckSummary, Vec<Row>)> {
+    // A URL named with credentials (a list's line, a statement's subject)
+    // is read with them and shown without, in rows and errors alike.
+    let lines: Vec<Line> = lines.iter().map(hidden_line).collect();
+    let lines = lines.as_slice();
+    let located: Option<Vec<PathBuf>> = located.map(|l| l.iter().cloned().map(remote::hidden).collect());
+    let located = located.as_deref();
     let mut labelled = Ok(());
     let label = |paths: &[PathBuf], emit: &mut dyn FnMut(usize, gguf_digest::Result<String>)| {
         let paths = located.unwrap_or(paths);
@@ -351,7 +378,7 @@ fn relabel(
             return;
         }
         let (unique, of) = verify::distinct(paths);
-        let results = match label_all(py, &unique, read, via, |_, d| d.label()) {
+        let results = match label_all(py, &unique, read.clone(), via, |_, d| d.label()) {
             Ok(results) => results,
             Err(e) => {
                 labelled = Err(e);
@@ -388,6 +415,18 @@ fn relabel(
     Ok((summary, rows))
 }
 
+/// `line` with its path as [`remote::hidden`] shows it.
+fn hidden_line(line: &Line) -> Line {
+    match line {
+        Line::Entry { line_no, label, path } => Line::Entry {
+            line_no: *line_no,
+            label: label.clone(),
+            path: remote::hidden(PathBuf::from(OsString::from_vec(path.clone()))).into_os_string().into_vec(),
+        },
+        Line::Misformatted { .. } => line.clone(),
+    }
+}
+
 /// `gguf_digest.Error` about a label list, worded as `--check` words it
 /// (`LIST: what`).
 fn list_error(py: Python<'_>, sums: &Path, what: &str) -> PyErr {
@@ -398,7 +437,7 @@ fn list_error(py: Python<'_>, sums: &Path, what: &str) -> PyErr {
 /// Verifies a list of labels with `--check`'s rules: (misformatted lines
 /// skipped, one result per entry).
 #[pyfunction]
-#[pyo3(signature = (sums, threads=None, ignore_missing=false, strict=false, join_shards=true, mmap=true, verify_blobs=false, cache=None))]
+#[pyo3(signature = (sums, threads=None, ignore_missing=false, strict=false, join_shards=true, mmap=true, verify_blobs=false, cache=None, allow_http=false, connections=None, ca_file=None))]
 #[allow(clippy::too_many_arguments)]
 fn check(
     py: Python<'_>,
@@ -410,6 +449,9 @@ fn check(
     mmap: bool,
     verify_blobs: bool,
     cache: Option<bool>,
+    allow_http: bool,
+    connections: Option<usize>,
+    ca_file: Option<PathBuf>,
 ) -> PyResult<(usize, Vec<Row>)> {
     // The command reads `-` as standard input; here it would be the
     // interpreter's, so it is refused as `open_in_python` refuses a model `-`.
@@ -437,7 +479,8 @@ fn check(
     if let (true, Some(line_no)) = (strict, misformatted) {
         return Err(list_error(py, &sums, &format!("{line_no}: {MISFORMATTED_LINE}")));
     }
-    let read = Read { threads, join_shards, mmap, verify_blobs, cache };
+    let urls = UrlOptions { allow_http, connections, ca_file };
+    let read = Read { threads, join_shards, mmap, verify_blobs, cache, urls };
     let opts = CheckOptions { ignore_missing, strict, ..CheckOptions::default() };
     let (summary, rows) = relabel(py, &lines, &opts, read, Via::Arguments, None)?;
     if summary.entries == 0 {
@@ -449,7 +492,8 @@ fn check(
 /// The in-toto statement of `paths`, as `gguf-digest statement` prints it
 /// (names relative to `root` when given).
 #[pyfunction]
-#[pyo3(signature = (paths, leaves=false, threads=None, root=None, cache=None))]
+#[pyo3(signature = (paths, leaves=false, threads=None, root=None, cache=None, allow_http=false, connections=None, ca_file=None))]
+#[allow(clippy::too_many_arguments)]
 fn statement(
     py: Python<'_>,
     paths: Vec<PathBuf>,
@@ -457,10 +501,15 @@ fn statement(
     threads: Option<usize>,
     root: Option<PathBuf>,
     cache: Option<bool>,
+    allow_http: bool,
+    connections: Option<usize>,
+    ca_file: Option<PathBuf>,
 ) -> PyResult<String> {
-    let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false, cache };
+    let urls = UrlOptions { allow_http, connections, ca_file };
+    let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false, cache, urls };
+    let paths: Vec<PathBuf> = paths.into_iter().map(remote::hidden).collect();
     // As the command: a later shard named with its first is that subject's.
-    let named = detached(py, || NamedModels::new(&paths, &read.batch().open))?;
+    let named = detached(py, || remote::with(&read.urls, || NamedModels::new(&paths, &read.batch().open)))?;
     let paths = named.paths();
     // As the command: no subject verify must refuse, checked before labelling.
     let names = paths
@@ -484,7 +533,8 @@ fn statement(
 /// unless `no_signature`), locates its subjects under `root`, and relabels
 /// them: (signature checked, one result per subject).
 #[pyfunction]
-#[pyo3(signature = (path, keys=Vec::new(), root=None, threads=None, no_signature=false, cache=None))]
+#[pyo3(signature = (path, keys=Vec::new(), root=None, threads=None, no_signature=false, cache=None, allow_http=false, connections=None, ca_file=None))]
+#[allow(clippy::too_many_arguments)]
 fn verify_statement(
     py: Python<'_>,
     path: PathBuf,
@@ -493,6 +543,9 @@ fn verify_statement(
     threads: Option<usize>,
     no_signature: bool,
     cache: Option<bool>,
+    allow_http: bool,
+    connections: Option<usize>,
+    ca_file: Option<PathBuf>,
 ) -> PyResult<(bool, Vec<Row>)> {
     // Key files and the statement are read without the GIL: either may be a
     // FIFO or on a slow mount.
@@ -514,7 +567,14 @@ fn verify_statement(
             path: s.name.clone().into_bytes(),
         })
         .collect();
-    let read = Read { threads, join_shards: true, mmap: true, verify_blobs: false, cache };
+    let read = Read {
+        threads,
+        join_shards: true,
+        mmap: true,
+        verify_blobs: false,
+        cache,
+        urls: UrlOptions { allow_http, connections, ca_file },
+    };
     let (_, rows) = relabel(py, &lines, &CheckOptions::default(), read, Via::Subjects(&claims), Some(&claims.paths))?;
     Ok((claims.signature_checked, rows))
 }
@@ -528,6 +588,14 @@ fn ollama_models(py: Python<'_>) -> PyResult<(Vec<OsString>, Vec<String>)> {
     let (models, strays) = all.map_err(|e| error(py, &e, None))?;
     let strays = strays.iter().map(output::error_line).collect();
     Ok((models.into_iter().map(PathBuf::into_os_string).collect(), strays))
+}
+
+/// `path` as results and errors show it: a URL without its credentials or
+/// query (kept aside for the opener), any other path unchanged.
+#[pyfunction]
+fn shown(path: PathBuf) -> OsString {
+    // A str back, not a pathlib path (which would fold `//` in a URL).
+    remote::hidden(path).into_os_string()
 }
 
 /// Runs the `gguf-digest` command with `argv` (the program's name first;
@@ -566,6 +634,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(statement, m)?)?;
     m.add_function(wrap_pyfunction!(verify_statement, m)?)?;
     m.add_function(wrap_pyfunction!(ollama_models, m)?)?;
+    m.add_function(wrap_pyfunction!(shown, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     Ok(())
 }
