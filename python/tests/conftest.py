@@ -20,11 +20,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 import pytest
 
@@ -53,6 +54,22 @@ class Cli:
         assert p.returncode == 0, p.stderr.decode()
         line = p.stdout.decode()
         return line.split("  ", 1)[0]
+
+
+@pytest.fixture
+def sigint_raises() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt for the test, as in a terminal.
+
+    A process started in the background by a non-interactive shell (`cmd &`,
+    as a CI runner may start pytest) begins with SIGINT ignored; Python then
+    keeps it ignored, and `_thread.interrupt_main()` does nothing: a test of
+    Ctrl-C would pass or fail by how it was started. Restored afterwards.
+    """
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 @pytest.fixture(scope="session")

@@ -379,7 +379,7 @@ def test_connections_must_be_a_count(http: Nginx) -> None:
             gguf_digest.label(http.base + "m.gguf", allow_http=True, connections=bad)  # type: ignore[arg-type]
 
 
-def test_keyboard_interrupt_stops_a_long_remote_read(served: Served, http: Nginx) -> None:
+def test_keyboard_interrupt_stops_a_long_remote_read(served: Served, http: Nginx, sigint_raises: None) -> None:
     import _thread
 
     url = http.base + "slow/big.gguf"
