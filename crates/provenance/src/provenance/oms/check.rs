@@ -136,25 +136,15 @@ pub fn check(
     pool: &rayon::ThreadPool,
 ) -> Result<Report> {
     let ser = &manifest.serialization;
-    let (kept, dropped): (Vec<&String>, Vec<&String>) = ser.ignore_paths.iter().partition(|p| below_the_model(p));
-    let ignored: Vec<String> = kept.into_iter().map(|p| normal(p)).chain(GIT_PATHS.map(String::from)).collect();
-    let skip = |rel: &str| {
-        ignored
-            .iter()
-            .any(|i| !i.is_empty() && (rel == i || rel.strip_prefix(i.as_str()).is_some_and(|r| r.starts_with('/'))))
-    };
+    let (ignored, dropped) = ignore_rule(manifest);
+    let skip = |rel: &str| skipped(&ignored, rel);
     // The bundle: its place in the model, and the file it is (its own
     // descriptor, opened once here).
     let sig_rel = relayout::inside(dir, signature);
     let sig_id = std::fs::File::open(signature).and_then(|f| f.metadata()).ok().map(|m| (m.dev(), m.ino()));
     let found = entries(dir, ser.allow_symlinks, &skip)?;
 
-    // The signed pieces of each file, by path.
-    let mut signed: BTreeMap<&str, Vec<Piece>> = BTreeMap::new();
-    for r in &manifest.resources {
-        let (start, end) = r.range.unwrap_or((0, u64::MAX));
-        signed.entry(r.path.as_str()).or_default().push((start, end, r.digest));
-    }
+    let signed = signed_pieces(manifest);
     let mut files: Vec<(String, Verdict)> = Vec::new();
     let mut opened: Vec<(usize, Source, Vec<Piece>)> = Vec::new();
     let mut present = std::collections::HashSet::new();
@@ -182,32 +172,10 @@ pub fn check(
             continue;
         };
         present.insert(name.clone());
-        match Source::open_beneath(&root, &at, &shown, ReadMode::Mmap, last) {
-            Err(e) => files.push((name, Verdict::Unreadable(e))),
-            Ok(source) => {
-                let mut pieces = pieces.clone();
-                pieces.sort_unstable();
-                let len = source.len();
-                let cut = cut(manifest.serialization.method, len);
-                let wanted: Vec<(u64, u64)> =
-                    pieces.iter().map(|&(s, e, _)| (s, if e == u64::MAX { len } else { e })).collect();
-                if cut != wanted {
-                    files.push((name, Verdict::Failed(format!("{len} bytes, cut otherwise than signed"))));
-                    continue;
-                }
-                let pieces = pieces.iter().zip(&cut).map(|(&(_, _, d), &(s, e))| (s, e, d)).collect();
-                files.push((name, Verdict::Ok));
-                opened.push((files.len().saturating_sub(1), source, pieces));
-            }
-        }
+        let source = Source::open_beneath(&root, &at, &shown, ReadMode::Mmap, last);
+        admit(name, source, pieces, ser.method, &mut files, &mut opened);
     }
-    for name in signed.keys() {
-        if !present.contains(*name) {
-            files.push((name.to_string(), Verdict::Missing));
-        }
-    }
-    let files = judge(files, &opened, opts, pool);
-    Ok(Report { files, dropped_ignore_paths: dropped.into_iter().cloned().collect() })
+    finish(files, &opened, &signed, &present, dropped, opts, pool)
 }
 
 /// Checks the remote prefix `place` (a URL ending in `/`,
@@ -226,19 +194,10 @@ pub fn check_place(
     pool: &rayon::ThreadPool,
 ) -> Result<Report> {
     let ser = &manifest.serialization;
-    let (kept, dropped): (Vec<&String>, Vec<&String>) = ser.ignore_paths.iter().partition(|p| below_the_model(p));
-    let ignored: Vec<String> = kept.into_iter().map(|p| normal(p)).chain(GIT_PATHS.map(String::from)).collect();
-    let skip = |rel: &str| {
-        ignored
-            .iter()
-            .any(|i| !i.is_empty() && (rel == i || rel.strip_prefix(i.as_str()).is_some_and(|r| r.starts_with('/'))))
-    };
+    let (ignored, dropped) = ignore_rule(manifest);
+    let skip = |rel: &str| skipped(&ignored, rel);
     let listed = place.walk()?;
-    let mut signed: BTreeMap<&str, Vec<Piece>> = BTreeMap::new();
-    for r in &manifest.resources {
-        let (start, end) = r.range.unwrap_or((0, u64::MAX));
-        signed.entry(r.path.as_str()).or_default().push((start, end, r.digest));
-    }
+    let signed = signed_pieces(manifest);
     let mut files: Vec<(String, Verdict)> = Vec::new();
     let mut opened: Vec<(usize, Source, Vec<Piece>)> = Vec::new();
     let mut present = std::collections::HashSet::new();
@@ -264,31 +223,85 @@ pub fn check_place(
             continue;
         };
         present.insert(name.clone());
-        match place.open_below(Path::new(&name), opts.open.read_mode) {
-            Err(e) => files.push((name, Verdict::Unreadable(e))),
-            Ok(source) => {
-                let mut pieces = pieces.clone();
-                pieces.sort_unstable();
-                let len = source.len();
-                let cut = cut(ser.method, len);
-                let wanted: Vec<(u64, u64)> =
-                    pieces.iter().map(|&(s, e, _)| (s, if e == u64::MAX { len } else { e })).collect();
-                if cut != wanted {
-                    files.push((name, Verdict::Failed(format!("{len} bytes, cut otherwise than signed"))));
-                    continue;
-                }
-                let pieces = pieces.iter().zip(&cut).map(|(&(_, _, d), &(s, e))| (s, e, d)).collect();
-                files.push((name, Verdict::Ok));
-                opened.push((files.len().saturating_sub(1), source, pieces));
-            }
-        }
+        let source = place.open_below(Path::new(&name), opts.open.read_mode);
+        admit(name, source, pieces, ser.method, &mut files, &mut opened);
     }
+    finish(files, &opened, &signed, &present, dropped, opts, pool)
+}
+
+/// The signature's ignore paths below the model (normalised) with git's
+/// files, and those not below it (absolute, or with `..`: they ignore
+/// nothing, as model_signing drops them).
+fn ignore_rule(manifest: &Manifest) -> (Vec<String>, Vec<&String>) {
+    let (kept, dropped): (Vec<&String>, Vec<&String>) =
+        manifest.serialization.ignore_paths.iter().partition(|p| below_the_model(p));
+    let ignored = kept.into_iter().map(|p| normal(p)).chain(GIT_PATHS.map(String::from)).collect();
+    (ignored, dropped)
+}
+
+/// True when `rel` is an ignored path or lies below one.
+fn skipped(ignored: &[String], rel: &str) -> bool {
+    ignored
+        .iter()
+        .any(|i| !i.is_empty() && (rel == i || rel.strip_prefix(i.as_str()).is_some_and(|r| r.starts_with('/'))))
+}
+
+/// The signed pieces of each file, by path (a whole file's end is
+/// `u64::MAX` until its length is known).
+fn signed_pieces(manifest: &Manifest) -> BTreeMap<&str, Vec<Piece>> {
+    let mut signed: BTreeMap<&str, Vec<Piece>> = BTreeMap::new();
+    for r in &manifest.resources {
+        let (start, end) = r.range.unwrap_or((0, u64::MAX));
+        signed.entry(r.path.as_str()).or_default().push((start, end, r.digest));
+    }
+    signed
+}
+
+/// A signed file, opened (or not): unreadable, cut otherwise than signed
+/// (its size changed), or kept in `opened` with its pieces to be hashed
+/// (answered `OK` unless [`judge`] finds otherwise).
+fn admit(
+    name: String,
+    source: Result<Source>,
+    pieces: &[Piece],
+    method: Method,
+    files: &mut Vec<(String, Verdict)>,
+    opened: &mut Vec<(usize, Source, Vec<Piece>)>,
+) {
+    let source = match source {
+        Err(e) => return files.push((name, Verdict::Unreadable(e))),
+        Ok(source) => source,
+    };
+    let mut pieces = pieces.to_vec();
+    pieces.sort_unstable();
+    let len = source.len();
+    let cut = cut(method, len);
+    let wanted: Vec<(u64, u64)> = pieces.iter().map(|&(s, e, _)| (s, if e == u64::MAX { len } else { e })).collect();
+    if cut != wanted {
+        return files.push((name, Verdict::Failed(format!("{len} bytes, cut otherwise than signed"))));
+    }
+    let pieces = pieces.iter().zip(&cut).map(|(&(_, _, d), &(s, e))| (s, e, d)).collect();
+    files.push((name, Verdict::Ok));
+    opened.push((files.len().saturating_sub(1), source, pieces));
+}
+
+/// The answers: every signed name not found is missing, then every opened
+/// file judged.
+fn finish(
+    mut files: Vec<(String, Verdict)>,
+    opened: &[(usize, Source, Vec<Piece>)],
+    signed: &BTreeMap<&str, Vec<Piece>>,
+    present: &std::collections::HashSet<String>,
+    dropped: Vec<&String>,
+    opts: &BatchOptions,
+    pool: &rayon::ThreadPool,
+) -> Result<Report> {
     for name in signed.keys() {
         if !present.contains(*name) {
             files.push((name.to_string(), Verdict::Missing));
         }
     }
-    let files = judge(files, &opened, opts, pool);
+    let files = judge(files, opened, opts, pool);
     Ok(Report { files, dropped_ignore_paths: dropped.into_iter().cloned().collect() })
 }
 
