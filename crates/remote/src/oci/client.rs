@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_RANGE, CONTENT_TYPE, LOCATION, RANGE, WWW_AUTHENTICATE};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_RANGE, CONTENT_TYPE, LOCATION, RANGE};
 use reqwest::{StatusCode, Url};
 use sha2::{Digest as _, Sha256};
 
@@ -28,6 +28,9 @@ use super::error::{OciErrorKind, shown_url};
 use super::manifest::{self, Descriptor, Manifest, Parsed};
 use super::reference::Reference;
 use crate::{Error, Result};
+
+mod answer;
+use answer::{challenges, read_limited, registry_error_code};
 
 /// The most redirects followed for one request.
 const MAX_REDIRECTS: usize = 5;
@@ -81,18 +84,6 @@ impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client").field("reference", &self.reference.to_string()).finish_non_exhaustive()
     }
-}
-
-/// The challenges of a response's `WWW-Authenticate` headers.
-fn challenges(response: &reqwest::Response) -> Vec<auth::Challenge> {
-    response
-        .headers()
-        .get_all(WWW_AUTHENTICATE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .filter_map(auth::parse_challenges)
-        .flatten()
-        .collect()
 }
 
 pub(super) fn http_error(url: &Url, why: impl std::fmt::Display) -> Error {
@@ -596,29 +587,6 @@ pub(super) fn error_words(e: &reqwest::Error) -> String {
         source = inner.source();
     }
     s
-}
-
-async fn read_limited(response: &mut reqwest::Response, limit: u64, url: &Url) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    while let Some(piece) = response.chunk().await.map_err(|e| http_error(url, error_words(&e)))? {
-        if (out.len() as u64).saturating_add(piece.len() as u64) > limit {
-            return Err(http_error(url, format!("a body longer than {limit} bytes")));
-        }
-        out.extend_from_slice(&piece);
-    }
-    Ok(out)
-}
-
-/// The first `errors[].code` of a registry's error body, if it has one.
-async fn registry_error_code(response: &mut reqwest::Response, url: &Url) -> Option<String> {
-    let body = read_limited(response, 64 << 10, url).await.ok()?;
-    let json = crate::json::parse_strict(&body, 8).ok()?;
-    let first = json.get("errors")?.as_array()?.first()?;
-    let code = first.get("code")?.as_str()?;
-    Some(match first.get("message").and_then(crate::json::Json::as_str) {
-        Some(m) => format!("{code}: {m}"),
-        None => code.to_string(),
-    })
 }
 
 #[cfg(test)]
