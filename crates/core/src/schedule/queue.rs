@@ -60,11 +60,41 @@ impl HashJobs for JobList<'_> {
 
 /// Every job of `set` as (length, index), largest first, ties in job
 /// order: the order that keeps every core busy to the end when one job
-/// dominates.
+/// dominates. When every job's source asks for file order
+/// ([`crate::source::Source::wants_file_order`]: an OCI blob, whose digest
+/// is hashed in order from the label's own pieces, docs/adr/0046), its jobs
+/// go by file (in the order the set first names them) and offset instead.
 pub(crate) fn largest_first(set: &dyn HashJobs) -> Vec<(u64, usize)> {
-    let mut order: Vec<(u64, usize)> = (0..set.jobs_len()).map(|i| (set.job_at(i).map_or(0, |j| j.len), i)).collect();
-    order.sort_unstable_by_key(|&(len, i)| (std::cmp::Reverse(len), i));
-    order
+    let n = set.jobs_len();
+    // (length, index, file rank, offset); the rank only when file order is kept.
+    let mut files: Vec<*const crate::source::Source> = Vec::new();
+    let mut in_file_order = n > 0;
+    let mut jobs: Vec<(u64, usize, usize, u64)> = Vec::with_capacity(n);
+    for i in 0..n {
+        let Some(job) = set.job_at(i) else {
+            jobs.push((0, i, 0, 0));
+            in_file_order = false;
+            continue;
+        };
+        let mut rank = 0;
+        if in_file_order && job.source.wants_file_order() {
+            let at: *const crate::source::Source = job.source;
+            // A model's jobs come file by file: the last file seen is found first.
+            rank = files.iter().rposition(|&f| std::ptr::eq(f, at)).unwrap_or_else(|| {
+                files.push(at);
+                files.len().saturating_sub(1)
+            });
+        } else {
+            in_file_order = false;
+        }
+        jobs.push((job.len, i, rank, job.start));
+    }
+    if in_file_order {
+        jobs.sort_unstable_by_key(|&(_, i, rank, start)| (rank, start, i));
+    } else {
+        jobs.sort_unstable_by_key(|&(len, i, _, _)| (std::cmp::Reverse(len), i));
+    }
+    jobs.into_iter().map(|(len, i, _, _)| (len, i)).collect()
 }
 
 /// Runs one job's work, a panic (a bug: none is known) turned into an
@@ -384,6 +414,67 @@ mod tests {
             taken.push((w.index, t));
         }
         assert_eq!(taken, [(1, 2), (0, 1), (1, 0), (0, 2), (1, 1), (0, 0), (1, 3)]);
+    }
+
+    /// An object read by ranges that asks for its jobs in file order (as
+    /// an OCI blob does), or not.
+    #[derive(Debug)]
+    struct Ordered(bool);
+
+    impl crate::source::RangeSource for Ordered {
+        fn len(&self) -> u64 {
+            1000
+        }
+        fn version(&self) -> Option<&str> {
+            None
+        }
+        fn read_at(&self, _: u64, _: &mut [u8]) -> Result<()> {
+            Err(Error::internal("not read in this test"))
+        }
+        fn read_range(&self, _: u64, _: u64) -> Result<Box<dyn crate::source::RangeReader + '_>> {
+            Err(Error::internal("not read in this test"))
+        }
+        fn check_unchanged(&self) -> Result<()> {
+            Ok(())
+        }
+        fn beside(&self) -> Result<std::sync::Arc<dyn crate::source::RangeDir>> {
+            Err(Error::internal("no place in this test"))
+        }
+        fn wants_file_order(&self) -> bool {
+            self.0
+        }
+    }
+
+    fn object(file_order: bool) -> Source {
+        Source::from_range(std::path::Path::new("o"), std::sync::Arc::new(Ordered(file_order)))
+    }
+
+    #[test]
+    fn objects_that_ask_for_file_order_get_their_jobs_by_file_then_offset() {
+        let (a, b) = (object(true), object(true));
+        // Listed out of order: b's jobs first, a's interleaved.
+        let set = JobList(vec![
+            whole(&b, 500, 10),
+            whole(&a, 300, 600),
+            whole(&a, 0, 5),
+            whole(&b, 0, 400),
+            whole(&a, 100, 20),
+        ]);
+        let order: Vec<usize> = largest_first(&set).into_iter().map(|(_, i)| i).collect();
+        // b first (the set names it first), then a, each by offset.
+        assert_eq!(order, [3, 0, 2, 4, 1]);
+        // One source that does not ask (a file, another object): largest
+        // first, as before, for the whole set.
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(&dir);
+        let other = object(false);
+        for odd in [&f, &other] {
+            let mixed = JobList(vec![whole(&a, 0, 5), whole(&a, 100, 20), whole(odd, 0, 300)]);
+            let order: Vec<usize> = largest_first(&mixed).into_iter().map(|(_, i)| i).collect();
+            assert_eq!(order, [2, 1, 0]);
+        }
+        let lens: Vec<u64> = largest_first(&set).into_iter().map(|(len, _)| len).collect();
+        assert_eq!(lens, [400, 10, 5, 20, 600], "each job keeps its length for the queue");
     }
 
     #[test]

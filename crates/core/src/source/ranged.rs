@@ -54,6 +54,15 @@ pub trait RangeSource: Send + Sync + fmt::Debug {
     /// siblings, an index's files, external data) are opened, by plain
     /// names only.
     fn beside(&self) -> Result<Arc<dyn RangeDir>>;
+
+    /// True when the object's jobs are best handed out in file order
+    /// (by offset) rather than largest first: an OCI blob, whose bytes are
+    /// hashed again in order for its digest as the label's pieces arrive,
+    /// so pieces near that digest's frontier are read once for both
+    /// (docs/adr/0046). Every other object keeps largest first.
+    fn wants_file_order(&self) -> bool {
+        false
+    }
 }
 
 /// A range being read front to back ([`RangeSource::read_range`]).
@@ -116,6 +125,12 @@ impl Source {
         source.backing = Backing::Ranged(object);
         source.identity.len = len;
         source
+    }
+
+    /// True when this source's jobs are handed out in file order
+    /// ([`RangeSource::wants_file_order`]); false for a file or a stream.
+    pub fn wants_file_order(&self) -> bool {
+        self.ranged().is_some_and(RangeSource::wants_file_order)
     }
 
     /// The object this source reads by ranges; `None` for a file or a stream.
