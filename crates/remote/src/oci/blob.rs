@@ -4,20 +4,19 @@
 //! opened by name.
 //!
 //! The digest check (docs/adr/0046): every piece the label's reads bring
-//! is hashed again, in file order, as far as the pieces arrive in file
-//! order (a whole-blob job, metadata, a front-to-back pipeline; a gap of
-//! at most 64 KiB before a piece is read to close it): those bytes are
-//! read once for both. After hashing ([`RangeSource::check_unchanged`],
-//! which the core asks of every source before it prints a label) the rest
-//! of the blob, from the first byte not yet hashed in order, is read
-//! front to back and the digest finished: a blob whose bytes are not its
-//! digest's is an error, never a label.
+//! is fed to the blob's SHA-256 in file order (`window.rs`): at once when
+//! it continues the bytes hashed, else from a bounded window once the
+//! bytes before it are hashed; the label's jobs come in file order
+//! ([`RangeSource::wants_file_order`]), so a weights blob is read once for
+//! both in the common case. What could not be kept is read again, by the
+//! thread that ends the job at the frontier or after hashing
+//! ([`RangeSource::check_unchanged`], which the core asks of every source
+//! before it prints a label): a blob whose bytes are not its digest's is
+//! an error, never a label.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-
-use sha2::{Digest as _, Sha256};
+use std::sync::Arc;
 
 use super::client::Client;
 use super::error::OciErrorKind;
@@ -26,48 +25,11 @@ use super::stream::RangeStream;
 use crate::source::{RangeDir, RangeReader, RangeSource, ReadMode, Source};
 use crate::{Error, Result};
 
-/// The largest gap before a piece that is read to hash the piece in
-/// order (the alignment padding of GGUF and safetensors is far smaller).
-const SMALL_GAP: u64 = 64 << 10;
+mod window;
+use window::{Fetch, InOrder, WINDOW};
 
-/// Pieces hashed in file order, and the verdict once finished.
-#[derive(Debug)]
-struct InOrder {
-    /// The first byte not yet hashed.
-    next: u64,
-    hasher: Sha256,
-    /// The verdict, once the whole blob was hashed: `Ok` or the mismatch's
-    /// words.
-    verdict: Option<std::result::Result<(), String>>,
-}
-
-impl InOrder {
-    /// Hashes `piece`, found at `offset`, as far as it continues the bytes
-    /// hashed so far; a gap of at most [`SMALL_GAP`] before it is read
-    /// with `fill(offset, len)` first.
-    fn offer(&mut self, offset: u64, piece: &[u8], fill: &mut dyn FnMut(u64, u64) -> Result<Vec<u8>>) -> Result<()> {
-        let end = offset.saturating_add(piece.len() as u64);
-        // A small gap (padding between tensors, the end of the metadata
-        // before the first tensor) is read to keep the digest going.
-        let gap = offset.saturating_sub(self.next);
-        if gap > 0 && gap <= SMALL_GAP && !piece.is_empty() {
-            let bytes = fill(self.next, gap)?;
-            if bytes.len() as u64 != gap {
-                return Err(Error::internal("a gap read of another length than asked"));
-            }
-            self.hasher.update(&bytes);
-            self.next = offset;
-        }
-        if offset <= self.next && end > self.next {
-            let skip = usize::try_from(self.next.saturating_sub(offset)).unwrap_or(usize::MAX);
-            if let Some(rest) = piece.get(skip..) {
-                self.hasher.update(rest);
-                self.next = end;
-            }
-        }
-        Ok(())
-    }
-}
+/// The digest's own reads are handed on in pieces of this size.
+const FETCH_PIECE: usize = 1 << 20;
 
 /// One blob of a manifest, read by ranges.
 pub struct Blob {
@@ -76,7 +38,7 @@ pub struct Blob {
     version: String,
     name: String,
     place: Arc<dyn RangeDir>,
-    order: Mutex<InOrder>,
+    order: InOrder,
 }
 
 impl std::fmt::Debug for Blob {
@@ -95,7 +57,7 @@ impl Blob {
             version: d.digest(),
             name,
             place,
-            order: Mutex::new(InOrder { next: 0, hasher: Sha256::new(), verdict: None }),
+            order: InOrder::new(d.size, WINDOW),
         }
     }
 
@@ -104,15 +66,10 @@ impl Blob {
         Source::from_range(shown, Arc::new(self))
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, InOrder>> {
-        self.order.lock().map_err(|_| Error::internal("an OCI blob's digest lock was poisoned"))
-    }
-
-    /// Hashes `piece`, found at `offset`, as far as it continues the bytes
-    /// hashed in order.
-    fn saw(&self, offset: u64, piece: &[u8]) -> Result<()> {
-        let mut o = self.lock()?;
-        o.offer(offset, piece, &mut |at, len| self.client.blob_range(&self.descriptor, at, len))
+    /// Bytes the blob's digest read itself so far: what the label's reads
+    /// did not bring, or brought past the window (read twice).
+    pub fn read_again(&self) -> u64 {
+        self.order.fetched()
     }
 
     fn mismatch(&self, expected: String, found: String) -> Error {
@@ -120,19 +77,56 @@ impl Blob {
     }
 }
 
-/// Reads a range, handing each piece to the blob's in-order digest too.
+impl Fetch for Blob {
+    fn fetch(&self, start: u64, len: u64, sink: &mut dyn FnMut(&[u8]) -> Result<bool>) -> Result<()> {
+        let mut stream = self.client.range_stream(&self.descriptor, start, len)?;
+        let mut buf = vec![0u8; usize::try_from(len).unwrap_or(usize::MAX).min(FETCH_PIECE)];
+        let mut left = len;
+        while left > 0 {
+            let n = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
+            let Some(piece) = buf.get_mut(..n) else { return Err(Error::internal("a piece past its buffer")) };
+            stream.read_exact(piece)?;
+            if !sink(piece)? {
+                break;
+            }
+            left = left.saturating_sub(n as u64);
+        }
+        Ok(())
+    }
+}
+
+/// Reads a range, handing each piece to the blob's in-order digest too;
+/// the digest knows the range is being read until it ends or is dropped.
 struct Reader<'a> {
     blob: &'a Blob,
     at: u64,
+    end: u64,
+    ticket: Option<u64>,
     stream: RangeStream<'a>,
 }
 
 impl RangeReader for Reader<'_> {
     fn read_next(&mut self, buf: &mut [u8]) -> Result<()> {
         self.stream.read_exact(buf)?;
-        self.blob.saw(self.at, buf)?;
+        self.blob.order.saw(self.ticket, self.at, buf, self.blob)?;
         self.at = self.at.saturating_add(buf.len() as u64);
+        if self.at >= self.end
+            && let Some(ticket) = self.ticket.take()
+        {
+            // Read to its end: the bytes dropped from the window that
+            // nobody else reads are read now, by this thread.
+            self.blob.order.close(ticket, Some(self.blob))?;
+        }
         Ok(())
+    }
+}
+
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        // Given up (an error, a cancel): its bytes are left to the end.
+        if let Some(ticket) = self.ticket.take() {
+            let _ = self.blob.order.close(ticket, None);
+        }
     }
 }
 
@@ -151,44 +145,36 @@ impl RangeSource for Blob {
             return Err(Error::internal("a range read of another length than asked"));
         };
         dst.copy_from_slice(&bytes);
-        self.saw(offset, buf)
+        self.order.saw(None, offset, buf, self)
     }
 
     fn read_range(&self, start: u64, len: u64) -> Result<Box<dyn RangeReader + '_>> {
         let stream = self.client.range_stream(&self.descriptor, start, len)?;
-        Ok(Box::new(Reader { blob: self, at: start, stream }))
+        let end = start.saturating_add(len);
+        let ticket = if len > 0 { Some(self.order.open(start, end)?) } else { None };
+        Ok(Box::new(Reader { blob: self, at: start, end, ticket, stream }))
     }
 
     /// The blob's digest finished: the bytes not yet hashed in order read
-    /// now, front to back. A content-addressed blob cannot change; bytes
-    /// that are not its digest's are refused here.
+    /// now, front to back between the pieces still held. A
+    /// content-addressed blob cannot change; bytes that are not its
+    /// digest's are refused here.
     fn check_unchanged(&self) -> Result<()> {
-        let mut o = self.lock()?;
-        if o.verdict.is_none() {
-            let size = self.descriptor.size;
-            if o.next < size {
-                let mut stream = self.client.range_stream(&self.descriptor, o.next, size.saturating_sub(o.next))?;
-                let mut buf = vec![0u8; 1 << 20];
-                while o.next < size {
-                    let n = usize::try_from(size.saturating_sub(o.next)).unwrap_or(usize::MAX).min(buf.len());
-                    let Some(piece) = buf.get_mut(..n) else { return Err(Error::internal("a piece past its buffer")) };
-                    stream.read_exact(piece)?;
-                    o.hasher.update(&*piece);
-                    o.next = o.next.saturating_add(n as u64);
-                }
-            }
-            let found = hex::encode(o.hasher.clone().finalize());
-            o.verdict = Some(if found == self.descriptor.hex { Ok(()) } else { Err(format!("sha256:{found}")) });
-        }
-        match &o.verdict {
-            Some(Ok(())) => Ok(()),
-            Some(Err(found)) => Err(self.mismatch(self.descriptor.digest(), found.clone())),
-            None => Err(Error::internal("an OCI blob's digest was not finished")),
+        let found = self.order.finish(self)?;
+        if found == self.descriptor.hex {
+            Ok(())
+        } else {
+            Err(self.mismatch(self.descriptor.digest(), format!("sha256:{found}")))
         }
     }
 
     fn beside(&self) -> Result<Arc<dyn RangeDir>> {
         Ok(Arc::clone(&self.place))
+    }
+
+    /// Its jobs in file order, so its digest takes the label's pieces.
+    fn wants_file_order(&self) -> bool {
+        true
     }
 }
 
@@ -257,42 +243,5 @@ impl RangeDir for Files {
 
     fn walk(&self) -> Result<Vec<Vec<u8>>> {
         Ok(self.files.iter().map(|(n, _)| n.as_bytes().to_vec()).collect())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fresh() -> InOrder {
-        InOrder { next: 0, hasher: Sha256::new(), verdict: None }
-    }
-
-    #[test]
-    fn pieces_in_order_overlapping_and_after_small_gaps_make_the_digest() {
-        let blob: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
-        let mut fills = Vec::new();
-        let mut o = fresh();
-        let mut fill = |at: u64, len: u64| {
-            fills.push((at, len));
-            Ok(blob[at as usize..(at + len) as usize].to_vec())
-        };
-        o.offer(0, &blob[..100], &mut fill).unwrap(); // metadata
-        o.offer(0, &blob[..150], &mut fill).unwrap(); // read again, longer
-        o.offer(100_000, &blob[100_000..100_010], &mut fill).unwrap(); // far ahead: left for the end
-        o.offer(160, &blob[160..100_000], &mut fill).unwrap(); // after a 10-byte gap
-        o.offer(100_000, &blob[100_000..], &mut fill).unwrap();
-        assert_eq!(o.next, blob.len() as u64);
-        assert_eq!(hex::encode(o.hasher.finalize()), hex::encode(Sha256::digest(&blob)));
-        assert_eq!(fills, [(150, 10)], "only the small gap was read");
-    }
-
-    #[test]
-    fn a_large_gap_is_left_for_the_end() {
-        let mut o = fresh();
-        let mut fill = |_: u64, _: u64| -> Result<Vec<u8>> { panic!("no gap read") };
-        o.offer(0, b"abc", &mut fill).unwrap();
-        o.offer(SMALL_GAP + 4, b"z", &mut fill).unwrap();
-        assert_eq!(o.next, 3);
     }
 }
