@@ -51,14 +51,7 @@ impl Blob {
     /// The blob `d` of the client's repository, its files' place `place`.
     pub fn new(client: Arc<Client>, d: &Descriptor, place: Arc<dyn RangeDir>) -> Blob {
         let name = format!("{} blob {}", client.reference(), d.digest());
-        Blob {
-            client,
-            descriptor: d.clone(),
-            version: d.digest(),
-            name,
-            place,
-            order: InOrder::new(d.size, WINDOW),
-        }
+        Blob { client, descriptor: d.clone(), version: d.digest(), name, place, order: InOrder::new(d.size, WINDOW) }
     }
 
     /// The blob as a [`Source`] shown as `shown`.
