@@ -43,7 +43,9 @@ pub struct Blob {
 
 impl std::fmt::Debug for Blob {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Blob").field("name", &self.name).finish_non_exhaustive()
+        // With the bytes its digest read itself so far (read twice).
+        let again = self.order.fetched();
+        f.debug_struct("Blob").field("name", &self.name).field("read_again", &again).finish_non_exhaustive()
     }
 }
 
@@ -57,12 +59,6 @@ impl Blob {
     /// The blob as a [`Source`] shown as `shown`.
     pub fn source(self, shown: &Path) -> Source {
         Source::from_range(shown, Arc::new(self))
-    }
-
-    /// Bytes the blob's digest read itself so far: what the label's reads
-    /// did not bring, or brought past the window (read twice).
-    pub fn read_again(&self) -> u64 {
-        self.order.fetched()
     }
 
     fn mismatch(&self, expected: String, found: String) -> Error {
