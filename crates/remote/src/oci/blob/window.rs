@@ -37,6 +37,11 @@ pub const WINDOW: usize = 64 << 20;
 /// metadata before the first tensor).
 pub const SMALL_GAP: u64 = 64 << 10;
 
+/// What a held piece costs the window besides its bytes (its entry), so
+/// that many tiny pieces (a gathered view's elements read one by one) are
+/// bounded too.
+pub const ENTRY_COST: usize = 64;
+
 /// Where the digest's own reads come from: the registry (a blob's client),
 /// a slice in tests.
 pub trait Fetch: Sync {
@@ -61,7 +66,8 @@ struct State {
     /// The first byte not yet hashed: the frontier.
     next: u64,
     hasher: Sha256,
-    /// Pieces ahead of the frontier, by offset (a longer piece wins a tie).
+    /// Pieces ahead of the frontier, by offset (a longer piece wins a tie),
+    /// costing at most `cap` with [`ENTRY_COST`] each.
     held: BTreeMap<u64, Vec<u8>>,
     held_bytes: usize,
     cap: usize,
@@ -164,7 +170,12 @@ impl State {
     /// by dropping held pieces further on; false when bytes were dropped.
     fn hold(&mut self, offset: u64, piece: &[u8]) -> bool {
         let mut whole = true;
-        while self.held_bytes.saturating_add(piece.len()) > self.cap {
+        let had = self.held.get(&offset).map_or(0, Vec::len);
+        if had >= piece.len() {
+            return true;
+        }
+        let cost = |s: &State| s.held_bytes.saturating_add(s.held.len().saturating_add(1).saturating_mul(ENTRY_COST));
+        while cost(self).saturating_add(piece.len()) > self.cap {
             let Some(far) = self.held.last_entry() else { break };
             if *far.key() <= offset {
                 break;
@@ -172,13 +183,13 @@ impl State {
             self.held_bytes = self.held_bytes.saturating_sub(far.remove().len());
             whole = false;
         }
-        let room = self.cap.saturating_sub(self.held_bytes);
+        let had = self.held.get(&offset).map_or(0, Vec::len);
+        let room = self.cap.saturating_sub(cost(self)).saturating_add(had);
         let keep = piece.get(..piece.len().min(room)).unwrap_or(&[]);
         whole &= keep.len() == piece.len();
         if keep.is_empty() {
             return false;
         }
-        let had = self.held.get(&offset).map_or(0, Vec::len);
         if had < keep.len() {
             self.held_bytes = self.held_bytes.saturating_sub(had).saturating_add(keep.len());
             self.held.insert(offset, keep.to_vec());

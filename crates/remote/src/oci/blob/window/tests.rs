@@ -128,11 +128,12 @@ fn a_piece_straddling_the_frontier_is_hashed_from_it() {
 #[test]
 fn the_window_overflows_into_reads_at_the_end_keeping_the_nearest_pieces() {
     let blob = Blob::new(30_000);
-    let order = InOrder::new(30_000, 1000);
+    let order = InOrder::new(30_000, 1000 + 2 * ENTRY_COST);
     order.saw(None, 0, blob.at(0, 10), &blob).unwrap();
     // A reader at the frontier, so nothing is read again while it reads.
     let a = order.open(10, 15_000).unwrap();
-    // Far ahead, 500 bytes at a time: two fit, the rest is dropped.
+    // Far ahead, 500 bytes at a time: two fit (with their entries' cost),
+    // the rest is dropped.
     for at in (20_000..30_000).step_by(500) {
         order.saw(None, at, blob.at(at, at + 500), &blob).unwrap();
     }
@@ -177,9 +178,9 @@ fn a_small_gap_is_read_unless_a_reader_brings_it() {
 #[test]
 fn the_reader_at_the_frontier_reads_again_only_what_ran_past_the_window() {
     // Job 1 (0..1000) by reader A; job 2 (1000..3000) by reader B, which
-    // runs ahead: 500 bytes fit the window, 1500 are dropped.
+    // runs ahead: 500 bytes fit the window (five pieces), 1500 are dropped.
     let blob = Blob::new(3000);
-    let order = InOrder::new(3000, 500);
+    let order = InOrder::new(3000, 500 + 5 * ENTRY_COST);
     let a = order.open(0, 1000).unwrap();
     let b = order.open(1000, 3000).unwrap();
     for at in (1000..3000).step_by(100) {
@@ -206,7 +207,7 @@ fn dropped_bytes_nobody_reads_are_read_at_once_up_to_what_was_seen() {
     // once the window drops bytes, the frontier is moved on at once, so the
     // window empties instead of staying full to the end.
     let blob = Blob::new(200_000);
-    let order = InOrder::new(200_000, 300);
+    let order = InOrder::new(200_000, 300 + 3 * ENTRY_COST);
     for at in (100_000..101_000).step_by(100) {
         order.saw(None, at, blob.at(at, at + 100), &blob).unwrap();
     }
@@ -216,6 +217,25 @@ fn dropped_bytes_nobody_reads_are_read_at_once_up_to_what_was_seen() {
     assert_eq!(order.lock().unwrap().held_bytes, 0);
     assert_eq!(order.finish(&blob).unwrap(), blob.sha());
     assert_eq!(order.fetched(), 200_000 - 900);
+}
+
+#[test]
+fn tiny_pieces_cost_the_window_their_entries_too() {
+    // A gathered view's elements read one by one: 2-byte pieces.
+    let blob = Blob::new(100_000);
+    let cap = 100 * (2 + ENTRY_COST);
+    let order = InOrder::new(100_000, cap);
+    let all = order.open(0, 100_000).unwrap();
+    for at in (80_000..90_000).step_by(4) {
+        order.saw(None, at, blob.at(at, at + 2), &blob).unwrap();
+    }
+    {
+        let s = order.lock().unwrap();
+        assert_eq!(s.held.len(), 100);
+        assert_eq!(s.held_bytes, 200);
+    }
+    order.close(all, None).unwrap();
+    assert_eq!(order.finish(&blob).unwrap(), blob.sha());
 }
 
 #[test]
