@@ -16,7 +16,8 @@
 //! pieces where they could be kept, from the digest's own reads elsewhere.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use sha2::{Digest as _, Sha256};
 
@@ -36,6 +37,10 @@ pub const WINDOW: usize = 64 << 20;
 /// in order, when no reader brings it (alignment padding, the end of the
 /// metadata before the first tensor).
 pub const SMALL_GAP: u64 = 64 << 10;
+
+/// How long a reader ahead of a full window waits at most before it looks
+/// again (it is woken whenever the frontier moves or a reader ends).
+const WAIT: Duration = Duration::from_millis(50);
 
 /// What a held piece costs the window besides its bytes (its entry), so
 /// that many tiny pieces (a gathered view's elements read one by one) are
@@ -88,6 +93,12 @@ struct State {
 pub struct InOrder {
     size: u64,
     state: Mutex<State>,
+    /// Told whenever the frontier moves or a reader ends.
+    moved: Condvar,
+}
+
+fn poisoned() -> Error {
+    Error::internal("an OCI blob's digest lock was poisoned")
 }
 
 impl State {
@@ -154,7 +165,7 @@ impl State {
             }
             if offset <= self.next {
                 self.hash_from(offset, piece);
-                self.consume();
+                self.settle(fetch)?;
                 return Ok(true);
             }
             let to = self.held.keys().next().map_or(offset, |&h| h.min(offset));
@@ -164,6 +175,36 @@ impl State {
             let from = self.next;
             self.read_gap(from, to, fetch)?;
         }
+    }
+
+    /// Hashes the held pieces that reach the frontier, and those after a
+    /// small gap no reader brings (the padding after the job at the
+    /// frontier, which no piece after it would close while the pieces
+    /// after it wait in the window).
+    fn settle(&mut self, fetch: &dyn Fetch) -> Result<()> {
+        loop {
+            self.consume();
+            let Some(&h) = self.held.keys().next() else { return Ok(()) };
+            if h.saturating_sub(self.next) > SMALL_GAP || self.brought(self.next, h) {
+                return Ok(());
+            }
+            let from = self.next;
+            self.read_gap(from, h, fetch)?;
+        }
+    }
+
+    /// True when `piece` at `offset` can be taken without dropping bytes:
+    /// it reaches the frontier, or the window has room for it.
+    fn fits(&self, offset: u64, len: usize) -> bool {
+        let cost = self.held_bytes.saturating_add(self.held.len().saturating_add(1).saturating_mul(ENTRY_COST));
+        offset <= self.next || cost.saturating_add(len) <= self.cap
+    }
+
+    /// True when a reader other than `me` reads at the frontier: its next
+    /// piece continues the bytes hashed, so it never waits, and the
+    /// frontier moves on.
+    fn frontier_read_by_other(&self, me: u64) -> bool {
+        self.readers.iter().any(|r| r.id != me && r.at <= self.next && r.end > self.next)
     }
 
     /// Copies `piece` (ahead of the frontier) into the window, making room
@@ -234,11 +275,11 @@ impl InOrder {
             fetched: 0,
             found: None,
         };
-        InOrder { size, state: Mutex::new(state) }
+        InOrder { size, state: Mutex::new(state), moved: Condvar::new() }
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, State>> {
-        self.state.lock().map_err(|_| Error::internal("an OCI blob's digest lock was poisoned"))
+        self.state.lock().map_err(|_| poisoned())
     }
 
     /// A reader of `start..end` begins: its bytes are not read by the
@@ -259,9 +300,23 @@ impl InOrder {
     pub fn saw(&self, ticket: Option<u64>, offset: u64, piece: &[u8], fetch: &dyn Fetch) -> Result<()> {
         let whole = {
             let mut s = self.lock()?;
+            if let Some(me) = ticket {
+                // The window is full and another reader reads at the
+                // frontier: wait for it to move on rather than drop this
+                // piece (which would be read again). That reader never
+                // waits (its pieces reach the frontier); a reader that
+                // ends or gives up wakes the waiters, who then drop.
+                while !s.fits(offset, piece.len()) && s.frontier_read_by_other(me) {
+                    s = self.moved.wait_timeout(s, WAIT).map_err(|_| poisoned())?.0;
+                }
+            }
+            let next = s.next;
             let whole = s.offer(offset, piece, fetch)?;
             if let Some(id) = ticket {
                 s.moved(id, offset.saturating_add(piece.len() as u64));
+            }
+            if s.next != next {
+                self.moved.notify_all();
             }
             whole
         };
@@ -273,6 +328,7 @@ impl InOrder {
     /// ([`InOrder::saw`]); without (a reader given up), only forgotten.
     pub fn close(&self, ticket: u64, fetch: Option<&dyn Fetch>) -> Result<()> {
         self.lock()?.readers.retain(|r| r.id != ticket);
+        self.moved.notify_all();
         fetch.map_or(Ok(()), |f| self.fill(f))
     }
 
@@ -297,11 +353,13 @@ impl InOrder {
                 at = at.saturating_add(piece.len() as u64);
                 s.moved(id, at);
                 s.fetched = s.fetched.saturating_add(piece.len() as u64);
+                self.moved.notify_all();
                 // The frontier went past this read (held pieces): the rest
                 // would be read for nothing.
                 Ok(s.next <= at)
             });
             self.lock()?.readers.retain(|r| r.id != id);
+            self.moved.notify_all();
             r?;
         }
     }

@@ -177,17 +177,16 @@ fn a_small_gap_is_read_unless_a_reader_brings_it() {
 
 #[test]
 fn the_reader_at_the_frontier_reads_again_only_what_ran_past_the_window() {
-    // Job 1 (0..1000) by reader A; job 2 (1000..3000) by reader B, which
-    // runs ahead: 500 bytes fit the window (five pieces), 1500 are dropped.
+    // Job 1 (0..1000) by reader A; pieces of 1000..3000 that do not wait
+    // (reads at a position) run ahead: 500 bytes fit the window (five
+    // pieces), 1500 are dropped.
     let blob = Blob::new(3000);
     let order = InOrder::new(3000, 500 + 5 * ENTRY_COST);
     let a = order.open(0, 1000).unwrap();
-    let b = order.open(1000, 3000).unwrap();
     for at in (1000..3000).step_by(100) {
-        order.saw(Some(b), at, blob.at(at, at + 100), &blob).unwrap();
+        order.saw(None, at, blob.at(at, at + 100), &blob).unwrap();
     }
-    // A still reads at the frontier: nobody reads B's dropped bytes yet.
-    order.close(b, Some(&blob)).unwrap();
+    // A still reads at the frontier: nobody reads the dropped bytes yet.
     assert_eq!(order.fetched(), 0);
     for at in (0..1000).step_by(100) {
         order.saw(Some(a), at, blob.at(at, at + 100), &blob).unwrap();
@@ -199,6 +198,32 @@ fn the_reader_at_the_frontier_reads_again_only_what_ran_past_the_window() {
     assert_eq!(order.lock().unwrap().next, 3000);
     assert_eq!(order.finish(&blob).unwrap(), blob.sha());
     assert_eq!(order.fetched(), 1500, "nothing left for the end");
+}
+
+#[test]
+fn a_reader_ahead_of_a_full_window_waits_and_stops_waiting_when_the_frontier_s_reader_gives_up() {
+    let blob = Blob::new(3000);
+    let order = InOrder::new(3000, 0);
+    let a = order.open(0, 1000).unwrap();
+    let b = order.open(1000, 3000).unwrap();
+    std::thread::scope(|s| {
+        let ahead = s.spawn(|| {
+            for at in (1000..3000).step_by(100) {
+                order.saw(Some(b), at, blob.at(at, at + 100), &blob).unwrap();
+            }
+            order.close(b, Some(&blob)).unwrap();
+        });
+        // B waits (no window, A reads at the frontier) ...
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!ahead.is_finished());
+        assert_eq!(order.lock().unwrap().seen_end, 0, "B's first piece waits");
+        // ... until A gives up: B's pieces are then dropped and the bytes
+        // before them read (A's job), never a wait without end.
+        order.close(a, None).unwrap();
+        ahead.join().unwrap();
+    });
+    assert_eq!(order.finish(&blob).unwrap(), blob.sha());
+    assert!(order.fetched() >= 1000, "{}", order.fetched());
 }
 
 #[test]
@@ -304,17 +329,15 @@ fn jobs_in_file_order_on_threads_read_each_byte_once_within_the_window() {
 }
 
 #[test]
-fn jobs_running_past_the_window_read_again_at_most_what_followed_the_first_job() {
-    // The window is a tenth of the lead: what is dropped is read again by
-    // the thread that finishes the job at the frontier (or at the end),
-    // never the first job, and the digest stays the blob's.
+fn jobs_ahead_of_a_window_smaller_than_the_lead_wait_and_read_each_byte_once() {
+    // The window is a tenth of the lead, or none: the readers ahead wait
+    // for the one at the frontier instead of dropping what they read.
     let mut lens = vec![1_000_000];
     lens.extend([100_000u64, 120_000, 80_000].iter().cycle().take(30));
-    let rest: u64 = lens[1..].iter().sum();
     for threads in [2, 3] {
         for cap in [0, 100_000] {
             let (fetched, _) = run_jobs(&lens, threads, cap);
-            assert!(fetched <= rest, "{threads} threads, window {cap}: {fetched} read again of {rest}");
+            assert_eq!(fetched, 0, "{threads} threads, window {cap}");
         }
     }
 }
