@@ -7,10 +7,12 @@
 //! the digest's frontier while those of the others run a little ahead. A
 //! piece that continues the frontier is hashed at once; one ahead of it is
 //! copied into a bounded window and hashed when the frontier reaches it.
-//! A piece that does not fit is dropped (the window never holds more than
-//! its bound, whatever the blob's declared size), and its bytes are read
-//! again: by the thread that finishes the job at the frontier, when no
-//! reader will bring the bytes there, or at the end
+//! A reader whose piece does not fit waits while another reader reads at
+//! the frontier (that one never waits: its pieces continue the bytes
+//! hashed). A piece that still does not fit is dropped (the window never
+//! holds more than its bound, whatever the blob's declared size), and its
+//! bytes are read again: by the thread that finishes the job at the
+//! frontier, when no reader will bring the bytes there, or at the end
 //! ([`InOrder::finish`]). So correctness never depends on the window: the
 //! digest is the SHA-256 of the blob's bytes in order, from the label's
 //! pieces where they could be kept, from the digest's own reads elsewhere.
@@ -28,8 +30,8 @@ use crate::{Error, Result};
 /// the rest of the job at the frontier per other thread: 64 MiB holds the
 /// lead behind any tensor of a 7B model's layers (a 4096 × 11008 F16
 /// matrix is 86 MiB, its Q8 half that) and keeps a run's memory within
-/// the 256 MiB of issue #36 with two blobs in flight; a larger lead (a
-/// vocabulary's embeddings) is read again only past the window
+/// the 256 MiB of issue #36 with two blobs in flight; behind a larger
+/// tensor (a vocabulary's embeddings) the readers ahead wait
 /// (docs/BENCHMARKS.md, "An OCI blob's digest").
 pub const WINDOW: usize = 64 << 20;
 
