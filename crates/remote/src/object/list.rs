@@ -87,8 +87,7 @@ impl Dav {
     fn folder_url(&self, key: &str, shown: &Path) -> Result<Url> {
         let mut url = self.base.clone();
         if !key.is_empty() {
-            let mut segments =
-                url.path_segments_mut().map_err(|()| io_error("not a URL with a path", shown, None))?;
+            let mut segments = url.path_segments_mut().map_err(|()| io_error("not a URL with a path", shown, None))?;
             segments.pop_if_empty().extend(key.split('/'));
         }
         Ok(url)
@@ -441,10 +440,7 @@ mod tests {
 
     #[test]
     fn entries_past_the_room_left_are_refused_before_they_are_held() {
-        let many = format!(
-            "<multistatus>{}</multistatus>",
-            "<response><href>/m/x</href></response>".repeat(11)
-        );
+        let many = format!("<multistatus>{}</multistatus>", "<response><href>/m/x</href></response>".repeat(11));
         assert_eq!(parse(many.as_bytes(), 11).unwrap().len(), 11);
         assert!(matches!(parse(many.as_bytes(), 10), Err(Parsed::TooMany)));
     }
