@@ -5,7 +5,8 @@
 //! not list (nginx alone: 405) is an error saying so; a hostile server's
 //! listing (another host, `../`, an endless or huge answer, bad XML,
 //! folders without end) is refused, through a fake server of the test's
-//! own; credentials in the URL are never printed.
+//! own; credentials in the URL are never printed; over HTTPS the CA
+//! given is trusted for the listing as for the reads.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -16,7 +17,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::common::{Dir, gguf_digest_bin, text};
 use crate::models::{models, onnx_model};
-use crate::servers::{Faults, Nginx, Proxy, tool};
+use crate::servers::{Faults, Nginx, Proxy, make_tls, tool};
 
 /// A Hugging Face snapshot's files: config, tokenizer, weights, and a
 /// subfolder of its own.
@@ -114,6 +115,30 @@ fn a_prefix_over_http_has_the_directory_label_json_and_inspect_of_its_files_on_d
     let again = s.run(&["--allow-http", &s.url()]);
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert_ne!(text(&again.stdout), line);
+}
+
+#[test]
+fn a_prefix_over_https_is_listed_trusting_the_ca_file_only_when_given() {
+    let (Some(nginx), Some(openssl)) = (tool("nginx"), tool("openssl")) else { return };
+    let www = Dir::new();
+    for (name, bytes) in snapshot() {
+        let path = www.path(&format!("model/{name}"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    let certs = tempfile::tempdir().unwrap();
+    let tls = make_tls(&openssl, certs.path());
+    let Some(server) = Nginx::start_dav(&nginx, www.path("").as_path(), Some(&tls)) else { return };
+    let url = format!("https://localhost:{}/model/", server.port);
+    let on_disk = Command::new(gguf_digest_bin()).arg(www.path("model")).output().unwrap();
+    let out = Command::new(gguf_digest_bin()).args(["--ca-file", tls.ca.to_str().unwrap(), &url]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first = |o: &Output| text(&o.stdout).split_whitespace().next().unwrap_or_default().to_string();
+    assert_eq!(first(&out), first(&on_disk));
+    // Without it the server's issuer is unknown: the listing is refused.
+    let out = Command::new(gguf_digest_bin()).arg(&url).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains(&url), "{}", text(&out.stderr));
 }
 
 #[test]
