@@ -57,7 +57,8 @@ pub struct VerifyArgs {
     #[arg(value_name = "FILE")]
     file: PathBuf,
 
-    /// Look for subjects under DIR (default: the statement's directory).
+    /// Look for subjects under DIR (default: the statement's directory). For an
+    /// OpenSSF model signature, also a URL prefix ending in `/` or an oci:// ModelPack artifact.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
 
