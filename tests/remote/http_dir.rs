@@ -233,6 +233,8 @@ enum Reply {
     Endless,
     /// A 207 of this many entries, each a file of its own name.
     Many(usize),
+    /// An empty answer of this status.
+    Status(u16),
 }
 
 /// A WebDAV server of the test's own on a free port: `answer` gives the
@@ -271,6 +273,11 @@ fn serve(mut conn: TcpStream, answer: &dyn Fn(&str) -> Reply) {
     let open = "<?xml version=\"1.0\"?><D:multistatus xmlns:D=\"DAV:\">";
     let entry = |href: &str| format!("<D:response><D:href>{href}</D:href></D:response>");
     let _ = match answer(path) {
+        Reply::Status(code) => {
+            let head =
+                format!("HTTP/1.1 {code} X\r\nLocation: /elsewhere/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            conn.write_all(head.as_bytes())
+        }
         Reply::Xml(xml) => conn.write_all(format!("{start}Content-Length: {}\r\n\r\n{xml}", xml.len()).as_bytes()),
         Reply::Endless => {
             let _ = conn.write_all(format!("{start}\r\n{open}").as_bytes());
@@ -349,4 +356,19 @@ fn folders_without_end_are_refused_at_the_depth_bound() {
         Reply::Xml(format!("<D:multistatus xmlns:D=\"DAV:\">{entry}</D:multistatus>"))
     });
     refused(deeper, &["more than 64 deep"]);
+}
+
+#[test]
+fn a_listing_answered_5xx_is_asked_again_and_a_redirect_not_followed() {
+    // 503 once, then an answer: the second one is the one judged.
+    let asked = std::sync::atomic::AtomicUsize::new(0);
+    let once = fake(move |_| match asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+        0 => Reply::Status(503),
+        _ => Reply::Xml(multistatus(&["/m/", "/m/../secret"])),
+    });
+    refused(once, &["/m/../secret", "outside the folder"]);
+    // 503 every time: refused once the retries are spent, saying so.
+    refused(fake(|_| Reply::Status(503)), &["failed 6 times", "503"]);
+    // A redirect of the listing is not followed.
+    refused(fake(|_| Reply::Status(301)), &["redirected the listing", "not followed"]);
 }
