@@ -533,7 +533,7 @@ mod speed {
     fn tile_speed() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data");
-        let n = 5632usize * 2048 * 2;
+        let n = 32000usize * 1024 * 2;
         let bytes: Vec<u8> = (0..n as u64).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
         std::fs::write(&path, &bytes).unwrap();
         let source = Source::open(&path, crate::source::ReadMode::Mmap).unwrap();
@@ -541,7 +541,7 @@ mod speed {
         let job = |g: Option<Gather>| Job {
             source: &source,
             start: 0,
-            len: n as u64,
+            len: g.as_ref().map_or(n as u64, |g| g.size.iter().product::<u64>() * g.elem),
             conversion: Conversion::none(g.as_ref().map_or(2, |g| g.elem), "T"),
             subject: Subject::Tensor(b"t".to_vec()),
             gather: g.map(std::sync::Arc::new),
@@ -559,18 +559,24 @@ mod speed {
             }
             best
         };
-        let flat = time(&job(None), &PieceSizes::default());
-        println!("contiguous: {:.3} ns/byte", flat * 1e9 / n as f64);
+        let flat = time(&job(None), &PieceSizes::default()) / n as f64;
+        println!("contiguous: {:.3} ns/byte", flat * 1e9);
         let windows: Vec<u64> = std::env::var("GD_WINDOWS")
             .map(|s| s.split(',').map(|w| w.parse::<u64>().unwrap() << 10).collect())
             .unwrap_or_else(|_| vec![1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20]);
-        for (name, size, stride, elem) in
-            [("gate [5632,2048] s[1,5632]", [5632u64, 2048], [1u64, 5632], 2), ("down [2048,5632] s[1,2048]", [2048, 5632], [1, 2048], 2), ("f32 [2816,2048] s[1,2816]", [2816, 2048], [1, 2816], 4), ("f32 [2048,2816] s[1,2048]", [2048, 2816], [1, 2048], 4)]
-        {
+        for (name, size, stride, elem) in [
+            ("gate [5632,2048] s[1,5632]", [5632u64, 2048], [1u64, 5632], 2),
+            ("down [2048,5632] s[1,2048]", [2048, 5632], [1, 2048], 2),
+            ("f32 [2816,2048] s[1,2816]", [2816, 2048], [1, 2816], 4),
+            ("f32 [2048,2816] s[1,2048]", [2048, 2816], [1, 2048], 4),
+            ("embed f32 [32000,512] s[1,32000]", [32000, 512], [1, 32000], 4),
+            ("head [32000,1024] s[1,32000]", [32000, 1024], [1, 32000], 2),
+        ] {
             for &window in &windows {
                 let g = Gather { elem, offset: 0, size: size.to_vec(), stride: stride.to_vec() };
-                let t = time(&job(Some(g)), &PieceSizes { window, ..PieceSizes::default() });
-                println!("{name} window {:5} KiB: {:.3} ns/byte, {:.2} x contiguous", window >> 10, t * 1e9 / n as f64, t / flat);
+                let len = (size[0] * size[1] * elem) as f64;
+                let t = time(&job(Some(g)), &PieceSizes { window, ..PieceSizes::default() }) / len;
+                println!("{name} window {:5} KiB: {:.3} ns/byte, {:.2} x contiguous", window >> 10, t * 1e9, t / flat);
             }
         }
     }
