@@ -64,22 +64,7 @@ impl Dav {
     pub(crate) fn new(base: &str, ca_file: Option<&Path>, auth: Option<HeaderValue>, retries: usize) -> Result<Dav> {
         let shown = PathBuf::from(base);
         let base = Url::parse(base).map_err(|e| io_error(&e.to_string(), &shown, None))?;
-        let mut builder = reqwest::Client::builder();
-        if let Some(file) = ca_file {
-            let pem = std::fs::read(file).map_err(|e| Error::from(e).in_file(file))?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| io_error(&format!("not PEM certificates: {e}"), file, None))?;
-            for c in certs {
-                builder = builder.add_root_certificate(c);
-            }
-        }
-        let http = builder
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Duration::from_secs(30))
-            .read_timeout(Duration::from_secs(120))
-            .user_agent(concat!("gguf-digest/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| io_error(&words(&e), &shown, None))?;
+        let http = crate::http::client(ca_file)?;
         Ok(Dav { http, base, auth, retries })
     }
 
