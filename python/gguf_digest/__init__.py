@@ -19,7 +19,7 @@ builds is), a path may also be a URL, read by range requests without a download:
 ``s3://BUCKET/KEY``, ``gs://BUCKET/KEY``, ``az://CONTAINER/KEY``,
 ``https://HOST/PATH``, ``oci://REGISTRY/REPOSITORY:TAG``, and
 ``http://HOST/PATH`` with ``allow_http=True``; one ending in ``/`` is a
-directory (S3, GCS, Azure: plain HTTP has no listing). Its label is that of the same bytes on disk.
+directory (S3, GCS, Azure; over HTTP a server listing through WebDAV ``PROPFIND``). Its label is that of the same bytes on disk.
 Credentials come from each service's usual environment (``AWS_*``,
 ``GOOGLE_*``, ``AZURE_*``, ``~/.docker/config.json``), or for HTTP from
 ``https://user:password@host/...``; they never appear in a result or an

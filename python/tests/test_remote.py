@@ -347,12 +347,13 @@ def test_https_with_a_ca_file(served: Served, https: Tuple[Nginx, Tls]) -> None:
 
 
 def test_a_prefix_over_plain_http_is_refused_naming_it(http: Nginx) -> None:
-    # HTTP has no listing (docs/adr/0044): a directory URL is an error, not
-    # a label of nothing.
+    # A plain nginx does not list (no WebDAV PROPFIND, docs/adr/0044): a
+    # directory URL is an error, not a label of nothing.
     url = http.base + "tree/"
     with pytest.raises(gguf_digest.Error) as e:
         gguf_digest.label(url, allow_http=True)
     assert http.base + "tree" in str(e.value), e.value
+    assert "PROPFIND" in str(e.value), e.value
 
 
 def test_check_statement_and_verify_take_urls(served: Served, http: Nginx, tmp_path: Path) -> None:

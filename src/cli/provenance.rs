@@ -57,7 +57,8 @@ pub struct VerifyArgs {
     #[arg(value_name = "FILE")]
     file: PathBuf,
 
-    /// Look for subjects under DIR (default: the statement's directory).
+    /// Look for subjects under DIR (default: the statement's directory). For an
+    /// OpenSSF model signature, also a URL prefix ending in `/` or an oci:// ModelPack artifact.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
 
@@ -177,13 +178,17 @@ pub fn run_verify(args: &VerifyArgs, opts: &BatchOptions, pool: &rayon::ThreadPo
     let name = quote_name(args.file.as_os_str().as_encoded_bytes());
     // Read as paths, they would be local files of that spelling. The
     // subjects a statement names may be URLs; the statement is read here.
-    // An OpenSSF model signature's --root may be a URL prefix (the model
-    // where it lies: docs/adr/0052-oms-of-urls.md).
+    // An OpenSSF model signature's --root may be a URL prefix or an oci://
+    // ModelPack artifact (the model where it lies: docs/adr/0052-oms-of-urls.md).
     let oms_file = !super::is_url(&args.file) && oms::is_model_signing_file(&args.file);
     let root = args.root.as_ref().filter(|_| !oms_file);
     for (what, arg, also) in [
         ("the statement or signature", Some(&args.file), ""),
-        ("--root", root, "; only an OpenSSF model signature's --root may be a URL prefix ending in `/`"),
+        (
+            "--root",
+            root,
+            "; only an OpenSSF model signature's --root may be a URL prefix ending in `/` or an oci:// ModelPack artifact",
+        ),
     ] {
         if arg.is_some_and(|a| super::is_url(a)) {
             eprintln!(

@@ -28,15 +28,16 @@ pub enum SignFormat {
                         `gguf-digest statement` prints for the same models, which `gguf-digest verify --key PUB` \
                         and cosign (verify-blob-attestation --new-bundle-format --insecure-ignore-tlog) accept; \
                         with --format oms, an OpenSSF model signature of one directory (or a URL prefix ending in `/`, \
-                        signed where it lies as the same files in a local directory of its last name) that \
-                        `model_signing verify key` accepts.\n\
+                        or an oci:// CNCF ModelPack artifact, signed where it lies as the same files in a local \
+                        directory of its last name) that `model_signing verify key` accepts.\n\
                         KEY: a PEM private key (Ed25519, ECDSA P-256 or P-384): PKCS#8, encrypted PKCS#8, or a \
                         cosign key file. The password of an encrypted key comes from GGUF_DIGEST_PASSWORD (for \
                         a cosign key also COSIGN_PASSWORD) or, on a terminal, a prompt.\n\
                         Exit status: 0 signed, 2 the key could not be used or a model could not be labelled \
                         (nothing is written).")]
 pub struct SignArgs {
-    /// The models (as `statement` takes them), or with --format oms one directory (or URL prefix ending in `/`).
+    /// The models (as `statement` takes them), or with --format oms one directory (or URL prefix ending in `/`,
+    /// or oci:// ModelPack artifact).
     #[arg(value_name = "MODEL", required = true)]
     pub(super) models: Vec<PathBuf>,
 
@@ -92,9 +93,9 @@ pub fn run_sign(args: &SignArgs, options: &BatchOptions, pool: &rayon::ThreadPoo
                 eprintln!("gguf-digest: sign: --format oms signs one directory");
                 return Ok(EXIT_ERROR);
             };
-            // A URL prefix is signed where it lies, as the same files in a
-            // local directory of the prefix's last name would be
-            // (docs/adr/0052-oms-of-urls.md).
+            // A URL prefix (or an oci:// ModelPack artifact) is signed where
+            // it lies, as the same files in a local directory of its last
+            // name would be (docs/adr/0052-oms-of-urls.md).
             let signed = match dir.to_str().and_then(crate::RemoteUrl::parse) {
                 Some(url) => pool.install(|| oms_sign::sign_url(&url, &key, &options.open)),
                 None => pool.install(|| oms_sign::sign_directory(dir, &key, args.out.as_deref(), &options.open)),

@@ -18,6 +18,8 @@ mod hf;
 // Needs the command's URL inputs (feature `remote`): `.ci/run` runs it.
 #[cfg(feature = "remote")]
 mod oci;
+#[cfg(feature = "remote")]
+mod oci_oms;
 mod ollama;
 mod onnx;
 mod precommit;

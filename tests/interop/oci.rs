@@ -31,7 +31,7 @@ const WHAT: &str = "the OCI registry interop tests (tests/interop/oci.rs)";
 const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
 
 /// A registry process, killed when dropped.
-struct Registry {
+pub(crate) struct Registry {
     child: Child,
     port: u16,
     /// Its config, its access log (and its storage, unless another registry's).
@@ -53,7 +53,7 @@ enum Auth<'a> {
 impl Registry {
     /// Starts a registry, behind basic auth for `user` when given; `None`
     /// (the test skips) without Debian's docker-registry outside CI.
-    fn start(user: Option<(&str, &str)>) -> Option<Registry> {
+    pub(crate) fn start(user: Option<(&str, &str)>) -> Option<Registry> {
         Registry::start_with(user.map_or(Auth::Anonymous, |(u, p)| Auth::Basic(u, p)), None)
     }
 
@@ -110,11 +110,11 @@ impl Registry {
         Some(registry)
     }
 
-    fn host(&self) -> String {
+    pub(crate) fn host(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
-    fn storage(&self) -> PathBuf {
+    pub(crate) fn storage(&self) -> PathBuf {
         self.storage.clone()
     }
 
@@ -141,7 +141,7 @@ impl Drop for Registry {
     }
 }
 
-fn gd(args: &[&str], env: &[(&str, &Path)]) -> Output {
+pub(crate) fn gd(args: &[&str], env: &[(&str, &Path)]) -> Output {
     let mut c = Command::new(gguf_digest_bin());
     c.args(args).stdin(Stdio::null());
     // No user's Docker config: each test names its own.
@@ -164,14 +164,14 @@ fn oci(args: &[&str]) -> String {
     label_of(&all, &[])
 }
 
-fn push(py: &Py, what: &str, reg: &Registry, reference: &str, args: &[&str]) -> serde_json::Value {
+pub(crate) fn push(py: &Py, what: &str, reg: &Registry, reference: &str, args: &[&str]) -> serde_json::Value {
     let host = reg.host();
     let mut all = vec![what, "--registry", &host, "--ref", reference];
     all.extend_from_slice(args);
     py.run("oci_push.py", &all)
 }
 
-fn tiny() -> Gguf {
+pub(crate) fn tiny() -> Gguf {
     Gguf::new()
         .kv("general.architecture", Val::str("llama"))
         .kv("general.name", Val::str("tiny"))

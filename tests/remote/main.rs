@@ -17,6 +17,7 @@ mod azure;
 mod commands;
 mod gcs;
 mod http;
+mod http_dir;
 mod models;
 mod oms;
 mod progress;

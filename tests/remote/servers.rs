@@ -98,8 +98,28 @@ pub struct Nginx {
     pub dir: tempfile::TempDir,
 }
 
+/// Debian's WebDAV listing module for nginx (libnginx-mod-http-dav-ext,
+/// which .ci/run installs): nginx alone answers `PROPFIND` with 405.
+const DAV_EXT: &str = "/usr/lib/nginx/modules/ngx_http_dav_ext_module.so";
+
 impl Nginx {
     pub fn start(nginx: &Path, root: &Path, tls: Option<&Tls>) -> Nginx {
+        Nginx::launch(nginx, root, tls, None)
+    }
+
+    /// The same servers, the first also answering WebDAV `PROPFIND` (a
+    /// folder's listing) through Debian's dav-ext module; `None` after one
+    /// `SKIPPED:` line without the module (a panic under `CI=true`).
+    pub fn start_dav(nginx: &Path, root: &Path, tls: Option<&Tls>) -> Option<Nginx> {
+        if !Path::new(DAV_EXT).is_file() {
+            assert!(!in_ci(), "{DAV_EXT} is missing, and CI=true: .ci/run installs libnginx-mod-http-dav-ext");
+            println!("SKIPPED: {DAV_EXT} is not installed (.ci/run installs libnginx-mod-http-dav-ext)");
+            return None;
+        }
+        Some(Nginx::launch(nginx, root, tls, Some(Path::new(DAV_EXT))))
+    }
+
+    fn launch(nginx: &Path, root: &Path, tls: Option<&Tls>, dav: Option<&Path>) -> Nginx {
         let dir = tempfile::tempdir().unwrap();
         let (port, other) = (free_port(), free_port());
         let d = dir.path().display();
@@ -109,13 +129,17 @@ impl Nginx {
             }
             None => String::new(),
         };
+        let (load, methods) = match dav {
+            Some(m) => (format!("load_module {};\n", m.display()), " dav_ext_methods PROPFIND OPTIONS;"),
+            None => (String::new(), ""),
+        };
         let conf = format!(
-            "daemon off; master_process off; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;
+            "{load}daemon off; master_process off; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;
 events {{ worker_connections 256; }}
 http {{
  access_log off; client_body_temp_path {d}/b; proxy_temp_path {d}/p; fastcgi_temp_path {d}/f; uwsgi_temp_path {d}/u; scgi_temp_path {d}/s;
  log_format auth '[$http_authorization] $request';
- server {{ listen 127.0.0.1:{port}{ssl}; root {root}; location /moved/ {{ rewrite ^/moved/(.*)$ http://localhost:{other}/$1 redirect; }} }}
+ server {{ listen 127.0.0.1:{port}{ssl}; root {root};{methods} location /moved/ {{ rewrite ^/moved/(.*)$ http://localhost:{other}/$1 redirect; }} }}
  server {{ listen 127.0.0.1:{other}; root {root}; access_log {d}/other.log auth; }}
 }}
 ",

@@ -18,6 +18,7 @@
 
 #![cfg_attr(test, allow(clippy::arithmetic_side_effects, clippy::indexing_slicing))]
 
+mod http;
 mod object;
 pub mod oci;
 mod redact;
@@ -25,7 +26,7 @@ mod store;
 
 // The core's modules under the names the oci folder uses (`crate::source`,
 // `crate::json`, ...), as in the formats crate.
-pub(crate) use gguf_digest_core::{Error, ErrorKind, Result, error, json, source};
+pub(crate) use gguf_digest_core::{Error, Result, error, json, source};
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,7 +1,8 @@
 //! One remote object read by ranges ([`RemoteObject`], the core's
 //! `RangeSource`), a range of it streamed in bounded parts
 //! ([`PartReader`]), and the place it lies ([`RemotePlace`], the core's
-//! `RangeDir`).
+//! `RangeDir`), listed by the service or, over HTTP, through WebDAV
+//! ([`list`]).
 //!
 //! The object's version is pinned by its first request (`HEAD`: length,
 //! ETag, version id); every later request carries it (`If-Match`, and the
@@ -30,6 +31,8 @@ use gguf_digest_core::{Error, Result};
 
 use crate::redact::{error, io_error};
 
+pub(crate) mod list;
+
 /// The most objects a prefix listed as a directory may hold: a listing
 /// that never ends is refused, not held.
 pub(crate) const MAX_LISTED: usize = 1_000_000;
@@ -48,6 +51,9 @@ pub(crate) struct Store {
     pub(crate) part: u64,
     /// Short bodies retried before one is refused.
     pub(crate) retries: usize,
+    /// For an HTTP(S) host: how a prefix is listed (WebDAV; `object_store`
+    /// lists the other services).
+    pub(crate) dav: Option<list::Dav>,
 }
 
 impl Store {
@@ -448,13 +454,21 @@ impl RemotePlace {
     }
 
     /// Every object below the prefix, bounded by [`MAX_LISTED`].
-    fn list(&self) -> Result<Vec<ObjectMeta>> {
+    fn list(&self) -> Result<Vec<String>> {
         self.list_at_most(MAX_LISTED)
     }
 
-    /// Every object below the prefix; more than `max` is an error naming
-    /// the prefix (a listing that never ends is refused, not held).
-    fn list_at_most(&self, max: usize) -> Result<Vec<ObjectMeta>> {
+    /// Every object below the prefix, named relative to it (`a`,
+    /// `sub/b`); more than `max` is an error naming the prefix (a listing
+    /// that never ends is refused, not held). An HTTP(S) host is walked
+    /// through WebDAV ([`list`]).
+    fn list_at_most(&self, max: usize) -> Result<Vec<String>> {
+        if let Some(dav) = &self.store.dav {
+            return self.store.runtime.block_on(async {
+                let _permit = self.store.connections.acquire().await;
+                dav.walk(&self.prefix, &self.shown, max).await
+            });
+        }
         let prefix = self.prefix.trim_end_matches('/');
         let location = (!prefix.is_empty())
             .then(|| Key::parse(prefix))
@@ -470,15 +484,13 @@ impl RemotePlace {
                     let what = format!("the listing holds more than {max} objects");
                     return Err(io_error(&what, &self.shown, None));
                 }
-                out.push(meta);
+                // The service lists by key prefix: every key is below it.
+                if let Some(name) = meta.location.as_ref().strip_prefix(self.prefix.as_str()) {
+                    out.push(name.to_string());
+                }
             }
             Ok(out)
         })
-    }
-
-    /// The name of `meta` relative to the prefix.
-    fn relative<'m>(&self, meta: &'m ObjectMeta) -> Option<&'m str> {
-        meta.location.as_ref().strip_prefix(self.prefix.as_str())
     }
 }
 
@@ -511,20 +523,14 @@ impl RangeDir for RemotePlace {
     }
 
     fn names(&self) -> Result<Vec<OsString>> {
-        let mut names: Vec<OsString> = self
-            .list()?
-            .iter()
-            .filter_map(|m| self.relative(m))
-            .filter(|n| !n.contains('/'))
-            .map(OsString::from)
-            .collect();
+        let mut names: Vec<OsString> =
+            self.list()?.into_iter().filter(|n| !n.contains('/')).map(OsString::from).collect();
         names.sort();
         Ok(names)
     }
 
     fn walk(&self) -> Result<Vec<Vec<u8>>> {
-        let mut names: Vec<Vec<u8>> =
-            self.list()?.iter().filter_map(|m| self.relative(m)).map(|n| n.as_bytes().to_vec()).collect();
+        let mut names: Vec<Vec<u8>> = self.list()?.into_iter().map(String::into_bytes).collect();
         names.sort();
         Ok(names)
     }

@@ -3,7 +3,8 @@
 //! credentials from the service's usual environment (`AWS_*`, `GOOGLE_*`,
 //! `AZURE_*`; for HTTP a URL's `user:password@` as a Basic
 //! `Authorization` header, which the HTTP client drops on a redirect to
-//! another host); retries with backoff on resets, timeouts and 5xx.
+//! another host); retries with backoff on resets, timeouts and 5xx. An
+//! HTTP(S) host also gets a WebDAV client, for listing a prefix.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -23,6 +24,7 @@ use gguf_digest_formats::input::remote::{Opener, Remote, Scheme};
 
 use crate::RemoteOptions;
 use crate::object::Store;
+use crate::object::list::Dav;
 use crate::redact::{io_error, scrub};
 
 /// Opens URL inputs through `object_store` (registered with the formats
@@ -143,13 +145,23 @@ impl RemoteOpener {
             }
         };
         let built = built.map_err(|e| io_error(&scrub(&e.to_string()), url.shown(), None))?;
+        let shown = format!("{}{}/", url.scheme().prefix(), authority);
+        // A prefix over HTTP is listed through WebDAV, one folder at a
+        // time (object.rs's list: `object_store` asks for Depth infinity).
+        let dav = match url.scheme() {
+            Scheme::Https | Scheme::Http => {
+                Some(Dav::new(&shown, self.options.ca_file.as_deref(), basic_auth(url), self.options.retries)?)
+            }
+            _ => None,
+        };
         let store = Arc::new(Store {
             store: built,
             runtime: Arc::clone(&self.runtime),
             connections: Arc::clone(&self.connections),
-            shown: format!("{}{}/", url.scheme().prefix(), authority),
+            shown,
             part: self.options.part,
             retries: self.options.retries,
+            dav,
         });
         stores.insert(id, Arc::clone(&store));
         Ok(store)

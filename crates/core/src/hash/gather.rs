@@ -279,8 +279,15 @@ fn walk_tiles(
     let row = tile_row_bytes(size, p, g.elem).ok_or_else(overflow)?;
     let runs = usize::try_from(row.checked_div(g.elem).ok_or_else(overflow)?).map_err(|_| overflow())?;
     let elem = usize::try_from(g.elem).map_err(|_| overflow())?;
-    // The tile's output and (unmapped) a group's runs: a window between them.
-    let per_tile = budget.checked_div(2).and_then(|h| h.checked_div(row)).unwrap_or(1).max(1).min(len_p);
+    // The tile's output is a quarter of a window (2 MiB by default): two
+    // hashing threads' tiles then stay in the shared L3 cache between the
+    // transpose and SHA-256 (half a window cost ~25 % more, BENCHMARKS
+    // "Views, session 14"); with a group's runs (unmapped) it holds less
+    // than a window. Whole blocks of 8 rows where the tile is cut, so
+    // that no row of a tile but the tensor's last ones goes element by
+    // element.
+    let per_tile = budget.checked_div(4).and_then(|h| h.checked_div(row)).unwrap_or(1).max(1);
+    let per_tile = if per_tile >= 8 && per_tile < len_p { per_tile & !7 } else { per_tile.min(len_p) };
     let cap = usize::try_from(per_tile.saturating_mul(row)).map_err(|_| overflow())?;
     let mut flipped: Vec<u8> = Vec::with_capacity(cap);
     let mut read: Vec<u8> = Vec::new();
@@ -510,5 +517,67 @@ mod tests {
             }
         }
         assert_views(&bytes, views, &pieces);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+mod speed {
+    use super::*;
+    use crate::error::Subject;
+    use crate::hash::{Conversion, PieceSizes, hash_job};
+    use crate::source::Source;
+
+    #[test]
+    #[ignore = "a benchmark: cargo test --release -p gguf-digest-core --lib hash::gather::speed -- --ignored --nocapture"]
+    fn tile_speed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        let n = 32000usize * 1024 * 2;
+        let bytes: Vec<u8> = (0..n as u64).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let source = Source::open(&path, crate::source::ReadMode::Mmap).unwrap();
+        let progress = |_: u64| Ok(());
+        let job = |g: Option<Gather>| Job {
+            source: &source,
+            start: 0,
+            len: g.as_ref().map_or(n as u64, |g| g.size.iter().product::<u64>() * g.elem),
+            conversion: Conversion::none(g.as_ref().map_or(2, |g| g.elem), "T"),
+            subject: Subject::Tensor(b"t".to_vec()),
+            gather: g.map(std::sync::Arc::new),
+        };
+        let time = |j: &Job<'_>, p: &PieceSizes| {
+            let mut best = f64::MAX;
+            for _ in 0..9 {
+                let cpu = || {
+                    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+                    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+                };
+                let t = cpu();
+                std::hint::black_box(hash_job(j, p, &progress).unwrap());
+                best = best.min(cpu() - t);
+            }
+            best
+        };
+        let flat = time(&job(None), &PieceSizes::default()) / n as f64;
+        println!("contiguous: {:.3} ns/byte", flat * 1e9);
+        let windows: Vec<u64> = std::env::var("GD_WINDOWS")
+            .map(|s| s.split(',').map(|w| w.parse::<u64>().unwrap() << 10).collect())
+            .unwrap_or_else(|_| vec![1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20]);
+        for (name, size, stride, elem) in [
+            ("gate [5632,2048] s[1,5632]", [5632u64, 2048], [1u64, 5632], 2),
+            ("down [2048,5632] s[1,2048]", [2048, 5632], [1, 2048], 2),
+            ("f32 [2816,2048] s[1,2816]", [2816, 2048], [1, 2816], 4),
+            ("f32 [2048,2816] s[1,2048]", [2048, 2816], [1, 2048], 4),
+            ("embed f32 [32000,512] s[1,32000]", [32000, 512], [1, 32000], 4),
+            ("head [32000,1024] s[1,32000]", [32000, 1024], [1, 32000], 2),
+        ] {
+            for &window in &windows {
+                let g = Gather { elem, offset: 0, size: size.to_vec(), stride: stride.to_vec() };
+                let len = (size[0] * size[1] * elem) as f64;
+                let t = time(&job(Some(g)), &PieceSizes { window, ..PieceSizes::default() }) / len;
+                println!("{name} window {:5} KiB: {:.3} ns/byte, {:.2} x contiguous", window >> 10, t * 1e9, t / flat);
+            }
+        }
     }
 }

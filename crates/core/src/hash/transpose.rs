@@ -2,12 +2,17 @@
 //! written as columns of the output, in register blocks and cache lines.
 //! Pure: buffers in, buffers out, `None` for a buffer too short (a bug).
 //!
-//! A block is 8 or 16 bytes of each of `8 / E` runs (`E` bytes an
-//! element), held as one or two `u64` words each and transposed in those
-//! registers with shifts and masks (SWAR), then written as 8 bytes of each
-//! of its rows. Indices are checked once per block row, outside the inner
-//! loop; the inner loop only loads, shuffles words and stores
-//! (docs/BENCHMARKS.md, "Views, session 13").
+//! On x86_64, a block of two- or four-byte elements is 16 bytes of each of
+//! `16 / E` runs (`E` bytes an element) in SSE2 registers, transposed by
+//! unpack instructions through `safe_arch`'s safe wrappers (SSE2 is part
+//! of every x86_64; docs/adr/0053-simd-transpose.md). Elsewhere, and for
+//! one- and eight-byte elements, a block is 8 or 16 bytes of each of
+//! `8 / E` runs held as one or two `u64` words each and transposed in
+//! those registers with shifts and masks (SWAR). Either way a block is
+//! written as 8 or 16 bytes of each of its rows. Indices are checked once
+//! per block row, outside the inner loop; the inner loop only loads,
+//! shuffles and stores (docs/BENCHMARKS.md, "Views, session 13" and
+//! "session 14").
 
 /// The most runs transposed at a time: a group is 128 bytes of each row
 /// (two cache lines written whole; 20 % less CPU than one for BF16 views
@@ -27,14 +32,65 @@ pub(super) fn group_runs(elem: usize) -> usize {
 /// any other size element by element.
 pub(super) fn transpose(src: &[&[u8]], to: &mut [u8], b: usize, runs: usize, q0: usize, elem: usize) -> Option<()> {
     match elem {
-        1 => blocks::<8, 8, 8>(src, to, b, runs, q0, 1, block1),
-        2 => blocks::<8, 4, 4>(src, to, b, runs, q0, 2, block2),
-        4 => blocks::<16, 2, 4>(src, to, b, runs, q0, 4, block4),
-        8 => blocks::<16, 1, 2>(src, to, b, runs, q0, 8, block8),
+        1 => blocks::<8, 8, 8, 8>(src, to, b, runs, q0, 1, |m| block1(m).map(u64::to_le_bytes)),
+        #[cfg(target_arch = "x86_64")]
+        2 => blocks::<16, 8, 8, 16>(src, to, b, runs, q0, 2, sse2::block2),
+        #[cfg(not(target_arch = "x86_64"))]
+        2 => blocks::<8, 4, 4, 8>(src, to, b, runs, q0, 2, |m| block2(m).map(u64::to_le_bytes)),
+        #[cfg(target_arch = "x86_64")]
+        4 => blocks::<16, 4, 4, 16>(src, to, b, runs, q0, 4, sse2::block4),
+        #[cfg(not(target_arch = "x86_64"))]
+        4 => blocks::<16, 2, 4, 8>(src, to, b, runs, q0, 4, |m| block4(m).map(u64::to_le_bytes)),
+        8 => blocks::<16, 1, 2, 8>(src, to, b, runs, q0, 8, |m| block8(m).map(u64::to_le_bytes)),
         _ => by_element(src, to, b, runs, q0, elem, 0, 0),
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    //! 8 × 8 two-byte and 4 × 4 four-byte blocks through SSE2 unpacks
+    //! (baseline on x86_64), by `safe_arch`'s safe wrappers: each stage
+    //! interleaves pairs of registers by twice the width of the one
+    //! before (2, 4, then 8 bytes), three stages for 8 × 8, two for 4 × 4.
+    use safe_arch::{
+        load_unaligned_m128i as load, m128i, unpack_high_i16_m128i as hi16, unpack_high_i32_m128i as hi32,
+        unpack_high_i64_m128i as hi64, unpack_low_i16_m128i as lo16, unpack_low_i32_m128i as lo32,
+        unpack_low_i64_m128i as lo64,
+    };
+
+    #[inline(always)]
+    fn out(v: m128i) -> [u8; 16] {
+        v.into()
+    }
+
+    /// 16 bytes of 8 runs → 16 bytes of 8 rows (two-byte elements).
+    #[inline(always)]
+    pub(super) fn block2(m: [[u8; 16]; 8]) -> [[u8; 16]; 8] {
+        let [r0, r1, r2, r3, r4, r5, r6, r7] = m.map(|r| load(&r));
+        let (t0, t1, t2, t3) = (lo16(r0, r1), hi16(r0, r1), lo16(r2, r3), hi16(r2, r3));
+        let (t4, t5, t6, t7) = (lo16(r4, r5), hi16(r4, r5), lo16(r6, r7), hi16(r6, r7));
+        let (u0, u1, u2, u3) = (lo32(t0, t2), hi32(t0, t2), lo32(t1, t3), hi32(t1, t3));
+        let (u4, u5, u6, u7) = (lo32(t4, t6), hi32(t4, t6), lo32(t5, t7), hi32(t5, t7));
+        [
+            out(lo64(u0, u4)),
+            out(hi64(u0, u4)),
+            out(lo64(u1, u5)),
+            out(hi64(u1, u5)),
+            out(lo64(u2, u6)),
+            out(hi64(u2, u6)),
+            out(lo64(u3, u7)),
+            out(hi64(u3, u7)),
+        ]
+    }
+
+    /// 16 bytes of 4 runs → 16 bytes of 4 rows (four-byte elements).
+    #[inline(always)]
+    pub(super) fn block4(m: [[u8; 16]; 4]) -> [[u8; 16]; 4] {
+        let [r0, r1, r2, r3] = m.map(|r| load(&r));
+        let (t0, t1, t2, t3) = (lo32(r0, r1), hi32(r0, r1), lo32(r2, r3), hi32(r2, r3));
+        [out(lo64(t0, t2)), out(hi64(t0, t2)), out(lo64(t1, t3)), out(hi64(t1, t3))]
+    }
+}
 /// The two little-endian words of 16 bytes (the first element of a run
 /// in the low bits of the first word, on any host).
 #[inline(always)]
@@ -84,6 +140,7 @@ fn bytes8(x: [u64; 8]) -> [u64; 8] {
 
 /// 4 × 4 two-byte elements transposed: `a` to `d` are 4 elements of runs 0 to 3;
 /// the result's word `j` is element `j` of each run.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
 fn pairs4(a: u64, b: u64, c: u64, d: u64) -> [u64; 4] {
     let (a, b) = swap(a, b, 16, PAIRS);
@@ -101,6 +158,7 @@ fn block1(m: [[u8; 8]; 8]) -> [u64; 8] {
 
 /// A block of 2-byte elements: 8 bytes of 4 runs → 8 bytes of 4 rows
 /// (fewer rows live than with 16 bytes a run: no spills, measured faster).
+#[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
 fn block2(m: [[u8; 8]; 4]) -> [u64; 4] {
     let [a, b, c, d] = m.map(u64::from_le_bytes);
@@ -108,6 +166,7 @@ fn block2(m: [[u8; 8]; 4]) -> [u64; 4] {
 }
 
 /// A block of 4-byte elements: 16 bytes of 2 runs → 8 bytes of 4 rows.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
 fn block4(m: [[u8; 16]; 2]) -> [u64; 4] {
     let [a, b] = m.map(|r| words(&r));
@@ -128,14 +187,14 @@ fn block8(m: [[u8; 16]; 1]) -> [u64; 2] {
 /// element by element the runs after the last whole block (every row) and
 /// every run of the rows after the last whole block.
 #[inline(always)]
-fn blocks<const N: usize, const R: usize, const W: usize>(
+fn blocks<const N: usize, const R: usize, const W: usize, const M: usize>(
     src: &[&[u8]],
     to: &mut [u8],
     b: usize,
     runs: usize,
     q0: usize,
     elem: usize,
-    kernel: fn([[u8; N]; R]) -> [u64; W],
+    kernel: impl Fn([[u8; N]; R]) -> [[u8; M]; W],
 ) -> Option<()> {
     let pitch = runs.checked_mul(elem)?;
     let whole_rows = b.checked_div(W)?.checked_mul(W)?;
@@ -154,14 +213,14 @@ fn blocks<const N: usize, const R: usize, const W: usize>(
             for r in &mut rows {
                 *r = lines.next()?.get_mut(..width)?;
             }
-            let mut outs = rows.map(|r| r.chunks_exact_mut(8));
+            let mut outs = rows.map(|r| r.chunks_exact_mut(M));
             for group in src.chunks_exact(R) {
                 let mut m = [[0u8; N]; R];
                 for (x, s) in m.iter_mut().zip(group) {
                     *x = *s.get(from..)?.first_chunk()?;
                 }
                 for (o, v) in outs.iter_mut().zip(kernel(m)) {
-                    o.next()?.copy_from_slice(&v.to_le_bytes());
+                    o.next()?.copy_from_slice(&v);
                 }
             }
         }
@@ -310,23 +369,32 @@ mod tests {
 
     #[test]
     fn each_block_kernel_is_a_transpose_of_its_bytes() {
-        // Run k's 8 or 16 bytes in, row j's 8 bytes out: element j of each run
-        // in run order, little-endian words on any host.
-        fn check<const N: usize, const R: usize, const W: usize>(elem: usize, kernel: fn([[u8; N]; R]) -> [u64; W]) {
+        // Run k's 8 or 16 bytes in, row j's 8 or 16 bytes out: element j of
+        // each run in run order (the SWAR kernels' words little-endian on
+        // any host).
+        fn check<const N: usize, const R: usize, const W: usize, const M: usize>(
+            elem: usize,
+            kernel: impl Fn([[u8; N]; R]) -> [[u8; M]; W],
+        ) {
             for seed in 0..64 {
                 let bytes = noise(N * R, seed);
                 let m: [[u8; N]; R] = core::array::from_fn(|k| bytes[N * k..N * (k + 1)].try_into().unwrap());
                 let got = kernel(m);
                 for (j, w) in got.iter().enumerate() {
                     let want: Vec<u8> = (0..R).flat_map(|k| m[k][j * elem..(j + 1) * elem].to_vec()).collect();
-                    assert_eq!(w.to_le_bytes().to_vec(), want, "elem {elem} row {j}");
+                    assert_eq!(w.to_vec(), want, "elem {elem} row {j}");
                 }
             }
         }
-        check::<8, 8, 8>(1, block1);
-        check::<8, 4, 4>(2, block2);
-        check::<16, 2, 4>(4, block4);
-        check::<16, 1, 2>(8, block8);
+        check::<8, 8, 8, 8>(1, |m| block1(m).map(u64::to_le_bytes));
+        check::<8, 4, 4, 8>(2, |m| block2(m).map(u64::to_le_bytes));
+        check::<16, 2, 4, 8>(4, |m| block4(m).map(u64::to_le_bytes));
+        check::<16, 1, 2, 8>(8, |m| block8(m).map(u64::to_le_bytes));
+        #[cfg(target_arch = "x86_64")]
+        {
+            check::<16, 8, 8, 16>(2, sse2::block2);
+            check::<16, 4, 4, 16>(4, sse2::block4);
+        }
     }
 
     #[test]

@@ -306,11 +306,10 @@ pub fn sign_place(
     sign_statement(&statement, key)
 }
 
-/// Signs the prefix `url` names (ending in `/`): opens it with the
-/// registered opener and signs it as [`sign_place`] does, the model named
-/// by the prefix's last segment (the bucket, container or host for a
-/// prefix at its root), as `model_signing` names a local directory by its
-/// own name.
+/// Signs the prefix `url` names (ending in `/`), or the CNCF ModelPack
+/// artifact an `oci://` URL names: opens it with the registered opener and
+/// signs it as [`sign_place`] does, the model named by [`url_model_name`],
+/// as `model_signing` names a local directory by its own name.
 pub fn sign_url(url: &RemoteUrl, key: &SigningKey, opts: &OpenOptions) -> Result<Vec<u8>> {
     // Refused before any request.
     if matches!(key, SigningKey::Ed25519(_)) {
@@ -320,29 +319,66 @@ pub fn sign_url(url: &RemoteUrl, key: &SigningKey, opts: &OpenOptions) -> Result
     sign_place(&place, &url_model_name(url), key, opts)
 }
 
-/// The place a URL prefix names, opened: an object, an `oci://` artifact
-/// or a model an opener built is refused (a model signature is of a
-/// directory of files, each signed by its name).
+/// Why a URL is no directory of files a model signature can name.
+const NOT_A_PREFIX: &str = "an OpenSSF model signature is of a prefix ending in `/` (a directory of objects), \
+                            in s3://, gs://, az://, https:// or http://, or of a ModelPack artifact in oci://";
+
+/// Why an Ollama model in a registry is not signed as files.
+const NOT_OLLAMA: &str = "it holds an Ollama model, which is no directory of files: its layers are named by \
+                          media type (model, template, params, license...), not by file paths, and `ollama pull` \
+                          keeps them as blobs named by digest, so an OpenSSF model signature could name none of \
+                          them as a pulled copy has it; sign its label instead (`sign` without --format oms)";
+
+/// Why a Docker Model Runner artifact is not signed as files.
+const NOT_DOCKER: &str = "it holds a Docker Model Runner model, which is no directory of files: its layers are \
+                          named by media type (weights, license), its weights by a name some versions leave out, \
+                          and `docker model pull` keeps them in its own store, so an OpenSSF model signature could \
+                          name none of them as a pulled copy has it; sign its label instead (`sign` without \
+                          --format oms)";
+
+/// The place a URL names, opened as a directory of files: a prefix ending
+/// in `/`, or an `oci://` CNCF ModelPack artifact (its files named by
+/// their file path annotations, each blob checked against its digest as
+/// it is read: docs/adr/0052-oms-of-urls.md). An object, an Ollama model
+/// or a Docker Model Runner artifact is refused, saying why (a model
+/// signature is of a directory of files, each signed by its name).
 pub fn open_prefix(url: &RemoteUrl, mode: crate::source::ReadMode) -> Result<crate::source::Beside> {
-    let why = "an OpenSSF model signature is of a prefix ending in `/` (a directory of objects), \
-               in s3://, gs://, az://, https:// or http://";
-    if url.scheme() == Scheme::Oci || !url.is_prefix() {
-        return Err(url.refused(why));
+    let oci = url.scheme() == Scheme::Oci;
+    if !oci && !url.is_prefix() {
+        return Err(url.refused(NOT_A_PREFIX));
     }
     match remote::open(url, mode)? {
         Remote::Prefix(place) => Ok(place),
-        Remote::Object(_) | Remote::Model(_) => Err(url.refused(why)),
+        // The only model an opener builds is an Ollama model (ADR 0046),
+        // and the only object an `oci://` opens a Docker model's weights.
+        Remote::Model(_) if oci => Err(not_files(url, NOT_OLLAMA)),
+        Remote::Object(_) if oci => Err(not_files(url, NOT_DOCKER)),
+        Remote::Object(_) | Remote::Model(_) => Err(url.refused(NOT_A_PREFIX)),
     }
 }
 
-/// The model's name for a URL prefix: its last segment, or the bucket,
-/// container or host at its root.
+/// An error naming `url` (as shown): what it holds is no directory of files.
+fn not_files(url: &RemoteUrl, why: &str) -> Error {
+    let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("no OpenSSF model signature: {why}"));
+    Error::new(ErrorKind::Io(e)).in_file(url.shown())
+}
+
+/// The model's name for a URL: a prefix's last segment, or the bucket,
+/// container or host at its root; an `oci://` artifact's repository's last
+/// component, without its tag or digest (`oci://r/org/tiny:v1` is `tiny`,
+/// the directory a pull into `./tiny` makes).
 pub fn url_model_name(url: &RemoteUrl) -> String {
     let path = url.path().trim_end_matches('/');
-    match path.rsplit('/').next() {
-        Some(last) if !last.is_empty() => last.to_string(),
-        _ => url.authority().to_string(),
-    }
+    let path = if url.scheme() == Scheme::Oci {
+        // A repository's components hold no `:` or `@`: the tag follows
+        // the last component's `:`, the digest the path's `@`.
+        let repository = path.split('@').next().unwrap_or(path);
+        let last = repository.rsplit('/').next().unwrap_or(repository);
+        last.split(':').next().unwrap_or(last)
+    } else {
+        path.rsplit('/').next().unwrap_or(path)
+    };
+    if path.is_empty() { url.authority().to_string() } else { path.to_string() }
 }
 
 /// The directory's own name, as `model_signing` names the model (the
@@ -457,6 +493,33 @@ mod tests {
         swapper.join().unwrap();
         assert!(split.is_none(), "a signature's resources {split:?} and its label describe two different trees");
         assert!(signed_whole > 0, "no signing finished: the test proved nothing");
+    }
+
+    #[test]
+    fn a_url_s_model_is_named_by_its_last_segment_or_its_repository_s_last_component() {
+        for (url, name) in [
+            ("s3://bucket/models/tiny/", "tiny"),
+            ("s3://bucket/", "bucket"),
+            ("https://host:8443/", "host:8443"),
+            ("oci://127.0.0.1:5000/pack/tiny:v1", "tiny"),
+            ("oci://registry.example/org/team/tiny@sha256:00ff", "tiny"),
+            ("oci://registry.example/org/tiny:v1@sha256:00ff", "tiny"),
+            ("oci://registry.example/tiny", "tiny"),
+        ] {
+            assert_eq!(url_model_name(&RemoteUrl::parse(url).unwrap()), name, "{url}");
+        }
+    }
+
+    #[test]
+    fn an_oci_url_without_an_opener_is_not_refused_as_no_prefix() {
+        // An `oci://` reference ends in its tag, not `/`: what it holds
+        // decides (here: no opener in this build, said so).
+        let url = RemoteUrl::parse("oci://127.0.0.1:1/pack/tiny:v1").unwrap();
+        let e = open_prefix(&url, crate::source::ReadMode::Pread).unwrap_err().to_string();
+        assert!(e.contains("feature `remote`") && !e.contains("prefix ending"), "{e}");
+        let url = RemoteUrl::parse("s3://bucket/model/m.gguf").unwrap();
+        let e = open_prefix(&url, crate::source::ReadMode::Pread).unwrap_err().to_string();
+        assert!(e.contains("a prefix ending in `/`"), "{e}");
     }
 
     #[test]

@@ -172,6 +172,7 @@ fn store_of(keys: &[&str]) -> Arc<Store> {
         shown: "s3://bucket/".into(),
         part: 4 << 20,
         retries: 1,
+        dav: None,
     })
 }
 
@@ -202,6 +203,7 @@ fn a_range_read_in_parts_through_a_store_is_its_bytes_once_in_order() {
         shown: "s3://bucket/".into(),
         part: 1000,
         retries: 1,
+        dav: None,
     });
     let object = store.head("m").unwrap();
     for (start, len, piece) in [(0u64, 10_000u64, 333usize), (17, 9000, 4096), (999, 2, 1), (5, 2500, 2500)] {

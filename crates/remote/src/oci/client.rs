@@ -106,27 +106,7 @@ impl Client {
                 .map_err(|why| Error::from(OciErrorKind::Unauthorized { registry: reference.registry.clone(), why }))?,
             None => Found::default(),
         };
-        let mut builder = reqwest::Client::builder();
-        if let Some(ca) = &options.ca_file {
-            let pem = std::fs::read(ca).map_err(|e| Error::from(e).in_file(ca))?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
-                Error::new(crate::ErrorKind::Io(std::io::Error::other(format!(
-                    "not PEM certificates: {}",
-                    error_words(&e)
-                ))))
-                .in_file(ca)
-            })?;
-            for cert in certs {
-                builder = builder.add_root_certificate(cert);
-            }
-        }
-        let http = builder
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Duration::from_secs(30))
-            .read_timeout(Duration::from_secs(120))
-            .user_agent(concat!("gguf-digest/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| http_error(&origin, error_words(&e)))?;
+        let http = crate::http::client(options.ca_file.as_deref())?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("gguf-digest-oci")

@@ -26,6 +26,14 @@ use crate::{Error, RemoteOptions, Result};
 /// `--allow-http` and `--ca-file`: what it holds, as the formats crate
 /// takes it.
 pub fn open_url(url: &RemoteUrl, remote: &RemoteOptions, mode: ReadMode) -> Result<Remote> {
+    // A registry's credentials come from the Docker config alone: a URL
+    // that carries any (or a query) is refused as shown, before its raw
+    // text can reach a message.
+    if url.was_redacted() {
+        return Err(
+            url.refused("an oci:// reference carries no credentials or query: put them in the Docker config's `auths`")
+        );
+    }
     let reference = Reference::parse(url.raw())?;
     let options = Options { allow_http: remote.allow_http, config: None, ca_file: remote.ca_file.clone() };
     let opts = OpenOptions { read_mode: mode, ..OpenOptions::default() };
@@ -88,4 +96,19 @@ pub fn open(reference: &Reference, options: &Options, opts: OpenOptions) -> Resu
 /// How a blob is shown: `oci://REGISTRY/REPOSITORY/blobs/sha256:HEX`.
 fn blob_path(reference: &Reference, d: &Descriptor) -> PathBuf {
     Path::new(&format!("oci://{}/{}", reference.registry, reference.repository)).join("blobs").join(d.digest())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_or_a_query_in_an_oci_url_are_refused_unshown() {
+        for given in ["oci://alice:pw-SECRET@127.0.0.1:1/r/m:v1", "oci://127.0.0.1:1/r/m:v1?token=SECRET"] {
+            let url = RemoteUrl::parse(given).unwrap();
+            let Err(e) = open_url(&url, &RemoteOptions::default(), ReadMode::Pread) else { panic!("{given} opened") };
+            let e = e.to_string();
+            assert!(!e.contains("SECRET") && e.contains("oci://127.0.0.1:1/r/m:v1") && e.contains("auths"), "{e}");
+        }
+    }
 }
