@@ -20,6 +20,8 @@ mod hf;
 mod oci;
 #[cfg(feature = "remote")]
 mod oci_oms;
+#[cfg(feature = "remote")]
+mod oci_token;
 mod ollama;
 mod onnx;
 mod precommit;
