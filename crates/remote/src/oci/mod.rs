@@ -21,6 +21,7 @@ pub mod manifest;
 pub mod open;
 pub mod reference;
 pub mod stream;
+pub mod tar;
 
 pub use check::BlobCheck;
 pub use client::{Client, Options, Resolved};
