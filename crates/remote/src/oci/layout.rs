@@ -88,11 +88,14 @@ fn modelpack(m: &Manifest) -> Result<Vec<(String, Descriptor)>, String> {
         let Some(kind) = MODELPACK_LAYERS.iter().find_map(|p| layer.media_type.strip_prefix(p)) else {
             return Err(format!("layers[{i}] is a {} in a ModelPack artifact", layer.media_type));
         };
-        if !kind.ends_with(".raw") {
+        if kind.ends_with(".tar+gzip") || kind.ends_with(".tar+zstd") {
             return Err(format!(
-                "layers[{i}] is a {}: archived ModelPack layers (tar, tar+gzip, tar+zstd) are not read yet, only .raw ones",
+                "layers[{i}] is a {}: a compressed ModelPack layer cannot be read by ranges, only .raw and uncompressed .tar ones are read",
                 layer.media_type
             ));
+        }
+        if !kind.ends_with(".raw") && !kind.ends_with(".tar") {
+            return Err(format!("layers[{i}] is a {}: not a ModelPack layer this tool reads", layer.media_type));
         }
         let path = MODELPACK_FILEPATH
             .iter()
@@ -102,6 +105,32 @@ fn modelpack(m: &Manifest) -> Result<Vec<(String, Descriptor)>, String> {
         files.push((path.to_string(), layer.clone()));
     }
     sorted_unique(files)
+}
+
+/// True for an uncompressed tar ModelPack layer (`....v1.tar`): its files
+/// are the tar's regular files, read as slices of the blob (`tar.rs`).
+pub fn is_tar(media_type: &str) -> bool {
+    MODELPACK_LAYERS.iter().any(|p| media_type.strip_prefix(p).is_some_and(|k| k.ends_with(".tar")))
+}
+
+/// Checks a tar layer's file paths against the layer's annotated path
+/// (docs/adr/0046): as `modctl` writes them, the annotation is the file's
+/// path and the tar holds that path (or, for a directory, paths below it).
+/// The tar's paths name the files (they are what extracting gives); an
+/// entry that is neither the annotated path nor below it contradicts the
+/// annotation and is refused.
+pub fn check_tar_paths<'a>(annotated: &str, paths: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
+    let mut any = false;
+    for p in paths {
+        any = true;
+        let below = p.strip_prefix(annotated).is_some_and(|rest| rest.starts_with('/'));
+        if p != annotated && !below {
+            return Err(format!(
+                "its tar holds {p:?}, which is neither the file {annotated:?} its annotation names nor below it"
+            ));
+        }
+    }
+    if any { Ok(()) } else { Err(format!("its tar holds no regular file (its annotation names {annotated:?})")) }
 }
 
 fn docker_model(m: &Manifest) -> Result<DockerWeights, String> {
@@ -210,7 +239,9 @@ mod tests {
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["config.json", "docs/README.md", "model.safetensors"]);
         for (bad, why) in [
-            (d("application/vnd.cncf.model.weight.v1.tar", 4, &[("org.cncf.model.filepath", "w")]), "not read yet"),
+            (d("application/vnd.cncf.model.weight.v1.tar+gzip", 4, &[("org.cncf.model.filepath", "w")]), "compressed"),
+            (d("application/vnd.cnai.model.weight.v1.tar+zstd", 4, &[("org.cncf.model.filepath", "w")]), "by ranges"),
+            (d("application/vnd.cncf.model.weight.v1.zip", 4, &[("org.cncf.model.filepath", "w")]), "not a ModelPack"),
             (d("application/vnd.cncf.model.weight.v1.raw", 4, &[]), "names no file"),
             (d("application/vnd.cncf.model.weight.v1.raw", 4, &[("org.cncf.model.filepath", "../x")]), "'..'"),
             (d("application/vnd.cncf.model.weight.v1.raw", 4, &[("org.cncf.model.filepath", "/x")]), "absolute"),
@@ -223,6 +254,34 @@ mod tests {
             let mut l = layers.clone();
             l.push(bad);
             let e = classify(&m("c", Some(MODELPACK_ARTIFACT), l)).unwrap_err();
+            assert!(e.contains(why), "{e}");
+        }
+    }
+
+    #[test]
+    fn tar_layers_are_read_and_their_paths_held_to_the_annotation() {
+        let layers = vec![
+            d("application/vnd.cncf.model.weight.v1.tar", 1, &[("org.cncf.model.filepath", "model.safetensors")]),
+            d("application/vnd.cnai.model.doc.v1.tar", 2, &[("org.cnai.model.filepath", "README.md")]),
+            d("application/vnd.cncf.model.weight.config.v1.raw", 3, &[("org.cncf.model.filepath", "config.json")]),
+        ];
+        let Ok(Layout::ModelPack(files)) = classify(&m(MODELPACK_CONFIG, None, layers)) else { panic!() };
+        let tars: Vec<bool> = files.iter().map(|(_, d)| is_tar(&d.media_type)).collect();
+        assert_eq!(tars, [true, false, true]);
+        assert!(!is_tar("application/vnd.cncf.model.weight.v1.tar+gzip") && !is_tar("application/x.tar"));
+        assert_eq!(check_tar_paths("m.gguf", ["m.gguf"]), Ok(()));
+        assert_eq!(check_tar_paths("docs", ["docs/a.md", "docs/b/c.md"]), Ok(()));
+        for (paths, why) in [
+            (&["model.gguf"][..], "neither"),
+            (&["m.gguf2"][..], "neither"),
+            (&["docsx/a"][..], "neither"),
+            (&[][..], "no regular"),
+        ] {
+            let e = check_tar_paths(
+                if paths.first() == Some(&"docsx/a") { "docs" } else { "m.gguf" },
+                paths.iter().copied(),
+            )
+            .unwrap_err();
             assert!(e.contains(why), "{e}");
         }
     }

@@ -82,7 +82,7 @@ pub fn open(reference: &Reference, options: &Options, opts: OpenOptions) -> Resu
             let model = ollama::Model::from_blobs(&reference.to_string(), &shown, &text, &mut open_blob, opts)?;
             Ok(Held::Ollama(Box::new(model)))
         }
-        Layout::ModelPack(files) => Ok(Held::Directory(Beside::remote(Files::new(client, shown, files)))),
+        Layout::ModelPack(files) => Ok(Held::Directory(Beside::remote(Files::modelpack(client, shown, files)?))),
         Layout::DockerModel(weights) => {
             let files = match weights {
                 DockerWeights::Gguf(f) | DockerWeights::Safetensors(f) => f,
