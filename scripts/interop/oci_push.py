@@ -6,6 +6,8 @@ byte for byte as its tool writes it, and PUT with its own media type.
 
 usage: oci_push.py ollama    --registry H:P --ref REPO:TAG --store ROOT --manifest PATH
        oci_push.py modelpack --registry H:P --ref REPO:TAG --dir DIR [--annotation cncf|cnai]
+                             [--pack raw|tar|mixed] [--tar-format pax|gnu]
+                             [--bad symlink|past-end]
        oci_push.py dmr       --registry H:P --ref REPO:TAG (--gguf F ... | --safetensors F ...)
                              [--license F] [--named]
        oci_push.py tamper    --storage DIR --digest sha256:HEX
@@ -28,7 +30,16 @@ copied):
     `application/vnd.cncf.model.config.v1+json` (descriptor, config,
     modelfs with the diffIds); the manifest an OCI image manifest with
     artifactType `application/vnd.cncf.model.manifest.v1+json`, Go's
-    compact JSON;
+    compact JSON; with --pack tar (modctl before `--raw` was its default:
+    pkg/archiver/archiver.go, pkg/codec/tar.go) each layer is instead an
+    uncompressed tar of its one file at its relative path, media type
+    `....v1.tar` (with --annotation cnai the mid-2025
+    `application/vnd.cnai.model.*.v1.tar` spelling), written by Python's
+    tarfile in the PAX or GNU format (--tar-format); --pack mixed makes
+    every other file (in path order) a tar layer; --bad symlink adds a
+    symbolic link entry `<path>.link` to the first tar layer of a non-empty
+    file, --bad past-end cuts that layer inside its file's data (its blob's
+    digest that of the bytes pushed);
   * dmr: `docker model package --gguf` (github:docker/model-runner,
     pkg/distribution): one `application/vnd.docker.ai.gguf.v3` layer per
     GGUF file or shard (`application/vnd.docker.ai.safetensors` per
@@ -46,7 +57,9 @@ import argparse
 import hashlib
 import json
 import os
+import io
 import sys
+import tarfile
 
 import oras.provider
 
@@ -133,9 +146,31 @@ def modelpack_kind(rel):
     return "code.v1.raw"
 
 
+def tar_layer(rel, data, fmt, bad):
+    """An uncompressed tar of one file at its relative path, as modctl's
+    archiver writes it (no directory entries, the end-of-archive blocks)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format={"pax": tarfile.PAX_FORMAT, "gnu": tarfile.GNU_FORMAT}[fmt]) as t:
+        info = tarfile.TarInfo(rel)
+        info.size, info.mode, info.mtime = len(data), 0o644, 1735689600
+        t.addfile(info, io.BytesIO(data))
+        if bad == "symlink":
+            link = tarfile.TarInfo(rel + ".link")
+            link.type, link.linkname, link.mtime = tarfile.SYMTYPE, os.path.basename(rel), 1735689600
+            t.addfile(link)
+    raw = out.getvalue()
+    if bad == "past-end":
+        # The header(s), then half the file's data: its entry runs past the end.
+        start = raw.index(data[:64]) if data else 512
+        raw = raw[: start + len(data) // 2]
+    return raw
+
+
 def push_modelpack(args, p):
     key = {"cncf": "org.cncf.model.filepath", "cnai": "org.cnai.model.filepath"}[args.annotation]
     layers = []
+    count = 0
+    bad = args.bad
     for top, dirs, files in os.walk(args.dir):
         dirs.sort()
         for name in sorted(files):
@@ -147,7 +182,15 @@ def push_modelpack(args, p):
                 "org.cncf.model.file.mediatype.untested": "false",
                 key: rel,
             }
-            d = descriptor("application/vnd.cncf.model." + modelpack_kind(rel), data, ann)
+            kind = modelpack_kind(rel)
+            as_tar = args.pack == "tar" or (args.pack == "mixed" and count % 2 == 0)
+            count += 1
+            if as_tar:
+                data, bad = tar_layer(rel, data, args.tar_format, bad if data else None), bad if not data else None
+                prefix = "application/vnd.cnai.model." if args.annotation == "cnai" else "application/vnd.cncf.model."
+                d = descriptor(prefix + kind[: -len(".raw")] + ".tar", data, ann)
+            else:
+                d = descriptor("application/vnd.cncf.model." + kind, data, ann)
             p.blob(data, d)
             layers.append(d)
     config = go_json({
@@ -220,6 +263,9 @@ def main():
         elif name == "modelpack":
             s.add_argument("--dir", required=True)
             s.add_argument("--annotation", choices=("cncf", "cnai"), default="cncf")
+            s.add_argument("--pack", choices=("raw", "tar", "mixed"), default="raw")
+            s.add_argument("--tar-format", choices=("pax", "gnu"), default="pax")
+            s.add_argument("--bad", choices=("symlink", "past-end"))
         else:
             g = s.add_mutually_exclusive_group(required=True)
             g.add_argument("--gguf", nargs="+")

@@ -380,3 +380,71 @@ fn oci_progress_bar_is_the_manifest_s_sizes() {
 /// these; the registry accepts no other).
 pub(crate) const TOKEN_SERVICE: &str = "gguf-digest-test-registry";
 pub(crate) const TOKEN_ISSUER: &str = "gguf-digest-test-token-server";
+
+/// A model directory with a file whose path is longer than a ustar name
+/// (100 bytes: a PAX `path` record or a GNU long name in a tar) and an
+/// empty file.
+fn tar_model(dir: &common::Dir) -> PathBuf {
+    let model = dir.path("model");
+    let deep = model.join("docs").join("d".repeat(60));
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(model.join("model.gguf"), tiny().build()).unwrap();
+    std::fs::write(model.join("config.json"), br#"{"architectures": ["LlamaForCausalLM"]}"#).unwrap();
+    std::fs::write(model.join("NOTICE"), b"").unwrap();
+    std::fs::write(deep.join(format!("{}.md", "r".repeat(60))), b"# tiny\n").unwrap();
+    model
+}
+
+#[test]
+fn oci_modelpack_tar_layers_have_the_directory_label() {
+    let Some(py) = prerequisites(WHAT) else { return };
+    let Some(reg) = Registry::start(None) else { return };
+    let dir = common::Dir::new();
+    let model = tar_model(&dir);
+    let want = label_of(&[model.to_str().unwrap()], &[]);
+    // modctl's tar layers (PAX and GNU tars, both annotations and media
+    // type spellings), and raw and tar layers in one artifact.
+    for (tag, pack, format, annotation) in
+        [("pax", "tar", "pax", "cncf"), ("gnu", "tar", "gnu", "cnai"), ("mixed", "mixed", "pax", "cncf")]
+    {
+        push(
+            py,
+            "modelpack",
+            &reg,
+            &format!("pack/tar:{tag}"),
+            &["--dir", model.to_str().unwrap(), "--annotation", annotation, "--pack", pack, "--tar-format", format],
+        );
+        assert_eq!(oci(&[&format!("oci://{}/pack/tar:{tag}", reg.host())]), want, "{tag}");
+    }
+}
+
+#[test]
+fn oci_modelpack_bad_tar_layers_are_refused() {
+    let Some(py) = prerequisites(WHAT) else { return };
+    let Some(reg) = Registry::start(None) else { return };
+    let dir = common::Dir::new();
+    let model = tar_model(&dir);
+    let refused = |tag: &str| -> String {
+        let out = gd(&["--allow-http", &format!("oci://{}/pack/bad:{tag}", reg.host())], &[]);
+        assert_eq!(out.status.code(), Some(2), "{}", describe(tag, &out));
+        assert!(out.stdout.is_empty(), "no label: {}", describe(tag, &out));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let dir_arg = model.to_str().unwrap();
+    for bad in ["symlink", "past-end"] {
+        push(py, "modelpack", &reg, &format!("pack/bad:{bad}"), &["--dir", dir_arg, "--pack", "tar", "--bad", bad]);
+    }
+    // The first tar layer of a non-empty file is config.json's (NOTICE is empty).
+    let err = refused("symlink");
+    assert!(err.contains("\"config.json.link\"") && err.contains("symbolic link"), "{err}");
+    let err = refused("past-end");
+    assert!(err.contains("\"config.json\"") && err.contains("runs past the blob's end"), "{err}");
+    // One byte of the weights' tar blob changed in the registry's storage.
+    let pushed = push(py, "modelpack", &reg, "pack/bad:tampered", &["--dir", dir_arg, "--pack", "tar"]);
+    let layers = pushed["layers"].as_array().unwrap();
+    for blob in layers.iter().take(2).map(|b| b.as_str().unwrap()) {
+        py.run("oci_push.py", &["tamper", "--storage", reg.storage().to_str().unwrap(), "--digest", blob]);
+    }
+    let err = refused("tampered");
+    assert!(err.contains("not the ones its digest names"), "{err}");
+}
