@@ -349,3 +349,6 @@ impl RangeDir for Files {
         Ok(self.files.iter().map(|(n, _, _)| n.as_bytes().to_vec()).collect())
     }
 }
+
+#[cfg(test)]
+mod tests;
