@@ -19,12 +19,13 @@
 //! back through the digest's frontier, and parses them, so the headers
 //! that place the file are bytes its blob's digest checks; its data is
 //! read at its offset; the rest of the blob (padding, other files) is read
-//! by the digest itself.
+//! by the digest itself (and after a tar's last file, parsed from those
+//! reads once the digest is found right: nothing hides after it).
 
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::client::Client;
 use super::error::OciErrorKind;
@@ -41,6 +42,42 @@ use window::{Fetch, InOrder, WINDOW};
 /// The digest's own reads are handed on in pieces of this size.
 const FETCH_PIECE: usize = 1 << 20;
 
+/// The bytes after a tar's last regular file (padding, end blocks,
+/// directories), at most: they are parsed from the digest's own reads.
+pub const MAX_TAIL: u64 = 1 << 20;
+
+/// The bytes after a tar's last regular file, as the digest read them.
+#[derive(Debug)]
+struct Tail {
+    /// Where they start in the blob (the file's data's end).
+    from: u64,
+    bytes: Vec<u8>,
+    /// Bytes past [`MAX_TAIL`], or not in order: refused.
+    broken: bool,
+}
+
+impl Tail {
+    /// Takes the part of `piece` (at `at`) in the tail, in order.
+    fn tap(&mut self, at: u64, piece: &[u8]) {
+        let have = self.from.saturating_add(self.bytes.len() as u64);
+        let end = at.saturating_add(piece.len() as u64);
+        if end <= have || self.broken {
+            return;
+        }
+        if at > have {
+            self.broken = true;
+            return;
+        }
+        let skip = usize::try_from(have.saturating_sub(at)).unwrap_or(usize::MAX);
+        let new = piece.get(skip..).unwrap_or(&[]);
+        if (self.bytes.len() as u64).saturating_add(new.len() as u64) > MAX_TAIL {
+            self.broken = true;
+            return;
+        }
+        self.bytes.extend_from_slice(new);
+    }
+}
+
 /// One blob of a manifest, read by ranges: the whole blob, or one file's
 /// slice of it (a tar layer's file); its digest always the whole blob's.
 pub struct Blob {
@@ -53,6 +90,9 @@ pub struct Blob {
     name: String,
     place: Arc<dyn RangeDir>,
     order: InOrder,
+    /// A tar's last regular file: the bytes after it, parsed once its
+    /// digest has checked them.
+    tail: Option<Mutex<Tail>>,
 }
 
 impl std::fmt::Debug for Blob {
@@ -68,14 +108,17 @@ impl Blob {
     pub fn new(client: Arc<Client>, d: &Descriptor, place: Arc<dyn RangeDir>) -> Blob {
         let name = format!("{} blob {}", client.reference(), d.digest());
         let order = InOrder::new(d.size, WINDOW);
-        Blob { client, descriptor: d.clone(), at: 0, len: d.size, version: d.digest(), name, place, order }
+        Blob { client, descriptor: d.clone(), at: 0, len: d.size, version: d.digest(), name, place, order, tail: None }
     }
 
-    /// The file `f` of this tar blob as the object read: the blob's bytes
-    /// before its data read again in order (through the digest's
-    /// frontier, so they are bytes the digest checks) and parsed; refused
-    /// unless they place the same file at the same offset.
-    pub fn tar_file(mut self, f: &TarFile) -> Result<Blob> {
+    /// The file `f` of this tar blob (whose regular files are `all`, as
+    /// first parsed) as the object read: the blob's bytes before its data
+    /// read again in order (through the digest's frontier, so they are
+    /// bytes the digest checks) and parsed; refused unless they hold the
+    /// same files up to `f`, placed where they were. For the tar's last
+    /// file the bytes after it are parsed too, from the digest's own
+    /// reads, at [`RangeSource::check_unchanged`].
+    pub fn tar_file(mut self, f: &TarFile, all: &[TarFile]) -> Result<Blob> {
         let size = self.descriptor.size;
         let mut failed: Option<Error> = None;
         let seen = {
@@ -92,7 +135,8 @@ impl Blob {
             return Err(e);
         }
         let seen = seen.map_err(|why| self.refused(why))?;
-        if seen.last() != Some(f) {
+        let before: Vec<&TarFile> = all.iter().take_while(|e| e.offset <= f.offset).collect();
+        if seen.last() != Some(f) || !seen.iter().eq(before.iter().copied()) {
             return Err(self.refused(format!(
                 "the tar's headers before {:?}, read again, do not place it where they did (the registry's bytes changed between reads)",
                 f.path
@@ -100,7 +144,40 @@ impl Blob {
         }
         self.at = f.offset;
         self.len = f.len;
+        if all.last() == Some(f) {
+            let from = f.offset.saturating_add(f.len);
+            if size.saturating_sub(from) > MAX_TAIL {
+                return Err(self.refused(format!(
+                    "more than {MAX_TAIL} bytes after the tar's last file {:?} (at byte offset {from})",
+                    f.path
+                )));
+            }
+            self.tail = Some(Mutex::new(Tail { from, bytes: Vec::new(), broken: false }));
+        }
         Ok(self)
+    }
+
+    /// The bytes after a tar's last file, as the digest read them (so
+    /// checked by it): padding, then nothing but directories and the end.
+    fn check_tail(&self) -> Result<()> {
+        let Some(tail) = &self.tail else { return Ok(()) };
+        let tail = tail.lock().map_err(|_| Error::internal("a tar's tail lock was poisoned"))?;
+        let want = self.descriptor.size.saturating_sub(tail.from);
+        if tail.broken || tail.bytes.len() as u64 != want {
+            return Err(Error::internal("a tar's tail not read in order by its digest"));
+        }
+        // Its next header is at the next block.
+        let skip = tail.from.next_multiple_of(512).saturating_sub(tail.from);
+        let rest = tail.bytes.get(usize::try_from(skip).unwrap_or(usize::MAX)..).unwrap_or(&[]);
+        let found = tarfile::files(io::Cursor::new(rest), rest.len() as u64, None)
+            .map_err(|why| self.refused(format!("after the tar's last file (byte offset {}): {why}", tail.from)))?;
+        match found.first() {
+            None => Ok(()),
+            Some(f) => Err(self.refused(format!(
+                "the tar holds {:?} after its last file (byte offset {}), which its first read did not show (the registry's bytes changed between reads)",
+                f.path, tail.from
+            ))),
+        }
     }
 
     fn refused(&self, why: String) -> Error {
@@ -133,6 +210,10 @@ impl Fetch for Blob {
             let n = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
             let Some(piece) = buf.get_mut(..n) else { return Err(Error::internal("a piece past its buffer")) };
             stream.read_exact(piece)?;
+            if let Some(tail) = &self.tail {
+                let at = start.saturating_add(len.saturating_sub(left));
+                tail.lock().map_err(|_| Error::internal("a tar's tail lock was poisoned"))?.tap(at, piece);
+            }
             if !sink(piece)? {
                 break;
             }
@@ -211,7 +292,7 @@ impl RangeSource for Blob {
     fn check_unchanged(&self) -> Result<()> {
         let found = self.order.finish(self)?;
         if found == self.descriptor.hex {
-            Ok(())
+            self.check_tail()
         } else {
             Err(self.mismatch(self.descriptor.digest(), format!("sha256:{found}")))
         }
@@ -227,13 +308,16 @@ impl RangeSource for Blob {
     }
 }
 
+/// A tar layer's file, and every regular file of its tar (as first parsed).
+type InTar = (TarFile, Arc<[TarFile]>);
+
 /// An artifact's files by their names (a ModelPack's annotated paths or
 /// its tar layers' paths, a Docker model's shard names): the place its
 /// blobs are opened in. A file is a whole blob, or a slice of a tar blob.
 pub struct Files {
     client: Arc<Client>,
     shown: PathBuf,
-    files: Vec<(String, Descriptor, Option<TarFile>)>,
+    files: Vec<(String, Descriptor, Option<InTar>)>,
     me: std::sync::Weak<Files>,
 }
 
@@ -284,9 +368,10 @@ impl Files {
             }
             let found = found.map_err(&refused)?;
             layout::check_tar_paths(&annotated, found.iter().map(|f| f.path.as_str())).map_err(&refused)?;
-            for f in found {
+            let all: Arc<[TarFile]> = found.into();
+            for f in all.iter() {
                 check_path(&f.path).map_err(|why| refused(format!("the tar's path {:?} {why}", f.path)))?;
-                files.push((f.path.clone(), d.clone(), Some(f)));
+                files.push((f.path.clone(), d.clone(), Some((f.clone(), Arc::clone(&all)))));
             }
         }
         files.sort_by(|a, b| a.0.cmp(&b.0));
@@ -298,7 +383,7 @@ impl Files {
         Ok(Arc::new_cyclic(|me| Files { client, shown, files, me: me.clone() }))
     }
 
-    fn find(&self, name: &str) -> Option<(&Descriptor, Option<&TarFile>)> {
+    fn find(&self, name: &str) -> Option<(&Descriptor, Option<&InTar>)> {
         self.files.iter().find(|(n, _, _)| n == name).map(|(_, d, t)| (d, t.as_ref()))
     }
 
@@ -313,7 +398,7 @@ impl Files {
             self.me.upgrade().ok_or_else(|| Error::internal("an artifact's place was dropped"))?;
         let blob = Blob::new(Arc::clone(&self.client), d, me);
         let blob = match tar {
-            Some(f) => blob.tar_file(f).map_err(|e| e.in_file(&shown))?,
+            Some((f, all)) => blob.tar_file(f, all).map_err(|e| e.in_file(&shown))?,
             None => blob,
         };
         Ok(blob.source(&shown))

@@ -12,15 +12,26 @@ use super::*;
 use crate::oci::client::Options;
 use crate::oci::reference::Reference;
 
-/// A tar of one file `a` of `len` bytes of 7s, padded to 2048 bytes.
+/// A tar of one file `a` of `len` bytes of 7s, padded to 4096 bytes.
 fn tar_of(len: usize) -> Vec<u8> {
+    entries(&[("a", tar::EntryType::Regular, len)])
+}
+
+/// A tar of these entries (data: 7s), padded to 4096 bytes.
+fn entries(list: &[(&str, tar::EntryType, usize)]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
-    let mut h = tar::Header::new_gnu();
-    h.set_size(len as u64);
-    h.set_mode(0o644);
-    b.append_data(&mut h, "a", &vec![7u8; len][..]).unwrap();
+    for (name, kind, len) in list {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(*kind);
+        h.set_size(*len as u64);
+        h.set_mode(0o644);
+        if kind.is_symlink() {
+            h.set_link_name("a").unwrap();
+        }
+        b.append_data(&mut h, name, &vec![7u8; *len][..]).unwrap();
+    }
     let mut out = b.into_inner().unwrap();
-    out.resize(2048, 0);
+    out.resize(4096, 0);
     out
 }
 
@@ -111,6 +122,26 @@ fn headers_served_otherwise_the_second_time_are_refused() {
     let files = place(registry(first.clone(), then, 1), &layer(&first)).unwrap();
     let e = files.open_name("a").unwrap_err().to_string();
     assert!(e.contains("changed between reads") && e.contains("\"a\""), "{e}");
+    // What the first read showed between two files, or after the last,
+    // served otherwise to the reads the digest checks: refused.
+    use tar::EntryType::{Directory, Regular, Symlink};
+    for (first, then, why) in [
+        (
+            entries(&[("a", Regular, 10), ("a/d", Directory, 0), ("a/c", Regular, 10)]),
+            entries(&[("a", Regular, 10), ("a/b", Regular, 0), ("a/c", Regular, 10)]),
+            "changed between reads",
+        ),
+        (entries(&[("a", Regular, 10)]), entries(&[("a", Regular, 10), ("a/b", Regular, 3)]), "\"a/b\" after"),
+        (entries(&[("a", Regular, 10)]), entries(&[("a", Regular, 10), ("a/l", Symlink, 0)]), "symbolic link"),
+    ] {
+        let files = place(registry(first, then.clone(), 1), &layer(&then)).unwrap();
+        let last = files.walk().unwrap().pop().unwrap();
+        let e = match files.open_name(std::str::from_utf8(&last).unwrap()) {
+            Err(e) => e,
+            Ok(source) => source.ranged().unwrap().check_unchanged().unwrap_err(),
+        };
+        assert!(e.to_string().contains(why), "{why}: {e}");
+    }
     // A tar holding another path than its annotation names.
     let port = registry(first.clone(), first.clone(), usize::MAX);
     let r = Reference::parse(&format!("oci://127.0.0.1:{port}/a/b:t")).unwrap();
