@@ -498,7 +498,7 @@ mod tests {
 
     #[test]
     fn tiles_of_every_length_reuse_one_buffer_and_hash_as_element_by_element() {
-        // Transposes cut into tiles of many lengths (half a window of rows,
+        // Transposes cut into tiles of many lengths (a quarter of a window of rows in whole 8-row blocks,
         // a shorter last tile): the tile's buffer is not zeroed between
         // tiles, so every byte of each must be written again; against the
         // elements picked one by one.
