@@ -32,6 +32,28 @@ pub(crate) fn client(ca_file: Option<&Path>) -> Result<reqwest::Client> {
         .map_err(|e| Error::from(std::io::Error::other(format!("no HTTP client: {e}"))))
 }
 
+/// A reqwest error's words and its causes', without the URL it carries
+/// (which may hold a storage signature in its query).
+pub(crate) fn error_words(e: &reqwest::Error) -> String {
+    let mut s = String::new();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    s.push_str(if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "could not connect"
+    } else if e.is_body() || e.is_decode() {
+        "the body could not be read"
+    } else {
+        "the request failed"
+    });
+    while let Some(inner) = source {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,5 +69,20 @@ mod tests {
         let e = client(Some(&bad)).unwrap_err().to_string();
         assert!(e.contains("bad.pem") && e.contains("not PEM certificates"), "{e}");
         assert!(client(None).is_ok());
+    }
+
+    #[test]
+    fn an_error_s_words_say_what_failed_without_its_url() {
+        // A port nothing listens on: refused at once. The URL's query (a
+        // storage signature, say) must not reach the words.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let _in = rt.enter();
+        let http = client(None).unwrap();
+        let url = format!("http://127.0.0.1:{port}/blob?X-Amz-Signature=s3cr3t");
+        let e = rt.block_on(http.get(url).send()).unwrap_err();
+        let words = error_words(&e);
+        assert!(words.starts_with("could not connect"), "{words}");
+        assert!(!words.contains("s3cr3t") && !words.contains("127.0.0.1"), "{words}");
     }
 }

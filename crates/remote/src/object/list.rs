@@ -141,7 +141,7 @@ impl Dav {
                         match read_limited(&mut answer, MAX_ANSWER).await {
                             Ok(Ok(body)) => return Ok(body),
                             Ok(Err(what)) => return Err(io_error(&what, shown, None)),
-                            Err(e) => words(&e),
+                            Err(e) => crate::http::error_words(&e),
                         }
                     } else if status.is_server_error() {
                         format!("the server answered {status}")
@@ -149,7 +149,7 @@ impl Dav {
                         return Err(not_listed(status, shown));
                     }
                 }
-                Err(e) => words(&e),
+                Err(e) => crate::http::error_words(&e),
             };
             tries = tries.saturating_add(1);
             if tries > self.retries {
@@ -181,18 +181,6 @@ fn not_listed(status: StatusCode, shown: &Path) -> Error {
 
 fn too_many(max: usize, shown: &Path) -> Error {
     io_error(&format!("the listing holds more than {max} objects and folders"), shown, None)
-}
-
-/// reqwest's error and its causes, scrubbed.
-fn words(e: &reqwest::Error) -> String {
-    let mut out = e.to_string();
-    let mut cause = std::error::Error::source(e);
-    while let Some(c) = cause {
-        out.push_str(": ");
-        out.push_str(&c.to_string());
-        cause = c.source();
-    }
-    scrub(&out)
 }
 
 /// The body, refused past `limit` bytes (never held whole first): `Err`

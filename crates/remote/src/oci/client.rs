@@ -27,6 +27,7 @@ use super::check::BlobCheck;
 use super::error::{OciErrorKind, shown_url};
 use super::manifest::{self, Descriptor, Manifest, Parsed};
 use super::reference::Reference;
+use crate::http::error_words;
 use crate::{Error, Result};
 
 mod answer;
@@ -545,28 +546,6 @@ impl Client {
 
 pub(super) fn manifest_error(what: &str, why: String) -> Error {
     OciErrorKind::Manifest { what: what.to_string(), why }.into()
-}
-
-/// A reqwest error's words and its causes', without the URL it carries
-/// (which may hold a storage signature in its query).
-pub(super) fn error_words(e: &reqwest::Error) -> String {
-    let mut s = String::new();
-    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
-    s.push_str(if e.is_timeout() {
-        "timed out"
-    } else if e.is_connect() {
-        "could not connect"
-    } else if e.is_body() || e.is_decode() {
-        "the body could not be read"
-    } else {
-        "the request failed"
-    });
-    while let Some(inner) = source {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    s
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 
 use reqwest::Url;
 
-use super::client::{Client, TRIES, error_words, http_error, manifest_error};
+use super::client::{Client, TRIES, http_error, manifest_error};
 use super::manifest::Descriptor;
+use crate::http::error_words;
 use crate::{Error, Result};
 
 /// A range of a blob being read ([`Client::range_stream`]).

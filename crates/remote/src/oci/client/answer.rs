@@ -4,8 +4,9 @@
 use reqwest::Url;
 use reqwest::header::WWW_AUTHENTICATE;
 
-use super::{error_words, http_error};
+use super::http_error;
 use crate::Result;
+use crate::http::error_words;
 use crate::oci::auth;
 
 /// The challenges of a response's `WWW-Authenticate` headers.
